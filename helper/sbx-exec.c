@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sbx-exec: the main process of every sbx unit.
+ *
+ * It runs as the unit's dynamic user, inside all of the unit's restrictions. Before the command runs it
+ * re-checks what the policy promised and refuses to run the command when something is not in force
+ * (fail closed: systemd silently skips some settings when the kernel lacks a feature). Then it runs the
+ * command as its child, waits for it, ends whatever the command left behind in the cgroup, reads the
+ * cgroup's resource figures, reports them to systemd (STATUS=, NotifyAccess=main) and exits with the
+ * command's own status (re-raising its signal), so the unit's ExecMainStatus is the command's. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <systemd/sd-daemon.h>
+
+#include "exit-codes.h"
+#include "fileio.h"
+#include "macro.h"
+#include "policy.h"
+
+static uint64_t arg_expect_memory_max = UINT64_MAX;
+static uint64_t arg_expect_tasks_max = UINT64_MAX;
+static bool arg_expect_no_network = false;
+static bool arg_workspace_private = true;
+
+_printf_(1, 2) static int refuse(const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        va_end(ap);
+        /* sbxd records this as stop reason "refused" and sbxctl prints it. The barrier makes sure systemd has read it while
+         * we are still the main process. */
+        (void) sd_notifyf(0, "STATUS=refused %s", strna(msg));
+        (void) sd_notify_barrier(0, 5 * 1000000ULL);
+        return SBX_EXIT_FAILURE;
+}
+
+static int own_cgroup(char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        char *p, *e;
+        int r;
+
+        r = read_file_at(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, &buf, NULL);
+        if (r < 0)
+                return r;
+        /* the unified hierarchy's line is "0::/path" */
+        p = strstr(buf, "0::");
+        if (!p || (p != buf && p[-1] != '\n'))
+                return -ENOMEDIUM;
+        p += 3;
+        e = strchrnul(p, '\n');
+        *e = 0;
+        if (asprintf(ret, "/sys/fs/cgroup%s", streq(p, "/") ? "" : p) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int read_cgroup_attr(const char *cg, const char *attr, char **ret) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_free_ char *buf = NULL;
+        int r;
+
+        if (asprintf(&path, "%s/%s", cg, attr) < 0)
+                return -ENOMEM;
+        r = read_file_at(AT_FDCWD, path, 64 * 1024, &buf, NULL);
+        if (r < 0)
+                return r;
+        buf[strcspn(buf, "\n")] = 0;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+static int read_cgroup_u64(const char *cg, const char *attr, uint64_t *ret) {
+        _cleanup_free_ char *v = NULL;
+        char *end;
+        int r;
+
+        r = read_cgroup_attr(cg, attr, &v);
+        if (r < 0)
+                return r;
+        if (streq(v, "max")) {
+                *ret = UINT64_MAX;
+                return 0;
+        }
+        errno = 0;
+        *ret = strtoull(v, &end, 10);
+        if (errno != 0 || end == v || *end != 0)
+                return -EBADMSG;
+        return 0;
+}
+
+static int status_field(const char *key, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        char *p;
+        int r;
+
+        r = read_file_at(AT_FDCWD, "/proc/self/status", 64 * 1024, &buf, NULL);
+        if (r < 0)
+                return r;
+        for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+                size_t l = strlen(key);
+                if (strneq(p, key, l) && p[l] == ':') {
+                        p += l + 1;
+                        p += strspn(p, " \t");
+                        *ret = strndup(p, strcspn(p, "\n"));
+                        return *ret ? 0 : -ENOMEM;
+                }
+        }
+        return -ENOENT;
+}
+
+static int only_loopback(void) {
+        _cleanup_free_ char *buf = NULL;
+        unsigned n = 0;
+        int r;
+
+        /* /proc/net/dev lists the interfaces of the reader's network namespace. */
+        r = read_file_at(AT_FDCWD, "/proc/self/net/dev", 1024 * 1024, &buf, NULL);
+        if (r < 0)
+                return r;
+        for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+                char *colon = strchr(line, ':'), *nl = strchr(line, '\n');
+                char *name;
+
+                if (!colon || (nl && colon > nl))
+                        continue; /* header lines */
+                name = line + strspn(line, " ");
+                if ((size_t) (colon - name) != 2 || !strneq(name, "lo", 2))
+                        return 0;
+                n++;
+        }
+        return n <= 1;
+}
+
+static int check_confinement(const char *cg) {
+        _cleanup_free_ char *capbnd = NULL, *seccomp = NULL;
+        uint64_t v;
+        int r;
+
+        if (geteuid() == 0 || getuid() == 0)
+                return refuse("running as root; the unit has no DynamicUser");
+        if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+                return refuse("no_new_privs is not set");
+        if (status_field("CapBnd", &capbnd) < 0 || strspn(capbnd, "0") != strlen(capbnd))
+                return refuse("the capability bounding set is not empty (CapBnd: %s)", strna(capbnd));
+        if (status_field("Seccomp", &seccomp) < 0 || !streq(seccomp, "2"))
+                return refuse("no seccomp filter is installed (Seccomp: %s)", strna(seccomp));
+
+        if (arg_expect_memory_max != UINT64_MAX) {
+                r = read_cgroup_u64(cg, "memory.max", &v);
+                if (r < 0)
+                        return refuse("MemoryMax cannot be enforced: %s/memory.max: %s (no memory controller?)", cg,
+                                      strerror(-r));
+                if (v != arg_expect_memory_max)
+                        return refuse("MemoryMax is %" PRIu64 " in the kernel, expected %" PRIu64, v,
+                                      arg_expect_memory_max);
+                r = read_cgroup_u64(cg, "memory.swap.max", &v);
+                if (r >= 0 && v != 0)
+                        return refuse("MemorySwapMax is not 0 in the kernel");
+        }
+        if (arg_expect_tasks_max != UINT64_MAX) {
+                r = read_cgroup_u64(cg, "pids.max", &v);
+                if (r < 0)
+                        return refuse("TasksMax cannot be enforced: %s/pids.max: %s (no pids controller?)", cg,
+                                      strerror(-r));
+                if (v != arg_expect_tasks_max)
+                        return refuse("TasksMax is %" PRIu64 " in the kernel, expected %" PRIu64, v,
+                                      arg_expect_tasks_max);
+        }
+        if (arg_expect_no_network) {
+                r = only_loopback();
+                if (r < 0)
+                        return refuse("cannot list network interfaces: %s", strerror(-r));
+                if (r == 0)
+                        return refuse("the network namespace is not private (interfaces other than lo are visible)");
+        }
+        return 0;
+}
+
+static int parse_u64_arg(const char *s, uint64_t *ret) {
+        char *end;
+
+        errno = 0;
+        *ret = strtoull(s, &end, 10);
+        return errno == 0 && end != s && *end == 0 ? 0 : -EINVAL;
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS };
+        static const struct option options[] = {
+                { "expect-memory-max", required_argument, NULL, ARG_MEM },
+                { "expect-tasks-max", required_argument, NULL, ARG_TASKS },
+                { "expect-network", required_argument, NULL, ARG_NET },
+                { "workspace", required_argument, NULL, ARG_WS },
+                {}
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0)
+                switch (c) {
+                case ARG_MEM:
+                        if (parse_u64_arg(optarg, &arg_expect_memory_max) < 0)
+                                return -EINVAL;
+                        break;
+                case ARG_TASKS:
+                        if (parse_u64_arg(optarg, &arg_expect_tasks_max) < 0)
+                                return -EINVAL;
+                        break;
+                case ARG_NET:
+                        if (!streq(optarg, "none") && !streq(optarg, "host"))
+                                return -EINVAL;
+                        arg_expect_no_network = streq(optarg, "none");
+                        break;
+                case ARG_WS:
+                        if (!streq(optarg, "private") && !streq(optarg, "bound"))
+                                return -EINVAL;
+                        arg_workspace_private = streq(optarg, "private");
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        if (optind >= argc)
+                return -EINVAL;
+        return optind;
+}
+
+_noreturn_ static void child(char **argv) {
+        sigset_t all;
+
+        /* A clean start for the command: default handlers, nothing blocked, no notify socket. */
+        for (int s = 1; s < _NSIG; s++)
+                (void) signal(s, SIG_DFL);
+        sigemptyset(&all);
+        (void) sigprocmask(SIG_SETMASK, &all, NULL);
+        (void) unsetenv("NOTIFY_SOCKET");
+
+        execvp(argv[0], argv);
+        if (errno == ENOENT) {
+                fprintf(stderr, "sbx: %s: command not found\n", argv[0]);
+                _exit(SBX_EXIT_NOT_FOUND);
+        }
+        fprintf(stderr, "sbx: %s: %s\n", argv[0], strerror(errno));
+        _exit(SBX_EXIT_CANNOT_EXEC);
+}
+
+static void end_leftovers(const char *cg) {
+        /* The command is gone; whatever it left in the cgroup ends now, so the figures are complete and
+         * nothing outlives the run even for a moment (systemd would kill it right after us anyway). */
+        for (unsigned round = 0; round < 100; round++) {
+                _cleanup_free_ char *path = NULL, *buf = NULL;
+                bool any = false;
+
+                if (asprintf(&path, "%s/cgroup.procs", cg) < 0 ||
+                    read_file_at(AT_FDCWD, path, 4 * 1024 * 1024, &buf, NULL) < 0)
+                        return;
+                for (char *p = buf; *p;) {
+                        pid_t pid = (pid_t) strtol(p, &p, 10);
+                        if (pid > 0 && pid != getpid()) {
+                                (void) kill(pid, SIGKILL);
+                                any = true;
+                        }
+                        p += strspn(p, "\n");
+                }
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        ;
+                if (!any)
+                        return;
+                usleep(1000);
+        }
+}
+
+static void report(const char *cg) {
+        _cleanup_free_ char *cpu = NULL, *mem = NULL, *tasks = NULL;
+        uint64_t usage = UINT64_MAX, v;
+        _cleanup_free_ char *stat = NULL, *path = NULL;
+        char *p;
+
+        if (asprintf(&path, "%s/cpu.stat", cg) >= 0 && read_file_at(AT_FDCWD, path, 64 * 1024, &stat, NULL) >= 0 &&
+            (p = strstr(stat, "usage_usec ")))
+                usage = strtoull(p + strlen("usage_usec "), NULL, 10);
+        if (usage != UINT64_MAX && asprintf(&cpu, " cpu_usec=%" PRIu64, usage) < 0)
+                cpu = NULL;
+        if (read_cgroup_u64(cg, "memory.peak", &v) >= 0 && asprintf(&mem, " memory_peak=%" PRIu64, v) < 0)
+                mem = NULL;
+        if (read_cgroup_u64(cg, "pids.peak", &v) >= 0 && asprintf(&tasks, " tasks_peak=%" PRIu64, v) < 0)
+                tasks = NULL;
+
+        (void) sd_notifyf(0, "STATUS=finished%s%s%s", cpu ?: "", mem ?: "", tasks ?: "");
+        (void) sd_notify_barrier(0, 5 * 1000000ULL);
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_free_ char *cg = NULL;
+        sigset_t mask;
+        pid_t pid;
+        int r, status;
+
+        r = parse_argv(argc, argv);
+        if (r < 0) {
+                fprintf(stderr, "sbx-exec: invalid arguments (this program is started by sbxd)\n");
+                return SBX_EXIT_FAILURE;
+        }
+        argv += r;
+
+        r = own_cgroup(&cg);
+        if (r < 0)
+                return refuse("cannot find the unit's cgroup: %s", strerror(-r));
+        r = check_confinement(cg);
+        if (r != 0)
+                return r;
+
+        if (arg_workspace_private && mkdir(SBX_WORKSPACE, 0755) < 0 && errno != EEXIST)
+                return refuse("cannot create the private workspace %s: %m", SBX_WORKSPACE);
+        if (chdir(SBX_WORKSPACE) < 0)
+                return refuse("cannot enter the workspace %s: %m", SBX_WORKSPACE);
+
+        /* We stay: no core, no ptrace/proc-mem access by the command (same uid), reap orphans. */
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        (void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+        /* Block the stop signals: systemd sends them to the whole cgroup, the command gets its own copy and
+         * we wait for it to end (SIGKILL after TimeoutStopSec= ends us all anyway). */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGPIPE);
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        pid = fork();
+        if (pid < 0)
+                return refuse("fork failed: %m");
+        if (pid == 0)
+                child(argv);
+
+        for (;;) {
+                pid_t w = waitpid(pid, &status, 0);
+                if (w == pid)
+                        break;
+                if (w < 0 && errno != EINTR)
+                        return refuse("waitpid failed: %m");
+        }
+
+        end_leftovers(cg);
+        report(cg);
+
+        if (WIFEXITED(status))
+                return WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) {
+                int sig = WTERMSIG(status);
+                struct rlimit rl = {};
+
+                (void) setrlimit(RLIMIT_CORE, &rl);
+                (void) signal(sig, SIG_DFL);
+                sigemptyset(&mask);
+                sigaddset(&mask, sig);
+                (void) sigprocmask(SIG_UNBLOCK, &mask, NULL);
+                (void) raise(sig);
+                /* a signal that does not terminate (SIGCHLD...) cannot have ended the child */
+        }
+        return SBX_EXIT_FAILURE;
+}

@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sbxctl: run commands in sbx sandboxes and inspect their records. See sbxctl(1). */
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "exit-codes.h"
+#include "log.h"
+#include "policy.h"
+#include "record.h"
+
+static const char *arg_profile = NULL;
+static const char *arg_workspace = NULL;
+static uint64_t arg_memory = 0, arg_tasks = 0;
+static usec_t arg_timeout = 0;
+static bool arg_json = false;
+static bool arg_legend = true;
+
+static int help(void) {
+        printf("Usage: sbxctl [OPTIONS] COMMAND ...\n\n"
+               "Run commands in sbx sandboxes (transient systemd units) and inspect their records.\n\n"
+               "Commands:\n"
+               "  run [OPTIONS] -- CMD [ARGS...]  Run CMD in a sandbox; exit with its status\n"
+               "  list                            List runs (newest last)\n"
+               "  show [--json] RUN               Show the record of a run\n"
+               "  stop RUN                        Stop a running run\n"
+               "  profile list                    List profiles\n"
+               "  profile show NAME               Show a profile's limits and unit properties\n\n"
+               "Run options:\n"
+               "  -p --profile=NAME     Profile (default: %s)\n"
+               "  -w --workspace=DIR    Bind DIR read-write as the working directory\n"
+               "     --memory=SIZE      Memory ceiling, at most the profile's (e.g. 512M)\n"
+               "     --tasks=N          Process/thread ceiling, at most the profile's\n"
+               "     --timeout=DURATION Wall-time ceiling, at most the profile's (e.g. 90s, 5min)\n\n"
+               "Other options:\n"
+               "     --json             JSON output (list, show)\n"
+               "     --no-legend        No header line (list)\n"
+               "  -h --help             Show this help\n"
+               "     --version          Show the version\n\n"
+               "Exit status of run: the command's status; 128+N if it was killed by signal N;\n"
+               "124 wall-time limit; 125 request refused; 123 sbx could not run it;\n"
+               "126/127 command not executable/not found; 130/143 cancelled by SIGINT/SIGTERM;\n"
+               "137 out of memory. See sbxctl(1).\n",
+               PROFILE_DEFAULT);
+        return 0;
+}
+
+static int refused(const char *fmt, ...) _printf_(1, 2);
+static int refused(const char *fmt, ...) {
+        va_list ap;
+
+        fputs("sbxctl: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+        return SBX_EXIT_REFUSED;
+}
+
+static int failed(const char *fmt, ...) _printf_(1, 2);
+static int failed(const char *fmt, ...) {
+        va_list ap;
+
+        fputs("sbxctl: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+        return SBX_EXIT_FAILURE;
+}
+
+static int check_systemd(void) {
+        if (sd_booted() > 0)
+                return 0;
+        return failed("systemd is not running as PID 1 on this machine, and sbx runs every sandbox as a "
+                      "systemd unit; use the testbed (testbed/vm.sh, see docs/testbed.md)");
+}
+
+static int connect_bus(sd_bus **ret) {
+        int r = sd_bus_open_system(ret);
+        if (r < 0)
+                return failed("cannot connect to the system bus: %s", strerror(-r));
+        return 0;
+}
+
+/* Maps an sbxd error reply to our exit codes. */
+static int bus_failure(const sd_bus_error *e, int r) {
+        if (sd_bus_error_has_names(e, "org.sbx.Error.InvalidRequest", "org.sbx.Error.NoSuchProfile",
+                                   "org.sbx.Error.AccessDenied"))
+                return refused("%s", e->message);
+        if (sd_bus_error_has_names(e, "org.freedesktop.DBus.Error.ServiceUnknown",
+                                   "org.freedesktop.DBus.Error.NameHasNoOwner"))
+                return failed("sbxd is not available on the system bus (%s); is sbx installed?", e->message);
+        if (sd_bus_error_has_name(e, "org.sbx.Error.NoSuchRun")) {
+                fprintf(stderr, "sbxctl: %s\n", e->message);
+                return 1;
+        }
+        return failed("%s", e->message ?: strerror(-r));
+}
+
+/* ---- run ------------------------------------------------------------------------------------------- */
+
+typedef struct RunState {
+        sd_bus *bus;
+        sd_event *event;
+        char *run_id;
+        char *daemon;          /* unique name of sbxd, from the Run reply */
+        RunRecord *record;
+        int got_signal;
+        bool daemon_gone;
+} RunState;
+
+static int on_finished(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        RunState *s = userdata;
+        const char *id, *json;
+        _cleanup_free_ char *err = NULL;
+
+        if (!s->run_id || !s->daemon || !streq_ptr(sd_bus_message_get_sender(msg), s->daemon))
+                return 0;
+        if (sd_bus_message_read(msg, "ss", &id, &json) < 0 || !streq(id, s->run_id))
+                return 0;
+        if (run_record_from_json(json, &s->record, &err) < 0)
+                log_error("sbxd sent an invalid record: %s", strna(err));
+        return sd_event_exit(s->event, 0);
+}
+
+static int on_name_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        RunState *s = userdata;
+        const char *name, *old, *new;
+
+        if (sd_bus_message_read(msg, "sss", &name, &old, &new) < 0)
+                return 0;
+        if (streq(name, SBX_BUS_NAME) && s->daemon && streq(old, s->daemon)) {
+                s->daemon_gone = true;
+                return sd_event_exit(s->event, 0);
+        }
+        return 0;
+}
+
+static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata) {
+        RunState *s = userdata;
+        int r;
+
+        if (s->got_signal == 0)
+                s->got_signal = (int) si->ssi_signo;
+        if (!s->run_id)
+                return 0;
+        r = sd_bus_call_method_async(s->bus, NULL, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Stop", NULL, NULL,
+                                     "s", s->run_id);
+        if (r < 0)
+                log_error_errno(r, "Failed to ask sbxd to stop run %s: %m", s->run_id);
+        return 0;
+}
+
+static int fd_or_null(int fd, int flags, int *ret_opened) {
+        if (fcntl(fd, F_GETFD) >= 0)
+                return fd;
+        *ret_opened = open("/dev/null", flags | O_CLOEXEC);
+        return *ret_opened;
+}
+
+static int append_request(sd_bus_message *m, const char *workspace) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0 && arg_profile)
+                r = sd_bus_message_append(m, "{sv}", "profile", "s", arg_profile);
+        if (r >= 0 && workspace)
+                r = sd_bus_message_append(m, "{sv}", "workspace", "s", workspace);
+        if (r >= 0 && arg_memory > 0)
+                r = sd_bus_message_append(m, "{sv}", "memory", "t", arg_memory);
+        if (r >= 0 && arg_tasks > 0)
+                r = sd_bus_message_append(m, "{sv}", "tasks", "t", arg_tasks);
+        if (r >= 0 && arg_timeout > 0)
+                r = sd_bus_message_append(m, "{sv}", "timeout_usec", "t", arg_timeout);
+        if (r >= 0 && isatty(STDOUT_FILENO) && getenv("TERM")) {
+                RunRequest probe = { .term = getenv("TERM") };
+                if (run_request_validate(&(RunRequest) { .argv = (char *[]) { (char *) "x", NULL },
+                                                         .term = probe.term }, NULL) >= 0)
+                        r = sd_bus_message_append(m, "{sv}", "term", "s", probe.term);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+static int verb_run(char **cmd) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *workspace = NULL;
+        _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
+        RunState s = {};
+        const char *id;
+        sigset_t mask;
+        int r, ret;
+
+        if (strv_length(cmd) == 0)
+                return refused("run: no command given (usage: sbxctl run [OPTIONS] -- CMD [ARGS...])");
+
+        if (arg_workspace) {
+                struct stat st;
+
+                if (stat(arg_workspace, &st) < 0) {
+                        if (errno == ENOENT)
+                                return refused("workspace: '%s' does not exist", arg_workspace);
+                        return refused("workspace: '%s': %s", arg_workspace, strerror(errno));
+                }
+                if (!S_ISDIR(st.st_mode))
+                        return refused("workspace: '%s' is not a directory", arg_workspace);
+                workspace = realpath(arg_workspace, NULL);
+                if (!workspace)
+                        return refused("workspace: '%s': %s", arg_workspace, strerror(errno));
+        }
+
+        r = check_systemd();
+        if (r != 0)
+                return r;
+
+        /* Signals are handled from the event loop from here on: Ctrl-C becomes Stop(). */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        r = connect_bus(&bus);
+        if (r != 0)
+                return r;
+        r = sd_event_default(&event);
+        if (r < 0)
+                return failed("cannot create an event loop: %s", strerror(-r));
+        s.bus = bus;
+        s.event = event;
+        r = sd_bus_attach_event(bus, event, 0);
+        if (r >= 0)
+                r = sd_bus_match_signal(bus, NULL, NULL, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Finished", on_finished, &s);
+        if (r >= 0)
+                r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                        "org.freedesktop.DBus", "NameOwnerChanged", on_name_owner_changed, &s);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGINT, on_signal, &s);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGTERM, on_signal, &s);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGHUP, on_signal, &s);
+        if (r < 0)
+                return failed("cannot set up the bus connection: %s", strerror(-r));
+
+        r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Run");
+        if (r >= 0)
+                r = append_request(call, workspace);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(call, cmd);
+        if (r >= 0)
+                r = sd_bus_message_append(call, "hhh", fd_or_null(STDIN_FILENO, O_RDONLY, &null_in),
+                                          fd_or_null(STDOUT_FILENO, O_WRONLY, &null_out),
+                                          fd_or_null(STDERR_FILENO, O_WRONLY, &null_err));
+        if (r < 0)
+                return failed("cannot build the request: %s", strerror(-r));
+
+        r = sd_bus_call(bus, call, 60 * USEC_PER_SEC, &error, &reply);
+        if (r < 0)
+                return bus_failure(&error, r);
+        r = sd_bus_message_read(reply, "s", &id);
+        if (r < 0 || !run_id_is_valid(id))
+                return failed("sbxd sent an invalid reply");
+        s.run_id = strdup(id);
+        s.daemon = strdup(sd_bus_message_get_sender(reply));
+        if (!s.run_id || !s.daemon)
+                return failed("out of memory");
+        if (s.got_signal)
+                (void) on_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s.got_signal }, &s);
+
+        r = sd_event_loop(event);
+        if (r < 0)
+                ret = failed("event loop failed: %s", strerror(-r));
+        else if (s.daemon_gone)
+                ret = failed("sbxd went away during run %s; its outcome is unknown", s.run_id);
+        else if (!s.record)
+                ret = failed("no valid record for run %s", s.run_id);
+        else if (s.record->stop_reason == STOP_REFUSED || s.record->stop_reason == STOP_START_FAILED)
+                ret = failed("run %s did not start: %s", s.run_id, strna(s.record->error));
+        else if (s.record->stop_reason == STOP_CANCELLED && s.got_signal > 0)
+                ret = 128 + s.got_signal;
+        else {
+                ret = run_record_exit_status(s.record);
+                if (s.record->stop_reason == STOP_TIMEOUT)
+                        fprintf(stderr, "sbxctl: run %s reached its time limit\n", s.run_id);
+                else if (s.record->stop_reason == STOP_OOM_KILL)
+                        fprintf(stderr, "sbxctl: run %s ran out of memory\n", s.run_id);
+        }
+
+        free(s.run_id);
+        free(s.daemon);
+        run_record_free(s.record);
+        return ret;
+}
+
+/* ---- list / show / stop ---------------------------------------------------------------------------- */
+
+static int call_daemon(const char *method, const char *arg, char **ret_json) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        const char *json;
+        int r;
+
+        r = check_systemd();
+        if (r != 0)
+                return r;
+        r = connect_bus(&bus);
+        if (r != 0)
+                return r;
+        if (arg)
+                r = sd_bus_call_method(bus, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method, &error, &reply,
+                                       "s", arg);
+        else
+                r = sd_bus_call_method(bus, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method, &error, &reply,
+                                       NULL);
+        if (r < 0)
+                return bus_failure(&error, r);
+        if (!ret_json)
+                return 0;
+        r = sd_bus_message_read(reply, "s", &json);
+        if (r < 0)
+                return failed("sbxd sent an invalid reply");
+        *ret_json = strdup(json);
+        return *ret_json ? 0 : failed("out of memory");
+}
+
+static const char *exit_text(const RunRecord *r, char *buf, size_t l) {
+        if (r->exit_signal > 0)
+                snprintf(buf, l, "SIG%s", sigabbrev_np(r->exit_signal) ?: "?");
+        else if (r->exit_code >= 0)
+                snprintf(buf, l, "%d", r->exit_code);
+        else
+                snprintf(buf, l, "-");
+        return buf;
+}
+
+static int verb_list(void) {
+        _cleanup_free_ char *json = NULL;
+        json_object *arr;
+        int r;
+
+        r = call_daemon("List", NULL, &json);
+        if (r != 0)
+                return r;
+        if (arg_json) {
+                fputs(json, stdout);
+                return 0;
+        }
+        arr = json_tokener_parse(json);
+        if (!arr || !json_object_is_type(arr, json_type_array))
+                return failed("sbxd sent an invalid list");
+        if (arg_legend)
+                printf("%-32s  %-10s  %-8s  %-12s  %-6s  %s\n", "RUN", "PROFILE", "STATE", "REASON", "EXIT",
+                       "STARTED");
+        for (size_t i = 0; i < json_object_array_length(arr); i++) {
+                const char *text = json_object_to_json_string(json_object_array_get_idx(arr, i));
+                _cleanup_(run_record_freep) RunRecord *rec = NULL;
+                char ts[TIMESTAMP_MAX], ex[16];
+
+                if (run_record_from_json(text, &rec, NULL) < 0)
+                        continue;
+                printf("%-32s  %-10s  %-8s  %-12s  %-6s  %s\n", rec->run_id, rec->profile,
+                       rec->finished ? "finished" : "running", strna(stop_reason_to_string(rec->stop_reason)),
+                       exit_text(rec, ex, sizeof(ex)), format_timestamp(ts, rec->started_at));
+        }
+        json_object_put(arr);
+        return 0;
+}
+
+static void print_u64(const char *label, uint64_t v, bool bytes) {
+        char buf[32];
+
+        if (v == UINT64_MAX)
+                printf("%-14s n/a\n", label);
+        else if (bytes)
+                printf("%-14s %s (%" PRIu64 " bytes)\n", label, format_bytes(buf, sizeof(buf), v), v);
+        else
+                printf("%-14s %" PRIu64 "\n", label, v);
+}
+
+static int verb_show(const char *id) {
+        _cleanup_free_ char *json = NULL;
+        _cleanup_(run_record_freep) RunRecord *rec = NULL;
+        char ts[TIMESTAMP_MAX], ex[16];
+        int r;
+
+        if (!run_id_is_valid(id))
+                return refused("show: '%s' is not a run id (32 hex characters)", id);
+        r = call_daemon("Get", id, &json);
+        if (r != 0)
+                return r;
+        if (arg_json) {
+                fputs(json, stdout);
+                return 0;
+        }
+        if (run_record_from_json(json, &rec, NULL) < 0)
+                return failed("sbxd sent an invalid record");
+        printf("%-14s %s\n", "Run:", rec->run_id);
+        printf("%-14s %s\n", "Unit:", strna(rec->unit));
+        printf("%-14s %s\n", "Profile:", rec->profile);
+        printf("%-14s %s\n", "Policy:", strna(rec->policy_digest));
+        printf("%-14s %s\n", "Tenant:", rec->tenant);
+        printf("%-14s %s\n", "State:", rec->finished ? "finished" : "running");
+        printf("%-14s %s\n", "Started:", format_timestamp(ts, rec->started_at));
+        printf("%-14s %s\n", "Ended:", rec->ended_at ? format_timestamp(ts, rec->ended_at) : "-");
+        printf("%-14s %s\n", "Stop reason:", strna(stop_reason_to_string(rec->stop_reason)));
+        printf("%-14s %s\n", "Exit:", exit_text(rec, ex, sizeof(ex)));
+        print_u64("CPU (usec):", rec->cpu_usec, false);
+        print_u64("Memory peak:", rec->memory_peak, true);
+        print_u64("Tasks peak:", rec->tasks_peak, false);
+        printf("%-14s %s\n", "Cleanup:",
+               rec->finished ? (rec->unit_gone && rec->cgroup_gone ? "completed" : "INCOMPLETE") : "-");
+        if (rec->error)
+                printf("%-14s %s\n", "Error:", rec->error);
+        return 0;
+}
+
+static int verb_stop(const char *id) {
+        if (!run_id_is_valid(id))
+                return refused("stop: '%s' is not a run id (32 hex characters)", id);
+        return call_daemon("Stop", id, NULL);
+}
+
+static int verb_profile(char **args) {
+        if (!args[0] || streq(args[0], "list")) {
+                for (const Profile *const *p = profile_list(); *p; p++)
+                        printf("%-10s  %s\n", (*p)->name, (*p)->description);
+                return 0;
+        }
+        if (streq(args[0], "show")) {
+                _cleanup_(run_plan_freep) RunPlan *plan = NULL;
+                _cleanup_free_ char *text = NULL, *err = NULL;
+                RunRequest req = { .profile = args[1] ? args[1] : (char *) PROFILE_DEFAULT,
+                                   .argv = (char *[]) { (char *) "true", NULL } };
+                int r;
+
+                r = policy_compile(&req, SBX_EXEC_PATH, &plan, &err);
+                if (r < 0)
+                        return refused("%s", err ?: strerror(-r));
+                r = prop_table_render_text(plan->props, &text);
+                if (r < 0)
+                        return failed("cannot render the properties: %s", strerror(-r));
+                if (!arg_legend) { /* just the properties, one per line (used by bench/) */
+                        fputs(text, stdout);
+                        return 0;
+                }
+                printf("# profile %s: %s\n# policy %s\n%s", plan->profile->name, plan->profile->description,
+                       plan->digest, text);
+                return 0;
+        }
+        return refused("profile: unknown command '%s' (list, show)", args[0]);
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_MEMORY, ARG_TASKS, ARG_TIMEOUT };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "profile", required_argument, NULL, 'p' },
+                { "workspace", required_argument, NULL, 'w' },
+                { "memory", required_argument, NULL, ARG_MEMORY },
+                { "tasks", required_argument, NULL, ARG_TASKS },
+                { "timeout", required_argument, NULL, ARG_TIMEOUT },
+                { "json", no_argument, NULL, ARG_JSON },
+                { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                {}
+        };
+        int c;
+
+        /* '+': stop at the first non-option, so "run -- cmd -x" keeps -x for cmd */
+        while ((c = getopt_long(argc, argv, "+hp:w:", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        return help(), 0;
+                case ARG_VERSION:
+                        return printf("sbxctl %s\n", PACKAGE_VERSION), 0;
+                case 'p':
+                        arg_profile = optarg;
+                        break;
+                case 'w':
+                        arg_workspace = optarg;
+                        break;
+                case ARG_MEMORY:
+                        if (parse_size(optarg, &arg_memory) < 0 || arg_memory == 0)
+                                return -refused("--memory: '%s' is not a size (e.g. 512M, 2G)", optarg);
+                        break;
+                case ARG_TASKS:
+                        if (parse_size(optarg, &arg_tasks) < 0 || arg_tasks == 0)
+                                return -refused("--tasks: '%s' is not a positive number", optarg);
+                        break;
+                case ARG_TIMEOUT:
+                        if (parse_duration(optarg, &arg_timeout) < 0 || arg_timeout == 0)
+                                return -refused("--timeout: '%s' is not a duration (e.g. 90s, 5min, 1h)", optarg);
+                        break;
+                case ARG_JSON:
+                        arg_json = true;
+                        break;
+                case ARG_NO_LEGEND:
+                        arg_legend = false;
+                        break;
+                case '?':
+                        return -SBX_EXIT_REFUSED;
+                default:
+                        return -SBX_EXIT_FAILURE;
+                }
+        return 1;
+}
+
+int main(int argc, char *argv[]) {
+        const char *verb;
+        int r;
+
+        log_set_prefix("sbxctl");
+        log_open();
+
+        /* Options may come before the verb or right after it: "sbxctl run -p x -- cmd". */
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return -r;
+        if (optind >= argc)
+                return refused("no command given (run, list, show, stop, profile); see --help");
+        verb = argv[optind];
+        optind++;
+        if (streq(verb, "run") || streq(verb, "show") || streq(verb, "list") || streq(verb, "stop")) {
+                r = parse_argv(argc, argv);
+                if (r <= 0)
+                        return -r;
+        }
+        argv += optind;
+        argc -= optind;
+        if (argc > 0 && streq(argv[0], "--") && !streq(verb, "run"))
+                argv++, argc--;
+
+        if (streq(verb, "run")) {
+                if (argc > 0 && streq(argv[0], "--"))
+                        argv++, argc--;
+                return verb_run(argv);
+        }
+        if (streq(verb, "list")) {
+                if (argc > 0)
+                        return refused("list: unexpected argument '%s'", argv[0]);
+                return verb_list();
+        }
+        if (streq(verb, "show") || streq(verb, "stop")) {
+                if (argc != 1)
+                        return refused("%s: expected exactly one run id", verb);
+                return streq(verb, "show") ? verb_show(argv[0]) : verb_stop(argv[0]);
+        }
+        if (streq(verb, "profile"))
+                return verb_profile(argv);
+        return refused("unknown command '%s' (run, list, show, stop, profile); see --help", verb);
+}

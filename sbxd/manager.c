@@ -1,0 +1,789 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sbxd's run lifecycle: a validated request becomes a transient unit; the unit's end becomes a record.
+ * Everything here is asynchronous on one sd-event loop. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "exit-codes.h"
+#include "log.h"
+#include "manager.h"
+#include "unit-bus.h"
+
+#define ERR_INVALID "org.sbx.Error.InvalidRequest"
+#define ERR_NO_PROFILE "org.sbx.Error.NoSuchProfile"
+#define ERR_START_FAILED "org.sbx.Error.StartFailed"
+#define ERR_NO_RUN "org.sbx.Error.NoSuchRun"
+#define ERR_ACCESS "org.sbx.Error.AccessDenied"
+
+#define SD_DEST "org.freedesktop.systemd1"
+#define SD_PATH "/org/freedesktop/systemd1"
+#define SD_MANAGER "org.freedesktop.systemd1.Manager"
+
+#define UNIT_REMOVAL_TIMEOUT_USEC (5 * USEC_PER_SEC)
+
+static void run_finalize(Run *run);
+
+static Run *run_free(Run *run) {
+        if (!run)
+                return NULL;
+        if (run->manager) {
+                for (Run **p = &run->manager->runs; *p; p = &(*p)->next)
+                        if (*p == run) {
+                                *p = run->next;
+                                break;
+                        }
+        }
+        sd_bus_slot_unref(run->slot_props);
+        sd_bus_slot_unref(run->slot_client);
+        sd_bus_slot_unref(run->slot_start);
+        sd_bus_slot_unref(run->slot_getall);
+        sd_bus_slot_unref(run->slot_unref);
+        sd_event_source_disable_unref(run->removal_timeout);
+        sd_bus_message_unref(run->pending);
+        run_record_free(run->record);
+        free(run->unit);
+        free(run->unit_path);
+        free(run->job_path);
+        free(run->client);
+        free(run->cgroup_path);
+        free(run);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(Run *, run_free);
+
+static Run *manager_find_run(Manager *m, const char *id) {
+        for (Run *r = m->runs; r; r = r->next)
+                if (streq(r->id, id))
+                        return r;
+        return NULL;
+}
+
+static int caller_uid(sd_bus_message *msg, uid_t *ret) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        int r;
+
+        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
+        if (r < 0)
+                return r;
+        return sd_bus_creds_get_euid(creds, ret);
+}
+
+static int cgroup_exists(const char *path) {
+        struct stat st;
+        return path && stat(path, &st) >= 0;
+}
+
+/* ---- the end of a run ---------------------------------------------------------------------------- */
+
+static void run_send_finished(Run *run) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
+        _cleanup_free_ char *json = NULL;
+        int r;
+
+        if (!run->client)
+                return;
+        r = run_record_to_json(run->record, &json);
+        if (r >= 0)
+                r = sd_bus_message_new_signal(run->manager->bus, &sig, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Finished");
+        if (r >= 0)
+                r = sd_bus_message_set_destination(sig, run->client);
+        if (r >= 0)
+                r = sd_bus_message_append(sig, "ss", run->id, json);
+        if (r >= 0)
+                r = sd_bus_send(run->manager->bus, sig, NULL);
+        if (r < 0)
+                log_warning_errno(r, "Failed to send Finished for run %s, ignoring: %m", run->id);
+}
+
+static void run_complete(Run *run) {
+        RunRecord *rec = run->record;
+        int r;
+
+        rec->cgroup_gone = !cgroup_exists(run->cgroup_path);
+        rec->finished = true;
+        if (rec->ended_at == 0)
+                rec->ended_at = now_realtime();
+        r = store_write(&run->manager->store, rec);
+        if (r < 0)
+                log_error_errno(r, "Failed to write the record of run %s: %m", run->id);
+        log_info("Run %s (%s) finished: %s, exit %d, signal %d, cleanup %s.", run->id, run->unit,
+                 strna(stop_reason_to_string(rec->stop_reason)), rec->exit_code, rec->exit_signal,
+                 rec->unit_gone && rec->cgroup_gone ? "completed" : "INCOMPLETE");
+        run_send_finished(run);
+        run_free(run);
+}
+
+static int on_removal_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Run *run = userdata;
+
+        log_warning("Unit %s was not unloaded within %" PRIu64 "s.", run->unit, UNIT_REMOVAL_TIMEOUT_USEC / USEC_PER_SEC);
+        run->record->unit_gone = false;
+        run_complete(run);
+        return 0;
+}
+
+static int on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        const char *unit, *path;
+
+        if (sd_bus_message_read(msg, "so", &unit, &path) < 0)
+                return 0;
+        for (Run *run = m->runs; run; run = run->next)
+                if (run->finalizing && run->removal_timeout && streq(run->unit, unit)) {
+                        run->record->unit_gone = true;
+                        run_complete(run);
+                        break;
+                }
+        return 0;
+}
+
+static int on_unref_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        run->slot_unref = sd_bus_slot_unref(run->slot_unref);
+        if (e && !sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit")) {
+                log_warning("Failed to release unit %s: %s", run->unit, e->message);
+                run->record->unit_gone = false;
+                run_complete(run);
+        } else if (e) {
+                run->record->unit_gone = true;
+                run_complete(run);
+        }
+        /* otherwise wait for UnitRemoved (or the timeout) */
+        return 0;
+}
+
+static void parse_status_text(RunRecord *rec, const char *status) {
+        const char *p;
+
+        if (!status)
+                return;
+        if (strneq(status, "refused ", 8)) {
+                rec->stop_reason = STOP_REFUSED;
+                free(rec->error);
+                rec->error = strdup(status + 8);
+                return;
+        }
+        if (!strneq(status, "finished", 8))
+                return;
+        if ((p = strstr(status, " cpu_usec=")))
+                rec->cpu_usec = strtoull(p + 10, NULL, 10);
+        if ((p = strstr(status, " memory_peak=")))
+                rec->memory_peak = strtoull(p + 13, NULL, 10);
+        if ((p = strstr(status, " tasks_peak=")))
+                rec->tasks_peak = strtoull(p + 12, NULL, 10);
+}
+
+static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+        RunRecord *rec = run->record;
+        const char *result = NULL, *status = NULL;
+        int32_t code = 0, exit_status = 0;
+        uint64_t cpu_nsec = UINT64_MAX;
+        int r;
+
+        run->slot_getall = sd_bus_slot_unref(run->slot_getall);
+        rec->ended_at = now_realtime();
+
+        if (sd_bus_message_is_method_error(reply, NULL)) {
+                log_warning("Failed to read the final state of %s: %s", run->unit,
+                            sd_bus_message_get_error(reply)->message);
+                rec->stop_reason = STOP_LOST;
+        } else {
+                r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+                while (r > 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                        const char *name;
+
+                        r = sd_bus_message_read(reply, "s", &name);
+                        if (r < 0)
+                                break;
+                        if (streq(name, "Result"))
+                                r = sd_bus_message_read(reply, "v", "s", &result);
+                        else if (streq(name, "StatusText"))
+                                r = sd_bus_message_read(reply, "v", "s", &status);
+                        else if (streq(name, "ExecMainCode"))
+                                r = sd_bus_message_read(reply, "v", "i", &code);
+                        else if (streq(name, "ExecMainStatus"))
+                                r = sd_bus_message_read(reply, "v", "i", &exit_status);
+                        else if (streq(name, "CPUUsageNSec"))
+                                r = sd_bus_message_read(reply, "v", "t", &cpu_nsec);
+                        else
+                                r = sd_bus_message_skip(reply, "v");
+                        if (r < 0)
+                                break;
+                        r = sd_bus_message_exit_container(reply);
+                }
+                if (r < 0)
+                        log_warning_errno(r, "Failed to parse the properties of %s: %m", run->unit);
+
+                /* CLD_EXITED=1, CLD_KILLED=2, CLD_DUMPED=3 */
+                if (code == 1)
+                        rec->exit_code = exit_status;
+                else if (code == 2 || code == 3)
+                        rec->exit_signal = exit_status;
+
+                rec->stop_reason = stop_reason_from_unit_result(result);
+                if (rec->stop_reason < 0)
+                        rec->stop_reason = STOP_START_FAILED;
+                if (cpu_nsec != UINT64_MAX)
+                        rec->cpu_usec = cpu_nsec / 1000;
+                parse_status_text(rec, status);
+
+                /* The helper reports "finished" right before it exits; without it, and with an exit
+                 * status from systemd's own range, the command never ran. */
+                if (rec->stop_reason == STOP_EXIT_CODE && code == 1 && exit_status >= 200 && exit_status <= 243 &&
+                    !(status && strneq(status, "finished", 8))) {
+                        rec->stop_reason = STOP_START_FAILED;
+                        if (!rec->error && asprintf(&rec->error, "systemd could not set up the unit (exit status %d)",
+                                                    exit_status) < 0)
+                                rec->error = NULL;
+                }
+                if (run->stop_requested && rec->stop_reason != STOP_REFUSED && rec->stop_reason != STOP_START_FAILED) {
+                        rec->stop_reason = STOP_CANCELLED;
+                        if (run->cancel_signal > 0)
+                                rec->exit_signal = run->cancel_signal;
+                }
+        }
+
+        /* Drop our reference: the unit is garbage-collected, and UnitRemoved tells us it is gone. */
+        r = sd_event_add_time_relative(run->manager->event, &run->removal_timeout, CLOCK_MONOTONIC,
+                                       UNIT_REMOVAL_TIMEOUT_USEC, 0, on_removal_timeout, run);
+        if (r < 0) {
+                run_complete(run);
+                return 0;
+        }
+        r = sd_bus_call_method_async(run->manager->bus, &run->slot_unref, SD_DEST, run->unit_path,
+                                     "org.freedesktop.systemd1.Unit", "Unref", on_unref_reply, run, NULL);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to release %s: %m", run->unit);
+                run_complete(run);
+        }
+        return 0;
+}
+
+static void run_finalize(Run *run) {
+        int r;
+
+        if (run->finalizing)
+                return;
+        run->finalizing = true;
+        r = sd_bus_call_method_async(run->manager->bus, &run->slot_getall, SD_DEST, run->unit_path,
+                                     "org.freedesktop.DBus.Properties", "GetAll", on_getall_reply, run, "s",
+                                     "org.freedesktop.systemd1.Service");
+        if (r < 0) {
+                log_error_errno(r, "Failed to query %s: %m", run->unit);
+                run->record->stop_reason = STOP_LOST;
+                run_complete(run);
+        }
+}
+
+static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+        const char *iface, *state = NULL;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &iface);
+        if (r < 0 || !streq(iface, "org.freedesktop.systemd1.Unit"))
+                return 0;
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        while (r > 0 && (r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
+                const char *name;
+
+                if (sd_bus_message_read(msg, "s", &name) < 0)
+                        return 0;
+                if (streq(name, "ActiveState"))
+                        r = sd_bus_message_read(msg, "v", "s", &state);
+                else
+                        r = sd_bus_message_skip(msg, "v");
+                if (r < 0)
+                        return 0;
+                r = sd_bus_message_exit_container(msg);
+        }
+        if (state && run->job_done && (streq(state, "inactive") || streq(state, "failed")))
+                run_finalize(run);
+        return 0;
+}
+
+static int on_active_state_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+        const char *state;
+
+        run->slot_getall = sd_bus_slot_unref(run->slot_getall);
+        if (sd_bus_message_is_method_error(reply, NULL)) {
+                /* gone already: nothing to wait for */
+                run_finalize(run);
+                return 0;
+        }
+        if (sd_bus_message_read(reply, "v", "s", &state) >= 0 && (streq(state, "inactive") || streq(state, "failed")))
+                run_finalize(run);
+        return 0;
+}
+
+static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        const char *job, *unit, *result;
+        uint32_t id;
+
+        if (sd_bus_message_read(msg, "uoss", &id, &job, &unit, &result) < 0)
+                return 0;
+        for (Run *run = m->runs; run; run = run->next) {
+                if (!run->job_path || !streq(run->job_path, job))
+                        continue;
+                run->job_done = true;
+                if (!streq(result, "done")) {
+                        log_warning("Start job for %s finished with result '%s'.", run->unit, result);
+                        free(run->record->error);
+                        if (asprintf(&run->record->error, "the start job finished with result '%s'", result) < 0)
+                                run->record->error = NULL;
+                }
+                /* The unit may have ended before we saw its state change: ask once. */
+                if (!run->finalizing && !run->slot_getall)
+                        (void) sd_bus_call_method_async(m->bus, &run->slot_getall, SD_DEST, run->unit_path,
+                                                        "org.freedesktop.DBus.Properties", "Get",
+                                                        on_active_state_reply, run, "ss",
+                                                        "org.freedesktop.systemd1.Unit", "ActiveState");
+                break;
+        }
+        return 0;
+}
+
+/* ---- stopping ------------------------------------------------------------------------------------- */
+
+static int run_stop(Run *run, int sig) {
+        int r;
+
+        if (run->stop_requested || run->finalizing)
+                return 0;
+        run->stop_requested = true;
+        run->cancel_signal = sig;
+        r = sd_bus_call_method_async(run->manager->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", NULL, NULL,
+                                     "ss", run->unit, "replace");
+        if (r < 0)
+                return log_error_errno(r, "Failed to stop %s: %m", run->unit);
+        log_info("Stopping run %s (%s).", run->id, run->unit);
+        return 0;
+}
+
+static int on_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+        const char *name, *old, *new;
+
+        if (sd_bus_message_read(msg, "sss", &name, &old, &new) < 0 || !isempty(new))
+                return 0;
+        log_info("Client %s of run %s disconnected; ending the run.", name, run->id);
+        run->client = mfree(run->client);
+        (void) run_stop(run, SIGHUP);
+        return 0;
+}
+
+/* ---- starting ------------------------------------------------------------------------------------- */
+
+static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = TAKE_PTR(run->pending);
+        const sd_bus_error *e;
+        const char *job;
+        int r;
+
+        run->slot_start = sd_bus_slot_unref(run->slot_start);
+
+        e = sd_bus_message_get_error(reply);
+        if (e) {
+                log_error("Failed to start %s: %s", run->unit, e->message);
+                run->record->stop_reason = STOP_START_FAILED;
+                run->record->ended_at = now_realtime();
+                run->record->unit_gone = true;
+                if (asprintf(&run->record->error, "systemd refused the unit: %s", e->message) < 0)
+                        run->record->error = NULL;
+                run->record->finished = true;
+                (void) store_write(&run->manager->store, run->record);
+                (void) sd_bus_reply_method_errorf(call, ERR_START_FAILED, "Failed to start the sandbox unit: %s",
+                                                  e->message);
+                run_free(run);
+                return 0;
+        }
+
+        r = sd_bus_message_read(reply, "o", &job);
+        if (r < 0 || !(run->job_path = strdup(job))) {
+                (void) sd_bus_reply_method_errorf(call, ERR_START_FAILED, "Unexpected reply from systemd.");
+                (void) run_stop(run, SIGTERM);
+                return 0;
+        }
+        (void) sd_bus_reply_method_return(call, "s", run->id);
+        return 0;
+}
+
+static int unit_object_path(const char *unit, char **ret) {
+        return sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, ret);
+}
+
+static int check_workspace(const char *path, uid_t uid, sd_bus_error *error) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        /* Open without following a final symlink; the caller must own the directory (root may use any). */
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+                if (errno == ENOENT)
+                        return sd_bus_error_setf(error, ERR_INVALID, "workspace: '%s' does not exist", path);
+                if (errno == ENOTDIR || errno == ELOOP)
+                        return sd_bus_error_setf(error, ERR_INVALID, "workspace: '%s' is not a directory", path);
+                return sd_bus_error_setf(error, ERR_INVALID, "workspace: '%s': %s", path, strerror(errno));
+        }
+        if (fstat(fd, &st) < 0)
+                return sd_bus_error_set_errno(error, errno);
+        if (uid != 0 && st.st_uid != uid)
+                return sd_bus_error_setf(error, ERR_ACCESS, "workspace: '%s' is not owned by the caller", path);
+        return 0;
+}
+
+static int read_request(sd_bus_message *msg, RunRequest *req, sd_bus_error *error) {
+        int r;
+
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
+                const char *key, *s;
+                uint64_t u;
+
+                r = sd_bus_message_read(msg, "s", &key);
+                if (r < 0)
+                        return r;
+                if (streq(key, "profile") || streq(key, "workspace") || streq(key, "term")) {
+                        char **dst = streq(key, "profile") ? &req->profile :
+                                     streq(key, "workspace") ? &req->workspace : &req->term;
+                        r = sd_bus_message_read(msg, "v", "s", &s);
+                        if (r < 0)
+                                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a string", key);
+                        free(*dst);
+                        if (!(*dst = strdup(s)))
+                                return -ENOMEM;
+                } else if (streq(key, "memory") || streq(key, "tasks") || streq(key, "timeout_usec")) {
+                        r = sd_bus_message_read(msg, "v", "t", &u);
+                        if (r < 0)
+                                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected an unsigned 64-bit integer",
+                                                         key);
+                        if (u == 0)
+                                return sd_bus_error_setf(error, ERR_INVALID, "%s: must be greater than 0", key);
+                        if (streq(key, "memory"))
+                                req->memory_max = u;
+                        else if (streq(key, "tasks"))
+                                req->tasks_max = u;
+                        else
+                                req->runtime_max = u;
+                } else
+                        return sd_bus_error_setf(error, ERR_INVALID, "request: unknown key '%s'", key);
+                r = sd_bus_message_exit_container(msg);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(msg);
+        if (r < 0)
+                return r;
+        return sd_bus_message_read_strv(msg, &req->argv);
+}
+
+static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_(run_request_freep) RunRequest *req = calloc(1, sizeof(RunRequest));
+        _cleanup_(run_plan_freep) RunPlan *plan = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        _cleanup_(run_freep) Run *run = NULL;
+        _cleanup_free_ char *refusal = NULL, *match = NULL, *desc = NULL;
+        int fds[3];
+        uid_t uid;
+        int r;
+
+        if (!req)
+                return -ENOMEM;
+        r = caller_uid(msg, &uid);
+        if (r < 0)
+                return r;
+        r = read_request(msg, req, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+        r = sd_bus_message_read(msg, "hhh", &fds[0], &fds[1], &fds[2]);
+        if (r < 0)
+                return r;
+
+        r = policy_compile(req, SBX_EXEC_PATH, &plan, &refusal);
+        if (r < 0) {
+                if (!refusal)
+                        return r;
+                return sd_bus_error_setf(error, r == -ENOENT ? ERR_NO_PROFILE : ERR_INVALID, "%s", refusal);
+        }
+        if (req->workspace) {
+                r = check_workspace(req->workspace, uid, error);
+                if (r < 0 || sd_bus_error_is_set(error))
+                        return r;
+        }
+
+        run = calloc(1, sizeof(Run));
+        if (!run)
+                return -ENOMEM;
+        run->manager = m;
+        run->uid = uid;
+        run->record = run_record_new();
+        if (!run->record)
+                return -ENOMEM;
+        r = run_id_new(run->id);
+        if (r < 0)
+                return r;
+        if (asprintf(&run->unit, "sbx-%s-%s.service", plan->profile->name, run->id) < 0 ||
+            asprintf(&run->cgroup_path, "/sys/fs/cgroup/sbx.slice/%s", run->unit) < 0 ||
+            !(run->client = strdup(sd_bus_message_get_sender(msg))))
+                return -ENOMEM;
+        r = unit_object_path(run->unit, &run->unit_path);
+        if (r < 0)
+                return r;
+
+        strcpy(run->record->run_id, run->id);
+        run->record->unit = strdup(run->unit);
+        run->record->profile = strdup(plan->profile->name);
+        run->record->policy_digest = strdup(plan->digest);
+        if (!run->record->unit || !run->record->profile || !run->record->policy_digest)
+                return -ENOMEM;
+        store_tenant_id(&m->store, uid, run->record->tenant);
+        run->record->started_at = now_realtime();
+
+        /* Watch before starting: a short command may be over before StartTransientUnit returns. */
+        r = sd_bus_match_signal(m->bus, &run->slot_props, SD_DEST, run->unit_path, "org.freedesktop.DBus.Properties",
+                                "PropertiesChanged", on_properties_changed, run);
+        if (r < 0)
+                return r;
+        if (asprintf(&match,
+                     "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                     "member='NameOwnerChanged',arg0='%s'", run->client) < 0)
+                return -ENOMEM;
+        r = sd_bus_add_match(m->bus, &run->slot_client, match, on_client_gone, run);
+        if (r < 0)
+                return r;
+
+        /* The record exists before the unit does: a crash in between leaves a "running" record that
+         * says so, never a unit without one. */
+        r = store_write(&m->store, run->record);
+        if (r < 0)
+                return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record: %s", strerror(-r));
+
+        if (asprintf(&desc, "sbx run %s (profile %s)", run->id, plan->profile->name) < 0)
+                return -ENOMEM;
+        r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "ss", run->unit, "fail");
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s",
+                                          "sbx.slice", "AddRef", "b", 1, "StandardInputFileDescriptor", "h", fds[0],
+                                          "StandardOutputFileDescriptor", "h", fds[1],
+                                          "StandardErrorFileDescriptor", "h", fds[2]);
+        if (r >= 0)
+                r = bus_append_prop_table(call, plan->props);
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "s", "ExecStart");
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'v', "a(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'r', "sasb");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "s", plan->exec_argv[0]);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(call, plan->exec_argv);
+        if (r >= 0)
+                r = sd_bus_message_append(call, "b", 0);
+        for (int i = 0; i < 4 && r >= 0; i++)
+                r = sd_bus_message_close_container(call);
+        if (r >= 0)
+                r = sd_bus_message_close_container(call); /* a(sv) */
+        if (r >= 0)
+                r = sd_bus_message_append(call, "a(sa(sv))", 0);
+        if (r < 0)
+                return log_error_errno(r, "Failed to build the StartTransientUnit call: %m");
+
+        r = sd_bus_call_async(m->bus, &run->slot_start, call, on_start_reply, run, 0);
+        if (r < 0)
+                return log_error_errno(r, "Failed to call StartTransientUnit: %m");
+
+        run->pending = sd_bus_message_ref(msg);
+        log_info("Run %s: starting %s for tenant %s.", run->id, run->unit, run->record->tenant);
+        run->next = m->runs;
+        m->runs = TAKE_PTR(run);
+        return 1; /* answered from on_start_reply() */
+}
+
+/* ---- the other methods ---------------------------------------------------------------------------- */
+
+static int lookup_owned(Manager *m, sd_bus_message *msg, const char *id, RunRecord **ret, sd_bus_error *error) {
+        char tenant[TENANT_ID_LEN + 1];
+        RunRecord *rec;
+        uid_t uid;
+        int r;
+
+        r = caller_uid(msg, &uid);
+        if (r < 0)
+                return r;
+        if (!run_id_is_valid(id))
+                return sd_bus_error_setf(error, ERR_INVALID, "run: '%s' is not a run id", id);
+        r = store_read(&m->store, id, &rec);
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, ERR_NO_RUN, "run: no run %s", id);
+        if (r < 0)
+                return r;
+        store_tenant_id(&m->store, uid, tenant);
+        if (uid != 0 && !streq(tenant, rec->tenant)) {
+                run_record_free(rec);
+                /* Same answer as for a run that does not exist: ids of others are not confirmed. */
+                return sd_bus_error_setf(error, ERR_NO_RUN, "run: no run %s", id);
+        }
+        *ret = rec;
+        return 0;
+}
+
+static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_(run_record_freep) RunRecord *rec = NULL;
+        _cleanup_free_ char *json = NULL;
+        const char *id;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &id);
+        if (r < 0)
+                return r;
+        r = lookup_owned(m, msg, id, &rec, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+        r = run_record_to_json(rec, &json);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, "s", json);
+}
+
+static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_(run_record_freep) RunRecord *rec = NULL;
+        const char *id;
+        Run *run;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &id);
+        if (r < 0)
+                return r;
+        r = lookup_owned(m, msg, id, &rec, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+        run = manager_find_run(m, id);
+        if (!run)
+                return sd_bus_error_setf(error, ERR_NO_RUN, "run: %s is not running", id);
+        r = run_stop(run, SIGTERM);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_free_ char *json = NULL;
+        char tenant[TENANT_ID_LEN + 1];
+        uid_t uid;
+        int r;
+
+        r = caller_uid(msg, &uid);
+        if (r < 0)
+                return r;
+        store_tenant_id(&m->store, uid, tenant);
+        r = store_list_json(&m->store, uid == 0 ? NULL : tenant, &json);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, "s", json);
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD_WITH_ARGS("Run",
+                                SD_BUS_ARGS("a{sv}", request, "as", argv, "h", stdin_fd, "h", stdout_fd, "h", stderr_fd),
+                                SD_BUS_RESULT("s", run_id), method_run, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_ARGS("s", run_id), SD_BUS_NO_RESULT, method_stop,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Get", SD_BUS_ARGS("s", run_id), SD_BUS_RESULT("s", record_json), method_get,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("List", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", records_json), method_list,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_SIGNAL_WITH_ARGS("Finished", SD_BUS_ARGS("s", run_id, "s", record_json), 0),
+        SD_BUS_VTABLE_END,
+};
+
+int manager_new(Manager **ret) {
+        _cleanup_(manager_freep) Manager *m = calloc(1, sizeof(Manager));
+        int r;
+
+        if (!m)
+                return -ENOMEM;
+        m->store.dir_fd = -EBADF;
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        while (m->runs)
+                run_free(m->runs);
+        sd_bus_slot_unref(m->slot_job_removed);
+        sd_bus_slot_unref(m->slot_unit_removed);
+        sd_bus_flush_close_unref(m->bus);
+        sd_event_unref(m->event);
+        store_close(&m->store);
+        free(m);
+        return NULL;
+}
+
+int manager_start(Manager *m) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = store_open(&m->store, SBX_STATEDIR);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_open_system_with_description(&m->bus, "sbxd");
+        if (r < 0)
+                return log_error_errno(r, "Failed to connect to the system bus: %m");
+        r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+
+        r = sd_bus_match_signal(m->bus, &m->slot_job_removed, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
+                                on_job_removed, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch JobRemoved: %m");
+        r = sd_bus_match_signal(m->bus, &m->slot_unit_removed, SD_DEST, SD_PATH, SD_MANAGER, "UnitRemoved",
+                                on_unit_removed, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch UnitRemoved: %m");
+        /* systemd emits unit signals only while someone is subscribed. */
+        r = sd_bus_call_method(m->bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", &error, NULL, NULL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to subscribe to systemd: %s", error.message);
+
+        r = sd_bus_add_object_vtable(m->bus, NULL, SBX_BUS_PATH, SBX_BUS_INTERFACE, manager_vtable, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the object: %m");
+        r = sd_bus_request_name(m->bus, SBX_BUS_NAME, 0);
+        if (r < 0)
+                return log_error_errno(r, "Failed to acquire the bus name %s: %m", SBX_BUS_NAME);
+        return 0;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "policy.h"
+#include "record.h"
+#include "store.h"
+
+typedef struct Manager Manager;
+
+typedef struct Run {
+        Manager *manager;
+        char id[RUN_ID_LEN + 1];
+        char *unit;
+        char *unit_path;
+        char *job_path;
+        char *client;              /* unique bus name of the requester */
+        uid_t uid;
+        RunRecord *record;
+        char *cgroup_path;         /* where the unit's cgroup lives while it runs */
+        sd_bus_message *pending;   /* the Run() call, answered when the start job is queued */
+        sd_bus_slot *slot_props, *slot_client, *slot_start, *slot_getall, *slot_unref;
+        sd_event_source *removal_timeout;
+        bool job_done;
+        bool stop_requested;
+        bool finalizing;
+        int cancel_signal;
+        struct Run *next;
+} Run;
+
+struct Manager {
+        sd_event *event;
+        sd_bus *bus;
+        Store store;
+        Run *runs;
+        sd_bus_slot *slot_job_removed, *slot_unit_removed;
+};
+
+int manager_new(Manager **ret);
+Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+
+int manager_start(Manager *m);

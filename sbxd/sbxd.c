@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sbxd: the sbx system daemon. See sbxd(8) and docs/design.md. */
+#include <signal.h>
+#include <stdio.h>
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "manager.h"
+
+int main(int argc, char *argv[]) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        sigset_t mask;
+        int r;
+
+        log_set_prefix("sbxd");
+        log_open();
+
+        if (argc > 1) {
+                if (streq(argv[1], "--version")) {
+                        printf("sbxd %s\n", PACKAGE_VERSION);
+                        return 0;
+                }
+                log_error("This program takes no arguments.");
+                return 2;
+        }
+        if (sd_booted() <= 0) {
+                log_error("systemd is not running as PID 1 here; sbxd needs it (see docs/testbed.md).");
+                return 1;
+        }
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        r = manager_new(&m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate the manager: %m"), 1;
+        r = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up signal handling: %m"), 1;
+
+        r = manager_start(m);
+        if (r < 0)
+                return 1;
+
+        (void) sd_notify(0, "READY=1\nSTATUS=Ready.");
+        r = sd_event_loop(m->event);
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m"), 1;
+        return 0;
+}

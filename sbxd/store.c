@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include "fileio.h"
+#include "log.h"
+#include "sha256.h"
+#include "store.h"
+
+#define RECORD_MAX_SIZE (64U * 1024U)
+
+static int load_or_create_key(int dir_fd, uint8_t key[static 32]) {
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+
+        fd = openat(dir_fd, "tenant.key", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 && errno == ENOENT) {
+                uint8_t fresh[32];
+                int r;
+
+                if (getrandom(fresh, sizeof(fresh), 0) != sizeof(fresh))
+                        return negative_errno();
+                r = write_file_atomic_at(dir_fd, "tenant.key", fresh, sizeof(fresh), 0600);
+                if (r < 0)
+                        return r;
+                fd = openat(dir_fd, "tenant.key", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        }
+        if (fd < 0)
+                return negative_errno();
+        n = read(fd, key, 32);
+        if (n < 0)
+                return negative_errno();
+        if (n != 32)
+                return -EBADMSG;
+        return 0;
+}
+
+int store_open(Store *s, const char *statedir) {
+        _cleanup_close_ int state_fd = -EBADF;
+        int r;
+
+        *s = (Store) { .dir_fd = -EBADF };
+
+        r = mkdir_p(statedir, 0750);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create %s: %m", statedir);
+        state_fd = open(statedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (state_fd < 0)
+                return log_error_errno(negative_errno(), "Failed to open %s: %m", statedir);
+        r = load_or_create_key(state_fd, s->tenant_key);
+        if (r < 0)
+                return log_error_errno(r, "Failed to load %s/tenant.key: %m", statedir);
+        if (mkdirat(state_fd, "runs", 0750) < 0 && errno != EEXIST)
+                return log_error_errno(negative_errno(), "Failed to create %s/runs: %m", statedir);
+        s->dir_fd = openat(state_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (s->dir_fd < 0)
+                return log_error_errno(negative_errno(), "Failed to open %s/runs: %m", statedir);
+        return 0;
+}
+
+void store_close(Store *s) {
+        s->dir_fd = safe_close(s->dir_fd);
+        memset(s->tenant_key, 0, sizeof(s->tenant_key));
+}
+
+void store_tenant_id(const Store *s, uid_t uid, char ret[static TENANT_ID_LEN + 1]) {
+        uint8_t mac[SHA256_DIGEST_SIZE];
+        char msg[32];
+        int n = snprintf(msg, sizeof(msg), "uid:%u", (unsigned) uid);
+
+        hmac_sha256(s->tenant_key, sizeof(s->tenant_key), msg, (size_t) n, mac);
+        hex_encode(mac, TENANT_ID_LEN / 2, ret);
+}
+
+int store_write(Store *s, const RunRecord *r) {
+        _cleanup_free_ char *json = NULL, *name = NULL;
+        int k;
+
+        k = run_record_to_json(r, &json);
+        if (k < 0)
+                return k;
+        if (asprintf(&name, "%s.json", r->run_id) < 0)
+                return -ENOMEM;
+        return write_file_atomic_at(s->dir_fd, name, json, strlen(json), 0640);
+}
+
+int store_read(Store *s, const char *run_id, RunRecord **ret) {
+        _cleanup_free_ char *name = NULL, *json = NULL, *err = NULL;
+        int r;
+
+        if (!run_id_is_valid(run_id))
+                return -EINVAL;
+        if (asprintf(&name, "%s.json", run_id) < 0)
+                return -ENOMEM;
+        r = read_file_at(s->dir_fd, name, RECORD_MAX_SIZE, &json, NULL);
+        if (r < 0)
+                return r;
+        r = run_record_from_json(json, ret, &err);
+        if (r < 0)
+                log_warning("Run record %s is invalid: %s", name, strna(err));
+        return r;
+}
+
+static int cmp_started(const void *a, const void *b) {
+        const RunRecord *x = *(RunRecord * const *) a, *y = *(RunRecord * const *) b;
+        return x->started_at < y->started_at ? -1 : x->started_at > y->started_at;
+}
+
+int store_list_json(Store *s, const char *tenant, char **ret) {
+        _cleanup_free_ RunRecord **recs = NULL;
+        size_t n = 0, allocated = 0;
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *out = NULL;
+        size_t out_size = 0;
+        DIR *d;
+        FILE *f;
+        int r = 0;
+
+        fd = dup(s->dir_fd);
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd);
+        if (!d)
+                return negative_errno();
+        TAKE_FD(fd);
+        rewinddir(d);
+
+        for (struct dirent *de; (de = readdir(d));) {
+                char id[RUN_ID_LEN + 1];
+                RunRecord *rec;
+
+                if (strlen(de->d_name) != RUN_ID_LEN + 5 || !streq(de->d_name + RUN_ID_LEN, ".json"))
+                        continue;
+                memcpy(id, de->d_name, RUN_ID_LEN);
+                id[RUN_ID_LEN] = 0;
+                if (store_read(s, id, &rec) < 0)
+                        continue;
+                if (tenant && !streq(rec->tenant, tenant)) {
+                        run_record_free(rec);
+                        continue;
+                }
+                if (n == allocated) {
+                        RunRecord **nr = realloc(recs, (allocated = MAX(allocated * 2, (size_t) 16)) * sizeof(*recs));
+                        if (!nr) {
+                                run_record_free(rec);
+                                r = -ENOMEM;
+                                break;
+                        }
+                        recs = nr;
+                }
+                recs[n++] = rec;
+        }
+        closedir(d);
+
+        if (r >= 0) {
+                qsort(recs, n, sizeof(*recs), cmp_started);
+                f = open_memstream(&out, &out_size);
+                if (!f)
+                        r = -ENOMEM;
+                else {
+                        fputc('[', f);
+                        for (size_t i = 0; i < n && r >= 0; i++) {
+                                _cleanup_free_ char *j = NULL;
+                                r = run_record_to_json(recs[i], &j);
+                                if (r >= 0)
+                                        fprintf(f, "%s%s", i ? "," : "", j);
+                        }
+                        fputs("]\n", f);
+                        if (fclose(f) != 0 && r >= 0)
+                                r = -ENOMEM;
+                }
+        }
+        for (size_t i = 0; i < n; i++)
+                run_record_free(recs[i]);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(out);
+        return 0;
+}

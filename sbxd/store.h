@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+
+#include "record.h"
+
+/* Run records on disk: one JSON file per run in SBX_STATEDIR/runs, each written atomically. */
+typedef struct Store {
+        int dir_fd;
+        uint8_t tenant_key[32];
+} Store;
+
+int store_open(Store *s, const char *statedir);
+void store_close(Store *s);
+
+int store_write(Store *s, const RunRecord *r);
+int store_read(Store *s, const char *run_id, RunRecord **ret);
+/* JSON array text of the records visible to 'tenant' (NULL: all), oldest first. */
+int store_list_json(Store *s, const char *tenant, char **ret);
+
+/* The opaque tenant id of a uid: HMAC-SHA256(key, "uid:<uid>"), first 16 bytes in hex. */
+void store_tenant_id(const Store *s, uid_t uid, char ret[static TENANT_ID_LEN + 1]);

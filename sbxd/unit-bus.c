@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <sys/mount.h>
+
+#include "unit-bus.h"
+
+static int append_pairs(sd_bus_message *m, const Prop *p, bool with_flags) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'v', with_flags ? "a(ssbt)" : "a(ss)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', with_flags ? "(ssbt)" : "(ss)");
+        if (r < 0)
+                return r;
+        for (char **s = p->strv; s && *s; s += 2) {
+                if (with_flags)
+                        r = sd_bus_message_append(m, "(ssbt)", s[0], s[1], 0, (uint64_t) MS_REC);
+                else
+                        r = sd_bus_message_append(m, "(ss)", s[0], s[1]);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+static int append_allow_list(sd_bus_message *m, const Prop *p) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'v', "(bas)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'r', "bas");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "b", 1);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append_strv(m, p->strv);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+static int append_one(sd_bus_message *m, const Prop *p) {
+        const PropDef *d = p->def;
+        int r;
+
+        r = sd_bus_message_append(m, "s", d->bus_name);
+        if (r < 0)
+                return r;
+
+        switch (d->kind) {
+        case PROP_BOOL:
+                return sd_bus_message_append(m, "v", "b", (int) p->b);
+        case PROP_STRING:
+                return sd_bus_message_append(m, "v", "s", p->s);
+        case PROP_U64:
+        case PROP_BYTES:
+        case PROP_USEC:
+        case PROP_CPU_QUOTA:
+        case PROP_CAPS:
+        case PROP_NAMESPACES:
+                return sd_bus_message_append(m, "v", "t", p->u);
+        case PROP_MODE:
+                return sd_bus_message_append(m, "v", "u", (uint32_t) p->u);
+        case PROP_ERRNO:
+                return sd_bus_message_append(m, "v", "i", (int32_t) p->i);
+        case PROP_STRV:
+        case PROP_ENVIRONMENT:
+                r = sd_bus_message_open_container(m, 'v', "as");
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_append_strv(m, p->strv);
+                if (r < 0)
+                        return r;
+                return sd_bus_message_close_container(m);
+        case PROP_SYSCALL_ALLOW:
+        case PROP_FAMILY_ALLOW:
+                return append_allow_list(m, p);
+        case PROP_BIND_PATHS:
+                return append_pairs(m, p, true);
+        case PROP_TMPFS:
+                return append_pairs(m, p, false);
+        case _PROP_KIND_MAX:
+        case _PROP_KIND_INVALID:
+        default:
+                return -EINVAL;
+        }
+}
+
+int bus_append_prop_table(sd_bus_message *m, const PropTable *t) {
+        int r;
+
+        for (size_t i = 0; i < t->n; i++) {
+                r = sd_bus_message_open_container(m, 'r', "sv");
+                if (r < 0)
+                        return r;
+                r = append_one(m, &t->props[i]);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_close_container(m);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# install-deps.sh - install everything sbx needs to build, unit-test and run its testbeds.
+# Run as root on Debian 12. Idempotent: when every package is already installed it only runs one
+# dpkg-query (well under a second) and exits 0.
+#
+#   scripts/install-deps.sh            install what is missing
+#   scripts/install-deps.sh --check    exit 1 (listing them) if packages are missing; install nothing
+#
+# The kernel the VM testbed boots is not installed here: testbed/vm.sh setup downloads and unpacks it
+# into its cache without installing it.
+set -euo pipefail
+
+PKGS=(
+  # build
+  meson ninja-build pkg-config gcc libc6-dev clang llvm
+  libsystemd-dev libbpf-dev bpftool libseccomp-dev libjson-c-dev
+  # unit tests
+  libcmocka-dev
+  # what the testbeds boot and what the integration tests use inside them (the testbeds boot this
+  # machine's own root, so everything the guest needs must be installed here)
+  systemd systemd-container dbus libnss-systemd python3 iproute2 jq procps util-linux
+  # VM testbed: emulator, initramfs, kernel module tools, timing
+  qemu-system-x86 busybox-static kmod bc gzip
+)
+
+missing() {
+  # dpkg-query prints nothing (and complains on stderr) for packages it has never heard of
+  local have
+  have=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${PKGS[@]}" 2>/dev/null | awk '$2 == "ii" {print $1}') || true
+  local p
+  for p in "${PKGS[@]}"; do
+    grep -qxF -- "$p" <<<"$have" || echo "$p"
+  done
+}
+
+mapfile -t MISSING < <(missing)
+if [ "${#MISSING[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#PKGS[@]} packages present"
+  exit 0
+fi
+echo "install-deps: missing: ${MISSING[*]}"
+[ "${1:-}" = --check ] && exit 1
+if [ "$(id -u)" != 0 ]; then
+  echo "install-deps: must run as root to install them" >&2
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+APT=(apt-get -o DPkg::Lock::Timeout=600 -q)
+"${APT[@]}" update
+"${APT[@]}" install -y --no-install-recommends "${MISSING[@]}"
+
+mapfile -t STILL < <(missing)
+if [ "${#STILL[@]}" -ne 0 ]; then
+  echo "install-deps: still missing after apt-get install: ${STILL[*]}" >&2
+  exit 1
+fi
+echo "install-deps: installed ${#MISSING[@]} package(s)"

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The run record: what sbx keeps about each run, as JSON. Pure (json-c only). It holds no command line,
+ * no output, no user name and no uid: the tenant is a keyed hash. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util.h"
+
+#define RECORD_VERSION 1
+#define TENANT_ID_LEN 32
+
+typedef enum StopReason {
+        STOP_SUCCESS,
+        STOP_EXIT_CODE,
+        STOP_SIGNAL,
+        STOP_CORE_DUMP,
+        STOP_TIMEOUT,
+        STOP_OOM_KILL,
+        STOP_CANCELLED,
+        STOP_START_FAILED,
+        STOP_REFUSED,  /* the exec helper found a limit not in force and did not run the command */
+        STOP_LOST,     /* sbxd lost track of the unit (e.g. restarted while it ran) */
+        _STOP_REASON_MAX,
+        _STOP_REASON_INVALID = -EINVAL,
+} StopReason;
+
+const char *stop_reason_to_string(StopReason r);
+StopReason stop_reason_from_string(const char *s);
+/* Maps a systemd service Result= string; unknown results map to STOP_START_FAILED's neighbour
+ * STOP_EXIT_CODE only for "exit-code", everything unrecognised gives _STOP_REASON_INVALID. */
+StopReason stop_reason_from_unit_result(const char *result);
+
+typedef struct RunRecord {
+        char run_id[RUN_ID_LEN + 1];
+        char *unit;
+        char tenant[TENANT_ID_LEN + 1];
+        char *profile;
+        char *policy_digest;
+        bool finished;
+        usec_t started_at;
+        usec_t ended_at;           /* 0 while running */
+        StopReason stop_reason;    /* _STOP_REASON_INVALID while running */
+        int exit_code;             /* -1 if none */
+        int exit_signal;           /* 0 if none */
+        uint64_t cpu_usec;         /* UINT64_MAX: unknown */
+        uint64_t memory_peak;      /* UINT64_MAX: unknown */
+        uint64_t tasks_peak;       /* UINT64_MAX: unknown */
+        bool unit_gone;
+        bool cgroup_gone;
+        char *error;               /* why it failed to start or was refused; NULL otherwise */
+} RunRecord;
+
+RunRecord *run_record_new(void);
+RunRecord *run_record_free(RunRecord *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(RunRecord *, run_record_free);
+
+int run_record_to_json(const RunRecord *r, char **ret);
+/* Parses and checks a record; on failure ret_error names the key. */
+int run_record_from_json(const char *json, RunRecord **ret, char **ret_error);
+
+/* Exit status sbxctl reports for a finished record (see docs/design.md). */
+int run_record_exit_status(const RunRecord *r);

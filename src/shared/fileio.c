@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include "fileio.h"
+#include "macro.h"
+
+static int write_all(int fd, const void *data, size_t size) {
+        const char *p = data;
+
+        while (size > 0) {
+                ssize_t k = write(fd, p, size);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                p += k;
+                size -= (size_t) k;
+        }
+        return 0;
+}
+
+int write_file_atomic_at(int dir_fd, const char *name, const void *data, size_t size, mode_t mode) {
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        unsigned long long rnd;
+        int r;
+
+        if (isempty(name) || strchr(name, '/'))
+                return -EINVAL;
+
+        if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+                return negative_errno();
+        if (asprintf(&tmp, ".#%s.%016llx", name, rnd) < 0)
+                return -ENOMEM;
+
+        fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (fd < 0)
+                return negative_errno();
+
+        r = write_all(fd, data, size);
+        if (r >= 0 && fchmod(fd, mode) < 0)
+                r = negative_errno();
+        if (r >= 0 && fsync(fd) < 0)
+                r = negative_errno();
+        if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+                r = negative_errno();
+        if (r < 0) {
+                (void) unlinkat(dir_fd, tmp, 0);
+                return r;
+        }
+
+        /* Make the rename itself durable. */
+        if (fsync(dir_fd) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int read_file_at(int dir_fd, const char *name, size_t max_size, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        size_t n = 0, allocated = 0;
+
+        fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+
+        for (;;) {
+                ssize_t k;
+
+                if (allocated - n < 4096) {
+                        char *nb;
+
+                        if (allocated >= max_size + 1)
+                                return -EFBIG;
+                        allocated = MIN(MAX(allocated * 2, (size_t) 8192), max_size + 1);
+                        nb = realloc(buf, allocated + 1);
+                        if (!nb)
+                                return -ENOMEM;
+                        buf = nb;
+                }
+                k = read(fd, buf + n, allocated - n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+                if (n > max_size)
+                        return -EFBIG;
+        }
+
+        if (!buf && !(buf = malloc(1)))
+                return -ENOMEM;
+        buf[n] = 0;
+        if (ret_size)
+                *ret_size = n;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int mkdir_p(const char *path, mode_t mode) {
+        _cleanup_free_ char *p = strdup(path);
+
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1; ; s++) {
+                if (*s == '/' || *s == 0) {
+                        char c = *s;
+
+                        *s = 0;
+                        if (mkdir(p, mode) < 0 && errno != EEXIST)
+                                return negative_errno();
+                        *s = c;
+                        if (c == 0)
+                                break;
+                }
+        }
+        return 0;
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Writes 'data' to 'name' in directory 'dir_fd' so that readers see either the old or the complete
+ * new contents, never a partial file: write to a hidden temporary file, fsync, rename, fsync dir. */
+int write_file_atomic_at(int dir_fd, const char *name, const void *data, size_t size, mode_t mode);
+
+/* Reads a whole (small) file, NUL-terminated. */
+int read_file_at(int dir_fd, const char *name, size_t max_size, char **ret, size_t *ret_size);
+
+/* mkdir -p with a mode for each created component. */
+int mkdir_p(const char *path, mode_t mode);

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "sha256.h"
+#include "util.h"
+
+int run_id_new(char ret[static RUN_ID_LEN + 1]) {
+        uint8_t b[RUN_ID_LEN / 2];
+        size_t got = 0;
+
+        while (got < sizeof(b)) {
+                ssize_t k = getrandom(b + got, sizeof(b) - got, 0);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                got += (size_t) k;
+        }
+        hex_encode(b, sizeof(b), ret);
+        return 0;
+}
+
+bool run_id_is_valid(const char *s) {
+        if (!s || strlen(s) != RUN_ID_LEN)
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+                        return false;
+        return true;
+}
+
+static usec_t now(clockid_t c) {
+        struct timespec ts;
+
+        (void) clock_gettime(c, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+usec_t now_realtime(void) {
+        return now(CLOCK_REALTIME);
+}
+
+usec_t now_monotonic(void) {
+        return now(CLOCK_MONOTONIC);
+}
+
+char *format_timestamp(char buf[static TIMESTAMP_MAX], usec_t t) {
+        time_t sec = (time_t) (t / USEC_PER_SEC);
+        struct tm tm;
+
+        if (!gmtime_r(&sec, &tm) || tm.tm_year + 1900 > 9999)
+                return NULL;
+        snprintf(buf, TIMESTAMP_MAX, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", (tm.tm_year + 1900) % 10000,
+                 (tm.tm_mon + 1) % 100, tm.tm_mday % 100, tm.tm_hour % 100, tm.tm_min % 100, tm.tm_sec % 100,
+                 (unsigned) (t % USEC_PER_SEC));
+        return buf;
+}
+
+int parse_timestamp(const char *s, usec_t *ret) {
+        struct tm tm = {};
+        unsigned us;
+        int n = 0;
+        time_t sec;
+
+        if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%6uZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                         &tm.tm_min, &tm.tm_sec, &us, &n) != 7 || s[n] != 0 || n != 27)
+                return -EINVAL;
+        tm.tm_year -= 1900;
+        tm.tm_mon -= 1;
+        sec = timegm(&tm);
+        if (sec < 0)
+                return -EINVAL;
+        *ret = (usec_t) sec * USEC_PER_SEC + us;
+        return 0;
+}
+
+typedef struct UnitSuffix {
+        const char *suffix;
+        uint64_t factor;
+} UnitSuffix;
+
+static int parse_unit_number(const char *s, const UnitSuffix *units, size_t n_units, uint64_t *ret) {
+        uint64_t v = 0;
+        const char *p = s;
+
+        if (!s || !isdigit((unsigned char) *s))
+                return -EINVAL;
+        for (; isdigit((unsigned char) *p); p++) {
+                if (v > (UINT64_MAX - (uint64_t) (*p - '0')) / 10)
+                        return -ERANGE;
+                v = v * 10 + (uint64_t) (*p - '0');
+        }
+        for (size_t i = 0; i < n_units; i++)
+                if (streq(p, units[i].suffix)) {
+                        if (units[i].factor != 0 && v > UINT64_MAX / units[i].factor)
+                                return -ERANGE;
+                        *ret = v * units[i].factor;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+int parse_size(const char *s, uint64_t *ret) {
+        static const UnitSuffix units[] = {
+                { "", 1 }, { "B", 1 }, { "K", 1ULL << 10 }, { "M", 1ULL << 20 }, { "G", 1ULL << 30 },
+                { "T", 1ULL << 40 },
+        };
+        return parse_unit_number(s, units, ELEMENTSOF(units), ret);
+}
+
+int parse_duration(const char *s, usec_t *ret) {
+        static const UnitSuffix units[] = {
+                { "", USEC_PER_SEC }, { "s", USEC_PER_SEC }, { "ms", USEC_PER_MSEC },
+                { "min", 60 * USEC_PER_SEC }, { "m", 60 * USEC_PER_SEC }, { "h", 3600 * USEC_PER_SEC },
+        };
+        return parse_unit_number(s, units, ELEMENTSOF(units), ret);
+}
+
+char *format_bytes(char *buf, size_t l, uint64_t bytes) {
+        static const char suffixes[] = "BKMGT";
+        double v = (double) bytes;
+        unsigned i = 0;
+
+        while (v >= 1024 && i < sizeof(suffixes) - 2) {
+                v /= 1024;
+                i++;
+        }
+        if (i == 0)
+                snprintf(buf, l, "%" PRIu64 "B", bytes);
+        else
+                snprintf(buf, l, "%.1f%c", v, suffixes[i]);
+        return buf;
+}
+
+bool path_is_absolute_normalized(const char *p) {
+        if (!p || p[0] != '/')
+                return false;
+        /* no "//", no "/./", no "/../", no trailing slash (except "/") */
+        for (const char *s = p; *s; s++) {
+                if (*s != '/')
+                        continue;
+                if (s[1] == '/' || (s[1] == '.' && (s[2] == '/' || s[2] == 0)) ||
+                    (s[1] == '.' && s[2] == '.' && (s[3] == '/' || s[3] == 0)))
+                        return false;
+                if (s[1] == 0 && s != p)
+                        return false;
+        }
+        return true;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "macro.h"
+
+#define RUN_ID_LEN 32 /* hex chars: 128 random bits */
+
+typedef uint64_t usec_t;
+#define USEC_INFINITY ((usec_t) UINT64_MAX)
+#define USEC_PER_SEC ((usec_t) 1000000ULL)
+#define USEC_PER_MSEC ((usec_t) 1000ULL)
+#define NSEC_PER_USEC ((uint64_t) 1000ULL)
+
+/* A fresh random run id (RUN_ID_LEN lower-case hex chars + NUL). */
+int run_id_new(char ret[static RUN_ID_LEN + 1]);
+bool run_id_is_valid(const char *s);
+
+usec_t now_realtime(void);
+usec_t now_monotonic(void);
+/* RFC 3339 UTC with microseconds: 2026-11-29T10:30:00.123456Z (28 chars + NUL). */
+#define TIMESTAMP_MAX 64
+char *format_timestamp(char buf[static TIMESTAMP_MAX], usec_t t);
+int parse_timestamp(const char *s, usec_t *ret);
+
+/* "1.5G" "512M" "100K" "4096" -> bytes (1024-based); refuses overflow, trailing junk, negatives. */
+int parse_size(const char *s, uint64_t *ret);
+/* "90s" "5min" "2h" "1500ms" "30" (seconds) -> usec. */
+int parse_duration(const char *s, usec_t *ret);
+char *format_bytes(char *buf, size_t l, uint64_t bytes);
+
+bool path_is_absolute_normalized(const char *p);

@@ -137,9 +137,14 @@ int policy_compile(const RunRequest *req, const char *exec_path, RunPlan **ret, 
         r = pick_limit("tasks", p->name, req->tasks_max, p->tasks_max, &tasks, ret_error);
         if (r < 0)
                 return r;
-        if (req->runtime_max > p->runtime_max)
-                return refuse(ret_error, -EPERM, "timeout: %" PRIu64 "s is above the limit of profile '%s' (%" PRIu64 "s)",
-                              req->runtime_max / USEC_PER_SEC, p->name, p->runtime_max / USEC_PER_SEC);
+        if (req->runtime_max > p->runtime_max) {
+                char frac[16] = "";
+
+                if (req->runtime_max % USEC_PER_SEC != 0)
+                        snprintf(frac, sizeof(frac), ".%06" PRIu64, req->runtime_max % USEC_PER_SEC);
+                return refuse(ret_error, -EPERM, "timeout: %" PRIu64 "%ss is above the limit of profile '%s' (%" PRIu64 "s)",
+                              req->runtime_max / USEC_PER_SEC, frac, p->name, p->runtime_max / USEC_PER_SEC);
+        }
         runtime = req->runtime_max ?: p->runtime_max;
         if (memory < (4ULL << 20))
                 return refuse(ret_error, -EINVAL, "memory: %" PRIu64 " bytes is too little to start anything (at least 4M)",

@@ -36,8 +36,9 @@ typedef struct RunPlan {
 RunPlan *run_plan_free(RunPlan *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RunPlan *, run_plan_free);
 
-/* Checks what can be checked without touching the system. On failure returns -EINVAL (or -ENOENT for
- * an unknown profile) and a message in *ret_error. */
+/* Checks what can be checked without touching the system. On failure returns a negative errno
+ * (-ENOENT unknown profile, -EPERM a system directory or a limit above the profile's, -E2BIG too many
+ * or too long arguments, -EINVAL anything else) and a one-line message in *ret_error. */
 int run_request_validate(const RunRequest *req, char **ret_error);
 
 int policy_compile(const RunRequest *req, const char *exec_path, RunPlan **ret, char **ret_error);

@@ -83,9 +83,17 @@ static json_object *json_u64_or_null(uint64_t v) {
         return v == UINT64_MAX ? NULL : json_object_new_uint64(v);
 }
 
-static json_object *json_time_or_null(usec_t t) {
+static int json_time_or_null(usec_t t, json_object **ret) {
         char buf[TIMESTAMP_MAX];
-        return t == 0 ? NULL : json_object_new_string(format_timestamp(buf, t));
+
+        if (t == 0) {
+                *ret = NULL;
+                return 0;
+        }
+        if (!format_timestamp(buf, t))
+                return -ERANGE;
+        *ret = json_object_new_string(buf);
+        return *ret ? 0 : -ENOMEM;
 }
 
 #define ADD(o, k, v)                                                  \
@@ -96,12 +104,19 @@ static json_object *json_time_or_null(usec_t t) {
 
 int run_record_to_json(const RunRecord *r, char **ret) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
-        json_object *exit_o, *res, *cleanup;
+        json_object *exit_o, *res, *cleanup, *started, *ended;
         const char *s;
         char *text;
+        int k;
 
         if (!o)
                 return -ENOMEM;
+        if ((k = json_time_or_null(r->started_at, &started)) < 0)
+                return k;
+        if ((k = json_time_or_null(r->ended_at, &ended)) < 0) {
+                json_object_put(started);
+                return k;
+        }
         ADD(o, "version", json_object_new_int(RECORD_VERSION));
         ADD(o, "run_id", json_object_new_string(r->run_id));
         ADD(o, "unit", r->unit ? json_object_new_string(r->unit) : NULL);
@@ -109,8 +124,8 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(o, "profile", json_object_new_string(strna(r->profile)));
         ADD(o, "policy_digest", r->policy_digest ? json_object_new_string(r->policy_digest) : NULL);
         ADD(o, "state", json_object_new_string(r->finished ? "finished" : "running"));
-        ADD(o, "started_at", json_time_or_null(r->started_at));
-        ADD(o, "ended_at", json_time_or_null(r->ended_at));
+        ADD(o, "started_at", started);
+        ADD(o, "ended_at", ended);
         s = stop_reason_to_string(r->stop_reason);
         ADD(o, "stop_reason", s ? json_object_new_string(s) : NULL);
 
@@ -202,6 +217,8 @@ static int get_u64(json_object *o, const char *path, const char *key, uint64_t *
         if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
                 return bad(ret_error, "%s.%s: expected a non-negative integer or null", path, key);
         *ret = json_object_get_uint64(v);
+        if (*ret == UINT64_MAX) /* our own "unknown" marker: never a real value */
+                return bad(ret_error, "%s.%s: out of range", path, key);
         return 0;
 }
 
@@ -228,9 +245,22 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         uint64_t u;
         int k;
 
-        o = json_tokener_parse(json);
-        if (!o || !json_object_is_type(o, json_type_object))
-                return bad(ret_error, "not a JSON object");
+        {
+                json_tokener *tok = json_tokener_new();
+                size_t len = strlen(json), end;
+
+                if (!tok)
+                        return -ENOMEM;
+                o = json_tokener_parse_ex(tok, json, (int) len);
+                end = json_tokener_get_parse_end(tok);
+                json_tokener_free(tok);
+                if (!o || !json_object_is_type(o, json_type_object))
+                        return bad(ret_error, "not a JSON object");
+                /* nothing but white space may follow the object */
+                for (; end < len; end++)
+                        if (!strchr(" \t\r\n", json[end]))
+                                return bad(ret_error, "trailing data after the record");
+        }
         r = run_record_new();
         if (!r)
                 return -ENOMEM;

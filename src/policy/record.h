@@ -29,8 +29,8 @@ typedef enum StopReason {
 
 const char *stop_reason_to_string(StopReason r);
 StopReason stop_reason_from_string(const char *s);
-/* Maps a systemd service Result= string; unknown results map to STOP_START_FAILED's neighbour
- * STOP_EXIT_CODE only for "exit-code", everything unrecognised gives _STOP_REASON_INVALID. */
+/* Maps a systemd service Result= value ("success", "exit-code", "timeout", ...) to a stop reason;
+ * an unknown value gives _STOP_REASON_INVALID. */
 StopReason stop_reason_from_unit_result(const char *result);
 
 typedef struct RunRecord {

@@ -53,9 +53,12 @@ int write_file_atomic_at(int dir_fd, const char *name, const void *data, size_t 
                 return r;
         }
 
-        /* Make the rename itself durable. */
-        if (fsync(dir_fd) < 0)
-                return negative_errno();
+        /* Make the rename itself durable (dir_fd may be AT_FDCWD or an O_PATH fd: use a real one). */
+        {
+                _cleanup_close_ int dfd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (dfd < 0 || fsync(dfd) < 0)
+                        return negative_errno();
+        }
         return 0;
 }
 
@@ -71,12 +74,13 @@ int read_file_at(int dir_fd, const char *name, size_t max_size, char **ret, size
         for (;;) {
                 ssize_t k;
 
-                if (allocated - n < 4096) {
+                /* Keep room for one byte beyond max_size: reading it proves the file is too big. */
+                if (n == allocated) {
                         char *nb;
 
-                        if (allocated >= max_size + 1)
+                        if (allocated > max_size)
                                 return -EFBIG;
-                        allocated = MIN(MAX(allocated * 2, (size_t) 8192), max_size + 1);
+                        allocated = MIN(MAX(allocated * 2, (size_t) 4096), max_size + 1);
                         nb = realloc(buf, allocated + 1);
                         if (!nb)
                                 return -ENOMEM;
@@ -105,8 +109,12 @@ int read_file_at(int dir_fd, const char *name, size_t max_size, char **ret, size
 }
 
 int mkdir_p(const char *path, mode_t mode) {
-        _cleanup_free_ char *p = strdup(path);
+        _cleanup_free_ char *p = NULL;
+        struct stat st;
 
+        if (isempty(path) || path[0] != '/')
+                return -EINVAL;
+        p = strdup(path);
         if (!p)
                 return -ENOMEM;
         for (char *s = p + 1; ; s++) {
@@ -114,8 +122,14 @@ int mkdir_p(const char *path, mode_t mode) {
                         char c = *s;
 
                         *s = 0;
-                        if (mkdir(p, mode) < 0 && errno != EEXIST)
-                                return negative_errno();
+                        if (mkdir(p, mode) < 0) {
+                                if (errno != EEXIST)
+                                        return negative_errno();
+                                if (stat(p, &st) < 0)
+                                        return negative_errno();
+                                if (!S_ISDIR(st.st_mode))
+                                        return -ENOTDIR;
+                        }
                         *s = c;
                         if (c == 0)
                                 break;

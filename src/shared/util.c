@@ -62,20 +62,32 @@ char *format_timestamp(char buf[static TIMESTAMP_MAX], usec_t t) {
 }
 
 int parse_timestamp(const char *s, usec_t *ret) {
+        static const char shape[] = "dddd-dd-ddTdd:dd:dd.ddddddZ";
+        char check[TIMESTAMP_MAX];
         struct tm tm = {};
         unsigned us;
-        int n = 0;
         time_t sec;
+        usec_t t;
 
-        if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%6uZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                         &tm.tm_min, &tm.tm_sec, &us, &n) != 7 || s[n] != 0 || n != 27)
+        /* Exactly the shape format_timestamp() writes: no signs, blanks or missing digits. */
+        if (!s || strlen(s) != strlen(shape))
+                return -EINVAL;
+        for (size_t i = 0; shape[i]; i++)
+                if (shape[i] == 'd' ? !isdigit((unsigned char) s[i]) : s[i] != shape[i])
+                        return -EINVAL;
+        if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%6uZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                   &tm.tm_sec, &us) != 7)
                 return -EINVAL;
         tm.tm_year -= 1900;
         tm.tm_mon -= 1;
         sec = timegm(&tm);
         if (sec < 0)
                 return -EINVAL;
-        *ret = (usec_t) sec * USEC_PER_SEC + us;
+        t = (usec_t) sec * USEC_PER_SEC + us;
+        /* timegm() normalizes out-of-range fields (month 13, Feb 30, 24:00): refuse those. */
+        if (!format_timestamp(check, t) || !streq(check, s))
+                return -EINVAL;
+        *ret = t;
         return 0;
 }
 

@@ -21,12 +21,13 @@ bool run_id_is_valid(const char *s);
 
 usec_t now_realtime(void);
 usec_t now_monotonic(void);
-/* RFC 3339 UTC with microseconds: 2026-11-29T10:30:00.123456Z (28 chars + NUL). */
+/* RFC 3339 UTC with microseconds: 2026-11-29T10:30:00.123456Z (27 chars + NUL). */
 #define TIMESTAMP_MAX 64
 char *format_timestamp(char buf[static TIMESTAMP_MAX], usec_t t);
 int parse_timestamp(const char *s, usec_t *ret);
 
-/* "1.5G" "512M" "100K" "4096" -> bytes (1024-based); refuses overflow, trailing junk, negatives. */
+/* "2G" "512M" "100K" "4096" -> bytes (1024-based, whole numbers only); refuses overflow (-ERANGE),
+ * fractions, trailing junk and signs (-EINVAL). */
 int parse_size(const char *s, uint64_t *ret);
 /* "90s" "5min" "2h" "1500ms" "30" (seconds) -> usec. */
 int parse_duration(const char *s, usec_t *ret);

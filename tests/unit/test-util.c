@@ -1,5 +1,445 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* util: run ids, timestamps, size/duration parsing, byte formatting, path normalization checks. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <cmocka.h>
-int main(void){return 0;}
+
+#include "macro.h"
+#include "unit-test.h"
+#include "util.h"
+
+/* ---- run ids ---- */
+
+static int cmp_id(const void *a, const void *b) {
+        return strcmp((const char *) a, (const char *) b);
+}
+
+static void test_run_id_new(void **state) {
+        enum { N = 4096 };
+        char (*ids)[RUN_ID_LEN + 1] = calloc(N, sizeof(*ids));
+
+        assert_non_null(ids);
+        for (size_t i = 0; i < N; i++) {
+                memset(ids[i], 'X', sizeof(ids[i]));
+                assert_int_equal(run_id_new(ids[i]), 0);
+                assert_int_equal(strlen(ids[i]), RUN_ID_LEN);
+                assert_true(run_id_is_valid(ids[i]));
+        }
+        /* No two alike. */
+        qsort(ids, N, sizeof(*ids), cmp_id);
+        for (size_t i = 1; i < N; i++)
+                assert_string_not_equal(ids[i - 1], ids[i]);
+        free(ids);
+}
+
+static void test_run_id_is_valid(void **state) {
+        static const struct {
+                const char *s;
+                bool valid;
+        } table[] = {
+                { "0123456789abcdef0123456789abcdef", true },
+                { "ffffffffffffffffffffffffffffffff", true },
+                { "00000000000000000000000000000000", true },
+                { "0123456789abcdef0123456789abcde", false },   /* 31 */
+                { "0123456789abcdef0123456789abcdef0", false }, /* 33 */
+                { "0123456789ABCDEF0123456789abcdef", false },  /* upper case */
+                { "0123456789abcdef0123456789abcdeg", false },  /* not hex */
+                { "0123456789abcdef0123456789abcde ", false },
+                { "/123456789abcdef0123456789abcdef", false },
+                { "../../../../../../../../etc/pass", false },
+                { "", false },
+        };
+
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                check_row(failures, run_id_is_valid(table[i].s) == table[i].valid, "'%s'", table[i].s);
+        assert_int_equal(failures, 0);
+        assert_false(run_id_is_valid(NULL));
+}
+
+/* ---- timestamps ---- */
+
+static const struct {
+        usec_t t;
+        const char *text;
+} timestamps[] = {
+        { 0, "1970-01-01T00:00:00.000000Z" },
+        { 1, "1970-01-01T00:00:00.000001Z" },
+        { 1000000, "1970-01-01T00:00:01.000000Z" },
+        { 951782400ULL * 1000000 + 999999, "2000-02-29T00:00:00.999999Z" },
+        { 1795948200ULL * 1000000 + 123456, "2026-11-29T10:30:00.123456Z" },
+        { 2147483648ULL * 1000000 + 500000, "2038-01-19T03:14:08.500000Z" },
+        { 4107542400ULL * 1000000, "2100-03-01T00:00:00.000000Z" },
+        { 253402300799ULL * 1000000 + 999999, "9999-12-31T23:59:59.999999Z" },
+};
+
+static void test_format_timestamp(void **state) {
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(timestamps); i++) {
+                char buf[TIMESTAMP_MAX] = "";
+
+                check_row(failures, format_timestamp(buf, timestamps[i].t) == buf && streq(buf, timestamps[i].text),
+                          "%" PRIu64 " -> '%s', expected '%s'", timestamps[i].t, buf, timestamps[i].text);
+        }
+        assert_int_equal(failures, 0);
+}
+
+static void test_format_timestamp_out_of_range(void **state) {
+        char buf[TIMESTAMP_MAX];
+
+        /* Year 10000 and "infinity" do not fit the format. */
+        assert_null(format_timestamp(buf, 253402300800ULL * 1000000));
+        assert_null(format_timestamp(buf, USEC_INFINITY));
+}
+
+static void test_parse_timestamp(void **state) {
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(timestamps); i++) {
+                usec_t t = 42;
+                int r = parse_timestamp(timestamps[i].text, &t);
+
+                check_row(failures, r == 0 && t == timestamps[i].t, "'%s' -> %d, %" PRIu64 ", expected %" PRIu64,
+                          timestamps[i].text, r, t, timestamps[i].t);
+        }
+        assert_int_equal(failures, 0);
+}
+
+static void test_timestamp_round_trip(void **state) {
+        /* A spread of values, including odd microseconds. */
+        for (usec_t t = 7; t < 250000000000ULL * 1000000; t = t * 3 + 12345) {
+                char buf[TIMESTAMP_MAX];
+                usec_t back = 0;
+
+                assert_non_null(format_timestamp(buf, t));
+                assert_int_equal(strlen(buf), 27);
+                assert_int_equal(parse_timestamp(buf, &back), 0);
+                assert_int_equal(back, t);
+        }
+}
+
+static void test_parse_timestamp_malformed(void **state) {
+        static const char *const bad[] = {
+                "",
+                "2026-11-29",
+                "2026-11-29T10:30:00Z",
+                "2026-11-29T10:30:00.12345Z",
+                "2026-11-29T10:30:00.1234567Z",
+                "2026-11-29T10:30:00.123456",
+                "2026-11-29T10:30:00.123456Zx",
+                "2026-11-29T10:30:00.123456Z ",
+                " 2026-11-29T10:30:00.123456Z",
+                "2026-11-29 10:30:00.123456Z",
+                "2026-11-29t10:30:00.123456z",
+                "2026-11-29T10:30:00.123456+00:00",
+                "2026/11/29T10:30:00.123456Z",
+                "26-11-29T10:30:00.123456Z",
+                "1969-12-31T23:59:59.999999Z", /* before the epoch */
+                "now",
+        };
+        unsigned failures = 0;
+        usec_t t = 42;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                int r = parse_timestamp(bad[i], &t);
+
+                check_row(failures, r == -EINVAL, "'%s' -> %d (%" PRIu64 "), expected -EINVAL", bad[i], r, t);
+        }
+        assert_int_equal(failures, 0);
+        assert_int_equal(parse_timestamp(NULL, &t), -EINVAL);
+        assert_int_equal(t, 42); /* untouched on failure */
+}
+
+/* Field values outside their range are not a timestamp either (timegm() would silently normalize them
+ * into a different instant). */
+static void test_parse_timestamp_out_of_range_fields(void **state) {
+        static const char *const bad[] = {
+                "2026-13-01T00:00:00.000000Z",
+                "2026-00-10T00:00:00.000000Z",
+                "2026-02-30T00:00:00.000000Z",
+                "2026-11-00T00:00:00.000000Z",
+                "2026-11-29T24:00:00.000000Z",
+                "2026-11-29T10:60:00.000000Z",
+                "2026-11-29T10:30:61.000000Z",
+        };
+        unsigned failures = 0;
+        usec_t t = 42;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                int r = parse_timestamp(bad[i], &t);
+
+                check_row(failures, r == -EINVAL, "'%s' -> %d (%" PRIu64 "), expected -EINVAL", bad[i], r, t);
+        }
+        assert_int_equal(failures, 0);
+}
+
+/* Every field is exactly its number of digits: no signs, no blanks (sscanf's %d/%u allow both). */
+static void test_parse_timestamp_signs_and_blanks(void **state) {
+        static const char *const bad[] = {
+                "2026-11-29T10:30:00.-00001Z",
+                "2026-11-29T10:30:00.+12345Z",
+                "2026-11-29T10:30:00. 12345Z",
+                "2026-+1-29T10:30:00.123456Z",
+                "2026- 1-29T10:30:00.123456Z",
+                "2026-11-29T 1:30:00.123456Z",
+        };
+        unsigned failures = 0;
+        usec_t t = 42;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                int r = parse_timestamp(bad[i], &t);
+
+                check_row(failures, r == -EINVAL, "'%s' -> %d (%" PRIu64 "), expected -EINVAL", bad[i], r, t);
+        }
+        assert_int_equal(failures, 0);
+}
+
+/* ---- sizes and durations ---- */
+
+static void test_parse_size(void **state) {
+        static const struct {
+                const char *s;
+                uint64_t v;
+        } table[] = {
+                { "0", 0 },
+                { "1", 1 },
+                { "4096", 4096 },
+                { "4096B", 4096 },
+                { "100K", 100ULL << 10 },
+                { "512M", 512ULL << 20 },
+                { "2G", 2ULL << 30 },
+                { "1T", 1ULL << 40 },
+                { "007K", 7ULL << 10 },
+                { "18446744073709551615", UINT64_MAX },
+                { "16777215T", 16777215ULL << 40 },
+                { "17179869183G", 17179869183ULL << 30 },
+        };
+
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                uint64_t v = 42;
+                int r = parse_size(table[i].s, &v);
+
+                check_row(failures, r == 0 && v == table[i].v, "'%s' -> %d, %" PRIu64, table[i].s, r, v);
+        }
+        assert_int_equal(failures, 0);
+}
+
+static void test_parse_size_refused(void **state) {
+        static const struct {
+                const char *s;
+                int r;
+        } table[] = {
+                { "18446744073709551616", -ERANGE },
+                { "99999999999999999999999", -ERANGE },
+                { "16777216T", -ERANGE },
+                { "17179869184G", -ERANGE },
+                { "17592186044416M", -ERANGE },
+                { "", -EINVAL },
+                { "K", -EINVAL },
+                { "-1", -EINVAL },
+                { "-0", -EINVAL },
+                { "-1K", -EINVAL },
+                { "+5", -EINVAL },
+                { " 12", -EINVAL },
+                { "12 ", -EINVAL },
+                { "12 K", -EINVAL },
+                { "12k", -EINVAL },
+                { "12KB", -EINVAL },
+                { "12KK", -EINVAL },
+                { "12P", -EINVAL },
+                { "0x10", -EINVAL },
+                { "1e3", -EINVAL },
+                { "abc", -EINVAL },
+        };
+
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                uint64_t v = 42;
+                int r = parse_size(table[i].s, &v);
+
+                check_row(failures, r == table[i].r && v == 42, "'%s' -> %d, expected %d", table[i].s, r, table[i].r);
+        }
+        assert_int_equal(failures, 0);
+        assert_int_equal(parse_size(NULL, &(uint64_t) { 0 }), -EINVAL);
+}
+
+/* util.h documents "1.5G" as an accepted size. */
+/* Sizes are whole numbers: a fraction is refused, never rounded, and leaves the output alone. */
+static void test_parse_size_fraction(void **state) {
+        uint64_t v = 42;
+
+        assert_int_equal(parse_size("1.5G", &v), -EINVAL);
+        assert_int_equal(parse_size("0.5", &v), -EINVAL);
+        assert_int_equal(v, 42);
+}
+
+static void test_parse_duration(void **state) {
+        static const struct {
+                const char *s;
+                usec_t v;
+        } table[] = {
+                { "0", 0 },
+                { "30", 30 * USEC_PER_SEC },
+                { "90s", 90 * USEC_PER_SEC },
+                { "1500ms", 1500 * USEC_PER_MSEC },
+                { "5min", 300 * USEC_PER_SEC },
+                { "5m", 300 * USEC_PER_SEC },
+                { "2h", 7200 * USEC_PER_SEC },
+                { "18446744073709s", 18446744073709ULL * USEC_PER_SEC },
+                { "5124095576h", 5124095576ULL * 3600 * USEC_PER_SEC },
+        };
+
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                usec_t v = 42;
+                int r = parse_duration(table[i].s, &v);
+
+                check_row(failures, r == 0 && v == table[i].v, "'%s' -> %d, %" PRIu64, table[i].s, r, v);
+        }
+        assert_int_equal(failures, 0);
+}
+
+static void test_parse_duration_refused(void **state) {
+        static const struct {
+                const char *s;
+                int r;
+        } table[] = {
+                { "18446744073710s", -ERANGE },
+                { "18446744073710", -ERANGE },
+                { "5124095577h", -ERANGE },
+                { "99999999999999999999999ms", -ERANGE },
+                { "", -EINVAL },
+                { "s", -EINVAL },
+                { "-1s", -EINVAL },
+                { "1.5h", -EINVAL },
+                { "5 min", -EINVAL },
+                { "5mins", -EINVAL },
+                { "1d", -EINVAL },
+                { "10us", -EINVAL },
+                { "10S", -EINVAL },
+                { "infinity", -EINVAL },
+        };
+
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                usec_t v = 42;
+                int r = parse_duration(table[i].s, &v);
+
+                check_row(failures, r == table[i].r && v == 42, "'%s' -> %d, expected %d", table[i].s, r, table[i].r);
+        }
+        assert_int_equal(failures, 0);
+}
+
+static void test_format_bytes(void **state) {
+        static const struct {
+                uint64_t v;
+                const char *text;
+        } table[] = {
+                { 0, "0B" },
+                { 1023, "1023B" },
+                { 1024, "1.0K" },
+                { 1536, "1.5K" },
+                { 512ULL << 20, "512.0M" },
+                { 2ULL << 30, "2.0G" },
+                { 3ULL << 40, "3.0T" },
+                { 1ULL << 50, "1024.0T" },
+        };
+
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                char buf[32] = "";
+
+                check_row(failures, format_bytes(buf, sizeof(buf), table[i].v) == buf && streq(buf, table[i].text),
+                          "%" PRIu64 " -> '%s', expected '%s'", table[i].v, buf, table[i].text);
+        }
+        assert_int_equal(failures, 0);
+}
+
+/* ---- paths ---- */
+
+static void test_path_is_absolute_normalized(void **state) {
+        static const struct {
+                const char *p;
+                bool ok;
+        } table[] = {
+                { "/", true },
+                { "/a", true },
+                { "/home/user/project", true },
+                { "/a/.b", true },
+                { "/a/..b", true },
+                { "/a/b.", true },
+                { "/a/b..", true },
+                { "/a/...", true },
+                { "/a b", true },
+                { "", false },
+                { "a", false },
+                { "a/b", false },
+                { "./a", false },
+                { "//", false },
+                { "//a", false },
+                { "/a//b", false },
+                { "/a/", false },
+                { "/a/b/", false },
+                { "/.", false },
+                { "/..", false },
+                { "/./a", false },
+                { "/a/.", false },
+                { "/a/./b", false },
+                { "/a/..", false },
+                { "/a/../b", false },
+                { "/../etc", false },
+        };
+
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                check_row(failures, path_is_absolute_normalized(table[i].p) == table[i].ok, "'%s'", table[i].p);
+        assert_int_equal(failures, 0);
+        assert_false(path_is_absolute_normalized(NULL));
+}
+
+/* ---- clocks ---- */
+
+static void test_clocks(void **state) {
+        usec_t a = now_monotonic(), b = now_monotonic();
+
+        assert_true(b >= a);
+        /* Later than 2020-01-01. */
+        assert_true(now_realtime() > 1577836800ULL * USEC_PER_SEC);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_run_id_new),
+                cmocka_unit_test(test_run_id_is_valid),
+                cmocka_unit_test(test_format_timestamp),
+                cmocka_unit_test(test_format_timestamp_out_of_range),
+                cmocka_unit_test(test_parse_timestamp),
+                cmocka_unit_test(test_timestamp_round_trip),
+                cmocka_unit_test(test_parse_timestamp_malformed),
+                cmocka_unit_test(test_parse_timestamp_out_of_range_fields),
+                cmocka_unit_test(test_parse_timestamp_signs_and_blanks),
+                cmocka_unit_test(test_parse_size),
+                cmocka_unit_test(test_parse_size_refused),
+                cmocka_unit_test(test_parse_size_fraction),
+                cmocka_unit_test(test_parse_duration),
+                cmocka_unit_test(test_parse_duration_refused),
+                cmocka_unit_test(test_format_bytes),
+                cmocka_unit_test(test_path_is_absolute_normalized),
+                cmocka_unit_test(test_clocks),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 
@@ -154,6 +155,10 @@ static int check_confinement(const char *cg) {
                 return refuse("the capability bounding set is not empty (CapBnd: %s)", strna(capbnd));
         if (status_field("Seccomp", &seccomp) < 0 || !streq(seccomp, "2"))
                 return refuse("no seccomp filter is installed (Seccomp: %s)", strna(seccomp));
+        /* Probe the filter itself: every sbx policy denies io_uring with EPERM. Unfiltered,
+         * io_uring_setup(0, NULL) fails with EINVAL instead. */
+        if (syscall(SYS_io_uring_setup, 0, NULL) >= 0 || errno != EPERM)
+                return refuse("the syscall filter is not the one promised (io_uring_setup is not denied: %m)");
 
         if (arg_expect_memory_max != UINT64_MAX) {
                 r = read_cgroup_u64(cg, "memory.max", &v);

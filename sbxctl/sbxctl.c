@@ -227,7 +227,11 @@ static int verb_run(char **cmd) {
         if (r != 0)
                 return r;
 
-        /* Signals are handled from the event loop from here on: Ctrl-C becomes Stop(). */
+        /* Signals are handled from the event loop from here on: Ctrl-C becomes Stop(). A shell may have
+         * started us with SIGINT ignored (background job): take the signals back first. */
+        (void) signal(SIGINT, SIG_DFL);
+        (void) signal(SIGTERM, SIG_DFL);
+        (void) signal(SIGHUP, SIG_DFL);
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);

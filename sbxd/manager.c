@@ -229,6 +229,10 @@ static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 rec->stop_reason = stop_reason_from_unit_result(result);
                 if (rec->stop_reason < 0)
                         rec->stop_reason = STOP_START_FAILED;
+                /* systemd counts SIGHUP/SIGINT/SIGTERM/SIGPIPE deaths as a clean exit ("success"); for a
+                 * sandbox they are what they are: the command was killed by a signal. */
+                if (rec->stop_reason == STOP_SUCCESS && rec->exit_signal > 0)
+                        rec->stop_reason = STOP_SIGNAL;
                 if (cpu_nsec != UINT64_MAX)
                         rec->cpu_usec = cpu_nsec / 1000;
                 parse_status_text(rec, status);
@@ -588,20 +592,22 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
                 r = bus_append_prop_table(call, plan->props);
         if (r >= 0)
                 r = sd_bus_message_open_container(call, 'r', "sv");
+        /* ExecStartEx with "no-env-expand": the command line reaches the helper byte for byte (plain
+         * ExecStart= would expand $VAR and $$ in it). */
         if (r >= 0)
-                r = sd_bus_message_append(call, "s", "ExecStart");
+                r = sd_bus_message_append(call, "s", "ExecStartEx");
         if (r >= 0)
-                r = sd_bus_message_open_container(call, 'v', "a(sasb)");
+                r = sd_bus_message_open_container(call, 'v', "a(sasas)");
         if (r >= 0)
-                r = sd_bus_message_open_container(call, 'a', "(sasb)");
+                r = sd_bus_message_open_container(call, 'a', "(sasas)");
         if (r >= 0)
-                r = sd_bus_message_open_container(call, 'r', "sasb");
+                r = sd_bus_message_open_container(call, 'r', "sasas");
         if (r >= 0)
                 r = sd_bus_message_append(call, "s", plan->exec_argv[0]);
         if (r >= 0)
                 r = sd_bus_message_append_strv(call, plan->exec_argv);
         if (r >= 0)
-                r = sd_bus_message_append(call, "b", 0);
+                r = sd_bus_message_append(call, "as", 1, "no-env-expand");
         for (int i = 0; i < 4 && r >= 0; i++)
                 r = sd_bus_message_close_container(call);
         if (r >= 0)

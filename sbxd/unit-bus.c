@@ -26,7 +26,7 @@ static int append_pairs(sd_bus_message *m, const Prop *p, bool with_flags) {
         return sd_bus_message_close_container(m);
 }
 
-static int append_allow_list(sd_bus_message *m, const Prop *p) {
+static int append_list(sd_bus_message *m, const Prop *p, bool allow) {
         int r;
 
         r = sd_bus_message_open_container(m, 'v', "(bas)");
@@ -35,7 +35,7 @@ static int append_allow_list(sd_bus_message *m, const Prop *p) {
         r = sd_bus_message_open_container(m, 'r', "bas");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "b", 1);
+        r = sd_bus_message_append(m, "b", (int) allow);
         if (r < 0)
                 return r;
         r = sd_bus_message_append_strv(m, p->strv);
@@ -82,7 +82,9 @@ static int append_one(sd_bus_message *m, const Prop *p) {
                 return sd_bus_message_close_container(m);
         case PROP_SYSCALL_ALLOW:
         case PROP_FAMILY_ALLOW:
-                return append_allow_list(m, p);
+                return append_list(m, p, true);
+        case PROP_SYSCALL_DENY:
+                return append_list(m, p, false);
         case PROP_BIND_PATHS:
                 return append_pairs(m, p, true);
         case PROP_TMPFS:

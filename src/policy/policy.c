@@ -203,6 +203,11 @@ int policy_compile(const RunRequest *req, const char *exec_path, RunPlan **ret, 
         r = r ?: prop_table_add_bool(t, "LockPersonality", true);
         r = r ?: prop_table_add_strv(t, "SystemCallArchitectures", (char *[]) { (char *) "native", NULL });
         r = r ?: prop_table_add_strv(t, "SystemCallFilter", (char *[]) { (char *) "@system-service", NULL });
+        /* io_uring performs socket and file operations the filters never see (it bypasses
+         * RestrictAddressFamilies=). */
+        r = r ?: prop_table_add_strv(t, "SystemCallFilter~",
+                                     (char *[]) { (char *) "io_uring_setup", (char *) "io_uring_enter",
+                                                  (char *) "io_uring_register", NULL });
         r = r ?: prop_table_add_errno(t, "SystemCallErrorNumber", EPERM);
         /* Network */
         if (r == 0 && !p->network)

@@ -31,6 +31,7 @@ static const PropDef prop_defs[] = {
         { "RemoveIPC",              "RemoveIPC",              PROP_BOOL },
         { "SystemCallArchitectures", "SystemCallArchitectures", PROP_STRV },
         { "SystemCallFilter",       "SystemCallFilter",       PROP_SYSCALL_ALLOW },
+        { "SystemCallFilter~",      "SystemCallFilter",       PROP_SYSCALL_DENY },
         { "SystemCallErrorNumber",  "SystemCallErrorNumber",  PROP_ERRNO },
         { "RestrictAddressFamilies", "RestrictAddressFamilies", PROP_FAMILY_ALLOW },
         { "TemporaryFileSystem",    "TemporaryFileSystem",    PROP_TMPFS },
@@ -144,7 +145,8 @@ int prop_table_add_errno(PropTable *t, const char *name, int e) {
 }
 
 static bool kind_is_strv(PropKind k) {
-        return k == PROP_STRV || k == PROP_ENVIRONMENT || k == PROP_SYSCALL_ALLOW || k == PROP_FAMILY_ALLOW ||
+        return k == PROP_STRV || k == PROP_ENVIRONMENT || k == PROP_SYSCALL_ALLOW || k == PROP_SYSCALL_DENY ||
+               k == PROP_FAMILY_ALLOW ||
                k == PROP_BIND_PATHS || k == PROP_TMPFS;
 }
 
@@ -201,7 +203,10 @@ static const char *errno_name(int e) {
 static int render_one(FILE *f, const Prop *p) {
         const PropDef *d = p->def;
 
-        fprintf(f, "%s=", d->name);
+        if (d->kind == PROP_SYSCALL_DENY)
+                fprintf(f, "%s=~", d->bus_name);
+        else
+                fprintf(f, "%s=", d->name);
         switch (d->kind) {
         case PROP_BOOL:
                 fputs(p->b ? "yes" : "no", f);
@@ -249,6 +254,7 @@ static int render_one(FILE *f, const Prop *p) {
         }
         case PROP_STRV:
         case PROP_SYSCALL_ALLOW:
+        case PROP_SYSCALL_DENY:
         case PROP_FAMILY_ALLOW:
                 for (char **s = p->strv; s && *s; s++)
                         fprintf(f, "%s%s", s == p->strv ? "" : " ", *s);

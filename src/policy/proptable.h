@@ -25,6 +25,7 @@ typedef enum PropKind {
         PROP_STRV,          /* as, text joined by spaces */
         PROP_ENVIRONMENT,   /* as, text quoted */
         PROP_SYSCALL_ALLOW, /* (bas) allow-list */
+        PROP_SYSCALL_DENY,  /* (bas) deny-list; text "SystemCallFilter=~..." */
         PROP_FAMILY_ALLOW,  /* (bas) allow-list */
         PROP_BIND_PATHS,    /* a(ssbt): pairs source, destination; recursive */
         PROP_TMPFS,         /* a(ss): pairs path, options */
@@ -33,7 +34,7 @@ typedef enum PropKind {
 } PropKind;
 
 typedef struct PropDef {
-        const char *name;     /* unit-file key */
+        const char *name;     /* unit-file key (unique in the table; "SystemCallFilter~" is the deny-list form) */
         const char *bus_name; /* D-Bus property name for StartTransientUnit */
         PropKind kind;
 } PropDef;

@@ -349,6 +349,8 @@ int run_record_exit_status(const RunRecord *r) {
         switch (r->stop_reason) {
         case STOP_SUCCESS:
         case STOP_EXIT_CODE:
+                if (r->exit_signal > 0)
+                        return 128 + r->exit_signal;
                 return r->exit_code >= 0 ? r->exit_code : SBX_EXIT_FAILURE;
         case STOP_SIGNAL:
         case STOP_CORE_DUMP:

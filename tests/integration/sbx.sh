@@ -1,0 +1,57 @@
+# tests/integration/sbx.sh - sbx-specific helpers for the integration tests (sourced after lib.sh).
+# shellcheck shell=bash
+
+SBX_RUNS_DIR=/var/lib/sbx/runs
+
+# the id of the newest run visible to the caller
+last_run_id() { sbxctl list --no-legend | tail -n 1 | awk '{print $1}'; }
+
+# record_get RUN JQ-EXPR: one field of a run's record (as root: sees all runs)
+record_get() { sbxctl show --json "$1" | jq -r "$2"; }
+
+# number of records on disk
+record_count() { find "$SBX_RUNS_DIR" -maxdepth 1 -name '*.json' | wc -l; }
+
+# sbx units still loaded, cgroups still present, dynamic users still allocated
+sbx_leftovers() {
+  systemctl list-units --all --no-legend --plain 'sbx-*.service' | awk '{print "unit " $1}'
+  find /sys/fs/cgroup/sbx.slice -mindepth 1 -maxdepth 1 -type d -name 'sbx-*' 2>/dev/null | sed 's/^/cgroup /'
+  for f in /run/systemd/dynamic-uid/direct:sbx-*; do [ -e "$f" ] && echo "dynamic-user ${f##*direct:}"; done
+  find "$SBX_RUNS_DIR" -maxdepth 1 -name '.#*' 2>/dev/null | sed 's/^/temp-record /'
+  true
+}
+
+# assert_clean [WHAT]: nothing of any run is left (units, cgroups, users, temp records). systemd
+# collects units asynchronously; give it a moment.
+assert_clean() {
+  local left i
+  for i in $(seq 50); do
+    left=$(sbx_leftovers)
+    [ -z "$left" ] && return 0
+    sleep 0.1
+  done
+  _t_err "${1:-after the run} leftovers: $(echo "$left" | tr '\n' ' ')"
+}
+
+# sbx_wait_running RUN: until the run's unit is active (max ~30 s)
+sbx_wait_active() {
+  local i
+  for i in $(seq 300); do
+    systemctl is-active -q "sbx-offline-$1.service" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# sbx_newest_running: id of the newest run whose record says running (polls, max ~30 s)
+sbx_wait_new_run() {   # BEFORE_COUNT
+  local i id
+  for i in $(seq 300); do
+    if [ "$(record_count)" -gt "$1" ]; then
+      id=$(sbxctl list --no-legend | awk '$3=="running"{print $1}' | tail -n 1)
+      [ -n "$id" ] && { echo "$id"; return 0; }
+    fi
+    sleep 0.1
+  done
+  return 1
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Cancelling, stopping, cleanup, bad input, the daemon's absence, and tenants.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/sbx.sh"
+t_require_systemd || t_summary
+W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
+
+t_begin "Ctrl-C (SIGINT) to sbxctl stops the unit; the record says cancelled"
+before=$(record_count)
+sbxctl run -- sleep 300 > "$W/o" 2>&1 & cpid=$!
+id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
+sbx_wait_active "$id" || _t_err "unit never became active"
+kill -INT "$cpid"; wait "$cpid"; rc=$?
+assert_eq 130 "$rc" "sbxctl exit status"
+assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
+assert_eq "true" "$(record_get "$id" .cleanup.completed)" "cleanup.completed"
+systemctl is-active -q "sbx-offline-$id.service" && _t_err "unit still active"
+assert_clean
+
+t_begin "SIGTERM to sbxctl: 143, cancelled"
+before=$(record_count)
+sbxctl run -- sh -c 'trap "" TERM; sleep 300' > "$W/o" 2>&1 & cpid=$!
+id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
+sbx_wait_active "$id"
+kill -TERM "$cpid"; wait "$cpid"; rc=$?
+assert_eq 143 "$rc" "sbxctl exit status"
+assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
+assert_clean
+
+t_begin "sbxctl stop RUN from another client"
+before=$(record_count)
+sbxctl run -- sleep 300 > "$W/o" 2>&1 & cpid=$!
+id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
+sbx_wait_active "$id"
+assert_rc 0 sbxctl stop "$id"
+wait "$cpid"; rc=$?
+assert_eq 143 "$rc" "the running client's exit status"
+assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
+assert_rc 1 sbxctl stop "$id"
+assert_contains "$T_OUT" "is not running"
+assert_clean
+
+t_begin "a client that dies takes its run with it"
+before=$(record_count)
+sbxctl run -- sleep 300 > "$W/o" 2>&1 & cpid=$!
+id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
+sbx_wait_active "$id"
+kill -KILL "$cpid"; wait "$cpid" 2>/dev/null
+for i in $(seq 100); do [ "$(record_get "$id" .state)" = finished ] && break; sleep 0.2; done
+assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
+assert_clean
+
+t_begin "processes left behind by the command end with the run"
+assert_rc 0 sbxctl run -- sh -c '(setsid sleep 1000 &) ; (nohup sleep 1001 >/dev/null 2>&1 &); echo started'
+pgrep -f 'sleep 100[01]' >/dev/null && _t_err "a background process of the run survived: $(pgrep -af 'sleep 100[01]')"
+assert_clean
+
+t_begin "--workspace binds a host directory read-write"
+mkdir -p "$W/ws"; echo "from-host" > "$W/ws/in.txt"; chmod 0777 "$W/ws"
+assert_rc 0 sbxctl run --workspace "$W/ws" -- sh -c 'pwd; cat in.txt; echo from-sandbox > out.txt'
+assert_contains "$T_OUT" "/home/sbx/workspace"
+assert_contains "$T_OUT" "from-host"
+assert_eq "from-sandbox" "$(cat "$W/ws/out.txt" 2>/dev/null)" "file written by the sandbox"
+# relative paths resolve against the caller's directory
+assert_rc 0 sh -c "cd '$W' && sbxctl run -w ws -- cat in.txt"
+assert_contains "$T_OUT" "from-host"
+assert_clean
+
+t_begin "bad input: one line, distinct exit code, nothing started"
+before=$(record_count)
+assert_rc 125 sbxctl run --profile nosuch -- true
+assert_eq "sbxctl: profile: no profile named 'nosuch'" "$T_OUT" "message"
+assert_rc 125 sbxctl run --profile 'Bad!' -- true
+assert_contains "$T_OUT" "is not a valid profile name"
+assert_rc 125 sbxctl run --workspace /nonexistent/dir -- true
+assert_eq "sbxctl: workspace: '/nonexistent/dir' does not exist" "$T_OUT" "message"
+assert_rc 125 sbxctl run --workspace /etc/hostname -- true
+assert_eq "sbxctl: workspace: '/etc/hostname' is not a directory" "$T_OUT" "message"
+assert_rc 125 sbxctl run --workspace /etc -- true
+assert_contains "$T_OUT" "is a system directory"
+assert_rc 125 sbxctl run --
+assert_contains "$T_OUT" "no command given"
+assert_rc 125 sbxctl run --bogus-option -- true
+assert_rc 125 sbxctl frobnicate
+assert_contains "$T_OUT" "unknown command 'frobnicate'"
+assert_rc 125 sbxctl show not-a-run-id
+assert_rc 1 sbxctl show 0123456789abcdef0123456789abcdef
+assert_contains "$T_OUT" "no run 0123456789abcdef0123456789abcdef"
+assert_eq "$before" "$(record_count)" "records after refused requests"
+assert_clean
+
+t_begin "sbxd unreachable: a clear error, exit 123"
+systemctl stop sbxd.service
+systemctl mask --runtime sbxd.service >/dev/null 2>&1
+assert_rc 123 sbxctl run -- true
+assert_contains "$T_OUT" "sbxctl: "
+assert_eq 1 "$(printf '%s\n' "$T_OUT" | wc -l)" "lines of error output"
+systemctl unmask --runtime sbxd.service >/dev/null 2>&1
+assert_rc 0 sbxctl run -- true
+assert_clean
+
+t_begin "tenants: an unprivileged user runs sandboxes and sees only its own runs"
+if id nobody >/dev/null 2>&1; then
+  root_run=$(last_run_id)
+  assert_rc 0 runuser -u nobody -- sbxctl run -- id -u
+  assert_ne "0" "$T_OUT" "uid inside"
+  assert_rc 0 runuser -u nobody -- sbxctl list --no-legend
+  assert_not_contains "$T_OUT" "$root_run" "nobody's list"
+  [ "$(printf '%s\n' "$T_OUT" | grep -c .)" -ge 1 ] || _t_err "nobody sees none of its own runs"
+  nb_run=$(printf '%s\n' "$T_OUT" | tail -n 1 | awk '{print $1}')
+  assert_rc 1 runuser -u nobody -- sbxctl show "$root_run"
+  assert_contains "$T_OUT" "no run $root_run"
+  assert_rc 1 runuser -u nobody -- sbxctl stop "$root_run"
+  t1=$(record_get "$root_run" .tenant); t2=$(record_get "$nb_run" .tenant)
+  assert_ne "$t1" "$t2" "tenant ids of root and nobody"
+  assert_not_contains "$(cat "$SBX_RUNS_DIR/$nb_run.json")" "nobody" "record"
+  assert_not_contains "$(cat "$SBX_RUNS_DIR/$nb_run.json")" "65534" "record"
+  # nobody cannot bind a directory it does not own
+  assert_rc 125 runuser -u nobody -- sbxctl run --workspace "$W" -- true
+  assert_contains "$T_OUT" "is not owned by the caller"
+  # nobody cannot read the records directly
+  runuser -u nobody -- cat "$SBX_RUNS_DIR/$nb_run.json" >/dev/null 2>&1 && _t_err "nobody reads records directly"
+  assert_clean
+else
+  t_skip "no user 'nobody' here"
+fi
+
+t_begin "every run has exactly one valid record, no partial files"
+for f in "$SBX_RUNS_DIR"/*.json; do
+  jq -e '.state == "finished" and (.cleanup.completed == true)' "$f" >/dev/null || _t_err "record $f: $(cat "$f" | head -c 400)"
+done
+[ -z "$(find "$SBX_RUNS_DIR" -name '.#*')" ] || _t_err "temporary record files left"
+
+t_summary

@@ -36,6 +36,9 @@ out=$(run_helper sbxt-fc2 "${BASE[@]}" -p TasksMax=infinity -- --expect-memory-m
 assert_contains "$out" "rc=123 status=refused TasksMax is"
 
 t_begin "refuses when the network namespace is not private"
+# give the host namespace an interface besides lo, so that a shared namespace is visible as one
+ip link show sbxtdummy0 >/dev/null 2>&1 || ip link add sbxtdummy0 type dummy 2>/dev/null
+t_on_exit "ip link del sbxtdummy0 2>/dev/null"
 if [ "$(ls /sys/class/net | grep -vc '^lo$')" -gt 0 ]; then
   out=$(run_helper sbxt-fc3 "${BASE[@]}" -p PrivateNetwork=no -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none)
   assert_contains "$out" "rc=123 status=refused the network namespace is not private"

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# tests/integration/payload.sh - runs INSIDE a systemd testbed (or on a host whose PID 1 is systemd)
+# as root: installs the build, then runs every tests/integration/test-*.sh in order.
+#
+#   payload.sh [--install-only] [BUILD_DIR]
+#
+# BUILD_DIR: argument, else $SBX_BUILD, else <repo>/build (configured with --prefix=/usr and already
+# compiled on the host: nothing is rebuilt here). Installing into the VM's root is harmless: the
+# guest's root is a tmpfs overlay that vanishes at power-off.
+# Output goes to stdout and to the results file ($SBX_RESULTS, default BUILD_DIR/integration.log).
+# The last line is "N passed, N failed, N skipped"; the exit status is 0 only if nothing failed
+# and at least one test file ran.
+# env: SBX_TEST_TIMEOUT  seconds one test file may take (default 900)
+#      SBX_TESTS         space-separated test file names to run instead of all (e.g. test-00-harness.sh)
+set -uo pipefail
+export LC_ALL=C SYSTEMD_COLORS=0 SYSTEMD_PAGER=cat
+
+INSTALL_ONLY=0
+[ "${1:-}" = --install-only ] && { INSTALL_ONLY=1; shift; }
+
+# the repo: the folder two levels above this script. Under testbed/vm.sh this script runs from a copy
+# in /io, and SBX_PAYLOAD names the original (same path in the guest, the repo being shared).
+SELF=${SBX_PAYLOAD:-$0}
+REPO=${SBX_REPO:-$(cd "$(dirname "$SELF")/../.." && pwd)}
+BUILD=${1:-${SBX_BUILD:-$REPO/build}}
+TDIR=$REPO/tests/integration
+RESULTS=${SBX_RESULTS:-$BUILD/integration.log}
+
+[ "$(id -u)" = 0 ] || { echo "payload: must run as root" >&2; exit 2; }
+[ -d "$BUILD" ] || { echo "payload: build dir $BUILD missing" >&2; exit 2; }
+[ -d "$TDIR" ] || { echo "payload: $TDIR missing" >&2; exit 2; }
+
+now() { date +%s.%N; }
+secs() { printf '%.1f' "$(echo "$(now) - $1" | bc)"; }
+
+main() {
+echo "== payload: testbed=${SBX_TESTBED:-host} kernel=$(uname -r) repo=$REPO build=$BUILD"
+echo "== payload: system state: $(systemctl is-system-running 2>&1)"
+
+# ---- install
+t0=$(now)
+if ! meson install -C "$BUILD" --no-rebuild --quiet; then
+  echo "== payload: meson install failed"
+  [ "$INSTALL_ONLY" = 1 ] && exit 1
+  echo "0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+systemctl daemon-reload || echo "== payload: daemon-reload failed"
+# dbus-daemon rereads its policy (the new org.sbx.Manager1.conf) on reload
+systemctl try-reload-or-restart dbus.service || echo "== payload: dbus reload failed"
+# create what the installed tmpfiles.d snippets ask for (only ours: others may touch the shared root)
+mapfile -t TMPF < <(grep -E '/tmpfiles\.d/[^/]+\.conf$' "$BUILD/meson-logs/install-log.txt" 2>/dev/null)
+if [ "${#TMPF[@]}" -gt 0 ]; then
+  systemd-tmpfiles --create "${TMPF[@]}" || echo "== payload: systemd-tmpfiles --create failed"
+fi
+echo "== payload: installed in $(secs "$t0")s ($(grep -vc '^#' "$BUILD/meson-logs/install-log.txt" 2>/dev/null || echo '?') files)"
+[ "$INSTALL_ONLY" = 1 ] && exit 0
+
+# ---- tests
+P=0 F=0 S=0 N=0
+if [ -n "${SBX_TESTS:-}" ]; then
+  FILES=(); for f in $SBX_TESTS; do FILES+=("$TDIR/${f##*/}"); done
+else
+  FILES=("$TDIR"/test-*.sh)
+fi
+for t in "${FILES[@]}"; do
+  [ -e "$t" ] || { echo "== payload: no test files in $TDIR"; continue; }
+  name=${t##*/}; N=$((N + 1)); t1=$(now)
+  echo "==== $name"
+  # output to a file, not a pipe: a process a test leaves behind cannot hold up the run
+  (cd / && exec timeout -k 10 "${SBX_TEST_TIMEOUT:-900}" bash "$t" < /dev/null > "$TOUT" 2>&1) & tpid=$!
+  tail -n +1 -f --pid="$tpid" "$TOUT" & tailpid=$!
+  wait "$tpid"; rc=$?
+  wait "$tailpid"
+  out=$(cat "$TOUT")
+  line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' | tail -n 1)
+  if [ -n "$line" ]; then
+    read -r p _ f _ s _ <<< "$line"
+    P=$((P + p)) F=$((F + f)) S=$((S + s))
+    if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+      echo "FAIL $name: exited with status $rc although no case failed"; F=$((F + 1))
+    fi
+  else
+    [ "$rc" = 124 ] && echo "FAIL $name: timed out after ${SBX_TEST_TIMEOUT:-900}s" \
+                    || echo "FAIL $name: exited with status $rc without a summary line"
+    F=$((F + 1))
+  fi
+  echo "==== $name: exit status $rc, $(secs "$t1")s"
+done
+
+echo "== payload: $N test file(s), results in $RESULTS"
+[ "$N" -gt 0 ] || { echo "== payload: no test ran"; F=$((F + 1)); }
+echo "$P passed, $F failed, $S skipped"
+[ "$F" = 0 ]
+}
+
+if [ "$INSTALL_ONLY" = 1 ]; then main; exit $?; fi
+: > "$RESULTS" || { echo "payload: cannot write $RESULTS" >&2; exit 2; }
+TOUT=$(mktemp /run/sbx-test-out.XXXXXX)
+main 2>&1 | tee -a "$RESULTS"
+rc=${PIPESTATUS[0]}
+rm -f "$TOUT"
+exit "$rc"

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# test-00-harness.sh - checks the harness (lib.sh) and the testbed it runs in, nothing of sbx itself.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+LIB=$(cd "$(dirname "$0")" && pwd)/lib.sh
+TMP=$(mktemp -d); t_on_exit 'rm -rf "$TMP"' 
+
+# run a throw-away test file that uses the harness; sets T_OUT and T_RC
+child() { printf '. %q\n%s\n' "$LIB" "$1" > "$TMP/child.sh"; t_run bash "$TMP/child.sh"; }
+
+t_begin "harness: passes, failures and skips are counted; a failure makes the exit status 1"
+child 't_begin a; assert_eq 1 1; t_pass
+t_begin b; assert_eq 1 2 "the value"; assert_contains "abc" "x"; t_pass
+t_begin c; t_skip "because"
+t_begin d; assert_contains "hello world" "lo w"
+t_summary'
+assert_eq 1 "$T_RC" "exit status"
+assert_contains "$T_OUT" "PASS a"
+assert_contains "$T_OUT" "FAIL b: the value: expected '1', got '2'"
+assert_contains "$T_OUT" "SKIP c: because"
+assert_contains "$T_OUT" "PASS d"
+assert_eq "2 passed, 1 failed, 1 skipped" "$(printf '%s\n' "$T_OUT" | tail -n 1)" "closing line"
+t_pass
+
+t_begin "harness: all passing gives exit status 0 and exactly one closing line"
+child 't_begin a; assert_rc 3 sh -c "echo out; exit 3"; assert_eq out "$T_OUT"; t_summary'
+assert_eq 0 "$T_RC" "exit status"
+assert_eq 1 "$(printf '%s\n' "$T_OUT" | grep -Ec '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$')" "closing lines"
+assert_contains "$T_OUT" "1 passed, 0 failed, 0 skipped"
+t_pass
+
+t_begin "harness: a skip without a reason, and a crash without t_summary, are failures"
+child 't_begin a; t_skip
+t_begin b; exit 7'
+assert_eq 1 "$T_RC" "exit status"
+assert_contains "$T_OUT" "FAIL a: skipped without a reason"
+assert_contains "$T_OUT" "FAIL b: test file exited with status 7"
+assert_contains "$T_OUT" "0 passed, 2 failed, 0 skipped"
+t_pass
+
+# ---- the testbed itself: inside one (SBX_TESTBED set by testbed/vm.sh or nspawn.sh) these must hold
+t_begin "testbed: systemd is PID 1"
+if [ -z "${SBX_TESTBED:-}" ] && [ "$(t_testbed)" = none ]; then
+  t_skip "not inside a testbed (SBX_TESTBED unset and systemd is not PID 1)"
+else
+  t_log "testbed: $(t_testbed)"
+  assert_eq systemd "$(cat /proc/1/comm)" "PID 1"
+  assert_file /run/systemd/system "/run/systemd/system"
+  t_pass
+fi
+
+t_begin "testbed: the system is up (running or degraded)"
+if t_require_systemd; then
+  st=$(timeout 180 systemctl is-system-running --wait 2>&1)
+  t_log "systemctl is-system-running: $st"
+  [ "$st" = degraded ] && t_log "failed units: $(systemctl list-units --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')"
+  assert_match "$st" '^(running|degraded)$' "system state"
+  t_pass
+fi
+
+t_begin "testbed: the system bus answers and a transient unit runs"
+if t_require_systemd && t_require_root; then
+  assert_rc 0 busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetId
+  assert_rc 0 timeout 60 systemd-run --wait --pipe --quiet --collect echo transient-ok
+  assert_eq transient-ok "$T_OUT" "transient unit output"
+  t_pass
+fi
+
+t_begin "testbed: cgroup v2 with the memory, pids and cpu controllers"
+if t_require_systemd; then
+  assert_eq cgroup2fs "$(stat -f -c %T /sys/fs/cgroup)" "/sys/fs/cgroup type"
+  if [ "$(t_testbed)" = nspawn ]; then
+    t_skip "nspawn testbed: memory/pids/cpu are bound to cgroup v1 on the host, so they are absent here"
+  else
+    c=$(cat /sys/fs/cgroup/cgroup.controllers)
+    for k in memory pids cpu; do assert_match "$c" "(^| )$k( |\$)" "root controllers"; done
+    t_pass
+  fi
+fi
+
+t_summary

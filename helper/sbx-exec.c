@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 
 #include "exit-codes.h"
 #include "fileio.h"
+#include "handover.h"
 #include "macro.h"
 #include "policy.h"
 
@@ -29,6 +31,9 @@ static uint64_t arg_expect_memory_max = UINT64_MAX;
 static uint64_t arg_expect_tasks_max = UINT64_MAX;
 static bool arg_expect_no_network = false;
 static bool arg_workspace_private = true;
+static const char *arg_handover = NULL;   /* "in" or "out": privileged ExecStartPre=+/ExecStopPost=+ mode */
+static uid_t arg_owner_uid = (uid_t) -1;
+static gid_t arg_owner_gid = (gid_t) -1;
 
 _printf_(1, 2) static int refuse(const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
@@ -200,12 +205,14 @@ static int parse_u64_arg(const char *s, uint64_t *ret) {
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS };
+        enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
                 { "expect-tasks-max", required_argument, NULL, ARG_TASKS },
                 { "expect-network", required_argument, NULL, ARG_NET },
                 { "workspace", required_argument, NULL, ARG_WS },
+                { "handover", required_argument, NULL, ARG_HANDOVER },
+                { "owner", required_argument, NULL, ARG_OWNER },
                 {}
         };
         int c;
@@ -230,6 +237,20 @@ static int parse_argv(int argc, char *argv[]) {
                                 return -EINVAL;
                         arg_workspace_private = streq(optarg, "private");
                         break;
+                case ARG_HANDOVER:
+                        if (!streq(optarg, "in") && !streq(optarg, "out"))
+                                return -EINVAL;
+                        arg_handover = optarg;
+                        break;
+                case ARG_OWNER: {
+                        unsigned u, g;
+                        int n = 0;
+                        if (sscanf(optarg, "%u:%u%n", &u, &g, &n) != 2 || optarg[n] != 0)
+                                return -EINVAL;
+                        arg_owner_uid = (uid_t) u;
+                        arg_owner_gid = (gid_t) g;
+                        break;
+                }
                 default:
                         return -EINVAL;
                 }
@@ -303,6 +324,35 @@ static void report(const char *cg) {
         (void) sd_notify_barrier(0, 5 * 1000000ULL);
 }
 
+/* The privileged half: runs as root outside the sandbox (ExecStartPre=+ / ExecStopPost=+), with the
+ * unit's dynamic user already allocated and named in $USER. */
+static int run_handover(const char *dir) {
+        const char *user = getenv("USER");
+        struct passwd *pw;
+        unsigned long n = 0;
+        int r;
+
+        if (arg_owner_uid == (uid_t) -1 || dir[0] != '/') {
+                fprintf(stderr, "sbx: workspace hand-over: invalid arguments\n");
+                return SBX_EXIT_FAILURE;
+        }
+        errno = 0;
+        pw = user ? getpwnam(user) : NULL;
+        if (!pw || pw->pw_uid == 0 || pw->pw_uid == arg_owner_uid) {
+                fprintf(stderr, "sbx: workspace hand-over: cannot resolve the run's dynamic user '%s'\n", strna(user));
+                return SBX_EXIT_FAILURE;
+        }
+        if (streq(arg_handover, "in"))
+                r = handover_tree(dir, arg_owner_uid, arg_owner_gid, pw->pw_uid, pw->pw_gid, &n);
+        else
+                r = handover_tree(dir, pw->pw_uid, pw->pw_gid, arg_owner_uid, arg_owner_gid, &n);
+        if (r < 0) {
+                fprintf(stderr, "sbx: workspace hand-over (%s) of %s failed: %s\n", arg_handover, dir, strerror(-r));
+                return SBX_EXIT_FAILURE;
+        }
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_free_ char *cg = NULL;
         sigset_t mask;
@@ -315,6 +365,9 @@ int main(int argc, char *argv[]) {
                 return SBX_EXIT_FAILURE;
         }
         argv += r;
+
+        if (arg_handover)
+                return argv[1] ? SBX_EXIT_FAILURE : run_handover(argv[0]);
 
         r = own_cgroup(&cg);
         if (r < 0)

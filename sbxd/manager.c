@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sbxd's run lifecycle: a validated request becomes a transient unit; the unit's end becomes a record.
  * Everything here is asynchronous on one sd-event loop. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -49,6 +50,7 @@ static Run *run_free(Run *run) {
         free(run->job_path);
         free(run->client);
         free(run->cgroup_path);
+        free(run->workspace);
         free(run);
         return NULL;
 }
@@ -237,6 +239,13 @@ static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                         rec->cpu_usec = cpu_nsec / 1000;
                 parse_status_text(rec, status);
 
+                /* The command never started (ExecStartPre= or the unit's set-up failed). */
+                if (code == 0 && rec->stop_reason != STOP_SUCCESS && rec->stop_reason != STOP_REFUSED) {
+                        rec->stop_reason = STOP_START_FAILED;
+                        if (!rec->error && asprintf(&rec->error, "the unit failed before the command started (result '%s')",
+                                                    strna(result)) < 0)
+                                rec->error = NULL;
+                }
                 /* The helper reports "finished" right before it exits; without it, and with an exit
                  * status from systemd's own range, the command never ran. */
                 if (rec->stop_reason == STOP_EXIT_CODE && code == 1 && exit_status >= 200 && exit_status <= 243 &&
@@ -401,6 +410,7 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 run->record->stop_reason = STOP_START_FAILED;
                 run->record->ended_at = now_realtime();
                 run->record->unit_gone = true;
+                run->record->cgroup_gone = !cgroup_exists(run->cgroup_path);
                 if (asprintf(&run->record->error, "systemd refused the unit: %s", e->message) < 0)
                         run->record->error = NULL;
                 run->record->finished = true;
@@ -421,11 +431,36 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
         return 0;
 }
 
+static int append_exec(sd_bus_message *m, const char *name, char **argv, bool privileged) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", name);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a(sasas)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sasas)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sasas");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", argv[0]);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, argv);
+        if (r >= 0)
+                r = privileged ? sd_bus_message_append(m, "as", 2, "privileged", "no-env-expand")
+                               : sd_bus_message_append(m, "as", 1, "no-env-expand");
+        for (int i = 0; i < 4 && r >= 0; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
 static int unit_object_path(const char *unit, char **ret) {
         return sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, ret);
 }
 
-static int check_workspace(const char *path, uid_t uid, sd_bus_error *error) {
+static int check_workspace(Manager *m, const char *path, uid_t uid, RunRequest *req, dev_t *ret_dev, ino_t *ret_ino,
+                           sd_bus_error *error) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
 
@@ -442,6 +477,26 @@ static int check_workspace(const char *path, uid_t uid, sd_bus_error *error) {
                 return sd_bus_error_set_errno(error, errno);
         if (uid != 0 && st.st_uid != uid)
                 return sd_bus_error_setf(error, ERR_ACCESS, "workspace: '%s' is not owned by the caller", path);
+        if (st.st_uid == 0 && uid != 0)
+                return sd_bus_error_setf(error, ERR_ACCESS, "workspace: '%s' is owned by root", path);
+        /* One run per workspace: the hand-over gives the tree to one run's user at a time. */
+        for (Run *r = m->runs; r; r = r->next) {
+                size_t a, b;
+
+                if (!r->workspace)
+                        continue;
+                a = strlen(r->workspace);
+                b = strlen(path);
+                if ((r->ws_dev == st.st_dev && r->ws_ino == st.st_ino) ||
+                    (strneq(r->workspace, path, MIN(a, b)) &&
+                     (a == b || (a < b ? path[a] : r->workspace[b]) == '/')))
+                        return sd_bus_error_setf(error, ERR_INVALID, "workspace: '%s' is in use by run %s", path,
+                                                 r->id);
+        }
+        req->workspace_uid = st.st_uid;
+        req->workspace_gid = st.st_gid;
+        *ret_dev = st.st_dev;
+        *ret_ino = st.st_ino;
         return 0;
 }
 
@@ -502,6 +557,8 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         _cleanup_(run_freep) Run *run = NULL;
         _cleanup_free_ char *refusal = NULL, *match = NULL, *desc = NULL;
         int fds[3];
+        dev_t ws_dev = 0;
+        ino_t ws_ino = 0;
         uid_t uid;
         int r;
 
@@ -517,16 +574,16 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         if (r < 0)
                 return r;
 
+        if (req->workspace && path_is_absolute_normalized(req->workspace)) {
+                r = check_workspace(m, req->workspace, uid, req, &ws_dev, &ws_ino, error);
+                if (r < 0 || sd_bus_error_is_set(error))
+                        return r;
+        }
         r = policy_compile(req, SBX_EXEC_PATH, &plan, &refusal);
         if (r < 0) {
                 if (!refusal)
                         return r;
                 return sd_bus_error_setf(error, r == -ENOENT ? ERR_NO_PROFILE : ERR_INVALID, "%s", refusal);
-        }
-        if (req->workspace) {
-                r = check_workspace(req->workspace, uid, error);
-                if (r < 0 || sd_bus_error_is_set(error))
-                        return r;
         }
 
         run = calloc(1, sizeof(Run));
@@ -534,6 +591,10 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
                 return -ENOMEM;
         run->manager = m;
         run->uid = uid;
+        if (req->workspace && !(run->workspace = strdup(req->workspace)))
+                return -ENOMEM;
+        run->ws_dev = ws_dev;
+        run->ws_ino = ws_ino;
         run->record = run_record_new();
         if (!run->record)
                 return -ENOMEM;
@@ -570,12 +631,6 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         if (r < 0)
                 return r;
 
-        /* The record exists before the unit does: a crash in between leaves a "running" record that
-         * says so, never a unit without one. */
-        r = store_write(&m->store, run->record);
-        if (r < 0)
-                return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record: %s", strerror(-r));
-
         if (asprintf(&desc, "sbx run %s (profile %s)", run->id, plan->profile->name) < 0)
                 return -ENOMEM;
         r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
@@ -590,26 +645,14 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
                                           "StandardErrorFileDescriptor", "h", fds[2]);
         if (r >= 0)
                 r = bus_append_prop_table(call, plan->props);
-        if (r >= 0)
-                r = sd_bus_message_open_container(call, 'r', "sv");
         /* ExecStartEx with "no-env-expand": the command line reaches the helper byte for byte (plain
          * ExecStart= would expand $VAR and $$ in it). */
         if (r >= 0)
-                r = sd_bus_message_append(call, "s", "ExecStartEx");
-        if (r >= 0)
-                r = sd_bus_message_open_container(call, 'v', "a(sasas)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(call, 'a', "(sasas)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(call, 'r', "sasas");
-        if (r >= 0)
-                r = sd_bus_message_append(call, "s", plan->exec_argv[0]);
-        if (r >= 0)
-                r = sd_bus_message_append_strv(call, plan->exec_argv);
-        if (r >= 0)
-                r = sd_bus_message_append(call, "as", 1, "no-env-expand");
-        for (int i = 0; i < 4 && r >= 0; i++)
-                r = sd_bus_message_close_container(call);
+                r = append_exec(call, "ExecStartEx", plan->exec_argv, false);
+        if (r >= 0 && plan->pre_argv)
+                r = append_exec(call, "ExecStartPreEx", plan->pre_argv, true);
+        if (r >= 0 && plan->post_argv)
+                r = append_exec(call, "ExecStopPostEx", plan->post_argv, true);
         if (r >= 0)
                 r = sd_bus_message_close_container(call); /* a(sv) */
         if (r >= 0)
@@ -617,15 +660,119 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         if (r < 0)
                 return log_error_errno(r, "Failed to build the StartTransientUnit call: %m");
 
-        r = sd_bus_call_async(m->bus, &run->slot_start, call, on_start_reply, run, 0);
+        /* The record exists before the unit does: a crash in between leaves a "running" record (closed
+         * as "lost" by the next sbxd), never a unit without a record. */
+        r = store_write(&m->store, run->record);
         if (r < 0)
-                return log_error_errno(r, "Failed to call StartTransientUnit: %m");
+                return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record: %s", strerror(-r));
+
+        r = sd_bus_call_async(m->bus, &run->slot_start, call, on_start_reply, run, 0);
+        if (r < 0) {
+                log_error_errno(r, "Failed to call StartTransientUnit: %m");
+                run->record->finished = true;
+                run->record->unit_gone = run->record->cgroup_gone = true;
+                run->record->stop_reason = STOP_START_FAILED;
+                run->record->ended_at = now_realtime();
+                run->record->error = strdup("sbxd could not ask systemd to start the unit");
+                (void) store_write(&m->store, run->record);
+                return sd_bus_error_setf(error, ERR_START_FAILED, "Failed to call StartTransientUnit: %s",
+                                         strerror(-r));
+        }
 
         run->pending = sd_bus_message_ref(msg);
         log_info("Run %s: starting %s for tenant %s.", run->id, run->unit, run->record->tenant);
         run->next = m->runs;
         m->runs = TAKE_PTR(run);
         return 1; /* answered from on_start_reply() */
+}
+
+/* ---- runs of an earlier sbxd ----------------------------------------------------------------------- */
+
+static int on_adopt_ref_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        run->slot_start = sd_bus_slot_unref(run->slot_start);
+        if (e) {
+                /* The unit ended while no sbxd was watching: what it did is unknown. */
+                log_warning("Run %s: unit %s is gone (%s); recording it as lost.", run->id, run->unit, e->message);
+                run->record->stop_reason = STOP_LOST;
+                run->record->unit_gone = true;
+                run->record->ended_at = now_realtime();
+                free(run->record->error);
+                run->record->error = strdup("the unit ended while sbxd was not running");
+                run_complete(run);
+                return 0;
+        }
+        log_info("Run %s: adopted running unit %s.", run->id, run->unit);
+        (void) sd_bus_call_method_async(run->manager->bus, &run->slot_getall, SD_DEST, run->unit_path,
+                                        "org.freedesktop.DBus.Properties", "Get", on_active_state_reply, run, "ss",
+                                        "org.freedesktop.systemd1.Unit", "ActiveState");
+        return 0;
+}
+
+/* Records that still say "running" belong to runs an earlier sbxd started: follow the ones whose unit
+ * still exists to their end, and close the others as lost. */
+static int manager_adopt_runs(Manager *m) {
+        DIR *d;
+        int r = 0, fd;
+
+        fd = dup(m->store.dir_fd);
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return negative_errno();
+        }
+        rewinddir(d);
+        for (struct dirent *de; (de = readdir(d));) {
+                _cleanup_(run_freep) Run *run = NULL;
+                char id[RUN_ID_LEN + 1];
+                RunRecord *rec;
+
+                if (strlen(de->d_name) != RUN_ID_LEN + 5 || !streq(de->d_name + RUN_ID_LEN, ".json"))
+                        continue;
+                memcpy(id, de->d_name, RUN_ID_LEN);
+                id[RUN_ID_LEN] = 0;
+                if (store_read(&m->store, id, &rec) < 0)
+                        continue;
+                if (rec->finished || !rec->unit) {
+                        run_record_free(rec);
+                        continue;
+                }
+                run = calloc(1, sizeof(Run));
+                if (!run) {
+                        run_record_free(rec);
+                        r = -ENOMEM;
+                        break;
+                }
+                run->record = rec;
+                run->manager = m;
+                strcpy(run->id, id);
+                run->job_done = true;
+                if (!(run->unit = strdup(rec->unit)) ||
+                    asprintf(&run->cgroup_path, "/sys/fs/cgroup/sbx.slice/%s", run->unit) < 0 ||
+                    unit_object_path(run->unit, &run->unit_path) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                r = sd_bus_match_signal(m->bus, &run->slot_props, SD_DEST, run->unit_path,
+                                        "org.freedesktop.DBus.Properties", "PropertiesChanged", on_properties_changed,
+                                        run);
+                if (r >= 0)
+                        r = sd_bus_call_method_async(m->bus, &run->slot_start, SD_DEST, run->unit_path,
+                                                     "org.freedesktop.systemd1.Unit", "Ref", on_adopt_ref_reply, run,
+                                                     NULL);
+                if (r < 0) {
+                        log_warning_errno(r, "Failed to adopt run %s, ignoring: %m", id);
+                        continue;
+                }
+                run->next = m->runs;
+                m->runs = TAKE_PTR(run);
+        }
+        closedir(d);
+        return r == -ENOMEM ? r : 0;
 }
 
 /* ---- the other methods ---------------------------------------------------------------------------- */
@@ -784,6 +931,10 @@ int manager_start(Manager *m) {
         r = sd_bus_call_method(m->bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", &error, NULL, NULL);
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to systemd: %s", error.message);
+
+        r = manager_adopt_runs(m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to look for runs of an earlier sbxd, ignoring: %m");
 
         r = sd_bus_add_object_vtable(m->bus, NULL, SBX_BUS_PATH, SBX_BUS_INTERFACE, manager_vtable, m);
         if (r < 0)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <sys/types.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
@@ -23,6 +24,9 @@ typedef struct Run {
         sd_bus_message *pending;   /* the Run() call, answered when the start job is queued */
         sd_bus_slot *slot_props, *slot_client, *slot_start, *slot_getall, *slot_unref;
         sd_event_source *removal_timeout;
+        char *workspace;           /* host path bound as the workspace, or NULL */
+        dev_t ws_dev;
+        ino_t ws_ino;
         bool job_done;
         bool stop_requested;
         bool finalizing;

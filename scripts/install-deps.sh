@@ -33,7 +33,8 @@ missing() {
   done
 }
 
-mapfile -t MISSING < <(missing)
+# (no process substitution: it needs /dev/fd, absent in a bare chroot)
+read -ra MISSING <<< "$(missing | tr '\n' ' ')"
 if [ "${#MISSING[@]}" -eq 0 ]; then
   echo "install-deps: all ${#PKGS[@]} packages present"
   exit 0
@@ -50,7 +51,7 @@ APT=(apt-get -o DPkg::Lock::Timeout=600 -q)
 "${APT[@]}" update
 "${APT[@]}" install -y --no-install-recommends "${MISSING[@]}"
 
-mapfile -t STILL < <(missing)
+read -ra STILL <<< "$(missing | tr '\n' ' ')"
 if [ "${#STILL[@]}" -ne 0 ]; then
   echo "install-deps: still missing after apt-get install: ${STILL[*]}" >&2
   exit 1

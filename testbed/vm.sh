@@ -23,7 +23,7 @@
 #                    read-write and uncached at the same path in the guest, e.g. the repo
 #      SBX_VM_ENV    names of host environment variables to pass to the payload / exec'd commands
 #      SBX_VM_MEM (4G)  SBX_VM_CPUS (2)  SBX_VM_APPEND (extra kernel command line)
-#      SBX_VM_ACCEL  tcg | kvm | auto (default auto: kvm if /dev/kvm can be used, else tcg)
+#      SBX_VM_ACCEL  tcg (default) | kvm (only where nested KVM really works; see docs/testbed.md)
 #
 # Inside the guest, the payload sees: SBX_TESTBED=vm, SBX_PAYLOAD (its host path), SBX_SHARE,
 # SBX_HOST_CWD, and the variables named in SBX_VM_ENV. Its working directory is the host's current
@@ -74,7 +74,7 @@ for u in postgresql.service systemd-timesyncd.service e2scrub_reap.service getty
          memcached.service cron.service exim4.service; do
   ln -sf /dev/null $R/etc/systemd/system/$u
 done
-cat > $R/etc/systemd/system/sbx-testbed-payload.service <<'EOU'
+cat > $R/etc/systemd/system/testbed-payload.service <<'EOU'
 [Unit]
 Description=sbx VM testbed payload (/io/boot.sh)
 After=multi-user.target
@@ -87,14 +87,14 @@ StandardOutput=journal+console
 ExecStart=/bin/bash /io/boot.sh
 EOU
 mkdir -p $R/etc/systemd/system/multi-user.target.wants
-ln -sf ../sbx-testbed-payload.service $R/etc/systemd/system/multi-user.target.wants/
+ln -sf ../testbed-payload.service $R/etc/systemd/system/multi-user.target.wants/
 echo "sbx-init: switching to systemd"
 exec switch_root $R /lib/systemd/systemd
 EOI
 )
 MODULES="virtio_pci 9pnet_virtio 9p overlay"
 
-kver() { ls "$KX/lib/modules" 2>/dev/null | head -1; }
+kver() { local d; for d in "$KX"/lib/modules/*/; do [ -d "$d" ] && { basename "$d"; return; }; done; }
 
 mkinitrd() {
   local kver tmp stamp
@@ -132,7 +132,7 @@ mkinitrd() {
 }
 
 fetch_kernel() {
-  ls "$KX"/boot/vmlinuz-* >/dev/null 2>&1 && { echo "sbx-vm: kernel $(kver) cached"; return 0; }
+  compgen -G "$KX/boot/vmlinuz-*" >/dev/null && { echo "sbx-vm: kernel $(kver) cached"; return 0; }
   local pkg
   pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
   if [ -z "$pkg" ]; then
@@ -157,13 +157,11 @@ setup() {
   echo "sbx-vm: ready in $W ($(du -sh "$W" | cut -f1), setup took $(since "$t0")s)"
 }
 
-accel() {
-  case ${SBX_VM_ACCEL:-auto} in
-    tcg) echo "-accel tcg,thread=multi" ;;
-    kvm) echo "-accel kvm" ;;
-    auto) if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then echo "-accel kvm -accel tcg,thread=multi"
-          else echo "-accel tcg,thread=multi"; fi ;;
-    *) die "SBX_VM_ACCEL must be tcg, kvm or auto" ;;
+accel() {   # KVM is opt-in: /dev/kvm exists on our build machines but a guest hangs or qemu aborts there
+  case ${SBX_VM_ACCEL:-tcg} in
+    tcg) echo "-accel tcg,thread=multi -cpu max" ;;
+    kvm) echo "-accel kvm -cpu host" ;;
+    *) die "SBX_VM_ACCEL must be tcg or kvm" ;;
   esac
 }
 
@@ -179,7 +177,7 @@ write_boot() {   # $1 = the command line to run (already quoted for bash)
     done
   } > "$IO/env"
   cat > "$IO/boot.sh" <<EOB
-# written by testbed/vm.sh: runs inside the guest as root from sbx-testbed-payload.service
+# written by testbed/vm.sh: runs inside the guest as root from testbed-payload.service
 . /io/env
 echo "sbx-vm: payload starting, uptime \$(cut -d' ' -f1 /proc/uptime)s" > /dev/console
 cd "\$SBX_HOST_CWD" 2>/dev/null || cd /
@@ -191,13 +189,13 @@ sync
 EOB
 }
 
-QEMU_PID=
+QEMU_PID=   # the pid of 'timeout' running qemu: signalling it forwards the signal to qemu
 boot() {   # $1 = timeout in seconds; boots in the background, sets QEMU_PID
   local tmo=$1 vmlinuz share=() append="" s i=0 list=""
-  vmlinuz=$(ls "$KX"/boot/vmlinuz-* 2>/dev/null | head -1)
-  [ -n "$vmlinuz" ] && [ -e "$W/initrd.gz" ] || die "not set up: run '$0 setup' first"
+  vmlinuz=$(compgen -G "$KX/boot/vmlinuz-*" | head -1)
+  if [ -z "$vmlinuz" ] || [ ! -e "$W/initrd.gz" ]; then die "not set up: run '$0 setup' first"; fi
   for s in ${SBX_SHARE:-}; do
-    case $s in /*) ;; *) die "SBX_SHARE: $s is not an absolute path" ;; esac
+    case $s in /*:*|/*,*) die "SBX_SHARE: $s: no colons or commas, please" ;; /*) ;; *) die "SBX_SHARE: $s is not an absolute path" ;; esac
     [ -d "$s" ] || die "SBX_SHARE: $s is not a directory"
     share+=(-fsdev "local,id=share$i,path=$s,security_model=passthrough,multidevs=remap"
             -device "virtio-9p-pci,fsdev=share$i,mount_tag=share$i")
@@ -208,7 +206,7 @@ boot() {   # $1 = timeout in seconds; boots in the background, sets QEMU_PID
   : > "$IO/console.log"
   # shellcheck disable=SC2046
   timeout -k 10 "$tmo" qemu-system-x86_64 \
-    -nodefaults -no-user-config -machine q35 $(accel) -cpu host,-arch-capabilities \
+    -nodefaults -no-user-config -machine q35 $(accel) \
     -smp "${SBX_VM_CPUS:-2}" -m "${SBX_VM_MEM:-4G}" \
     -kernel "$vmlinuz" -initrd "$W/initrd.gz" \
     -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off sbx.modules=$KX/lib/modules systemd.unit=multi-user.target systemd.firstboot=off systemd.show_status=1 $append ${SBX_VM_APPEND:-}" \
@@ -295,7 +293,7 @@ EOA
 cmd_exec() {
   local id rc v
   [ "$#" -gt 0 ] || die "usage: $0 exec CMD [ARG...]"
-  [ -e "$IO/jobs/READY" ] && [ -e "$IO/vm.pid" ] || die "not running (use '$0 start')"
+  if [ ! -e "$IO/jobs/READY" ] || [ ! -e "$IO/vm.pid" ]; then die "not running (use '$0 start')"; fi
   id=$IO/jobs/j$$.$RANDOM
   {
     for v in ${SBX_VM_ENV:-}; do [ -n "${!v+x}" ] && printf 'export %s=%q\n' "$v" "${!v}"; done

@@ -22,6 +22,8 @@ RunPlan *run_plan_free(RunPlan *p) {
                 return NULL;
         prop_table_free(p->props);
         strv_free(p->exec_argv);
+        strv_free(p->pre_argv);
+        strv_free(p->post_argv);
         free(p);
         return NULL;
 }
@@ -111,6 +113,21 @@ static int pick_limit(const char *what, const char *pname, uint64_t asked, uint6
                 return refuse(ret_error, -EPERM, "%s: %" PRIu64 " is above the limit of profile '%s' (%" PRIu64 ")",
                               what, asked, pname, ceiling);
         *ret = asked;
+        return 0;
+}
+
+static int handover_argv(const char *exec_path, const char *mode, const char *owner, const char *dir, char ***ret) {
+        const char *v[] = { exec_path, mode, owner, "--", dir };
+        char **l = calloc(ELEMENTSOF(v) + 1, sizeof(char *));
+
+        if (!l)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(v); i++)
+                if (!(l[i] = strdup(v[i]))) {
+                        strv_free(l);
+                        return -ENOMEM;
+                }
+        *ret = l;
         return 0;
 }
 
@@ -263,6 +280,18 @@ int policy_compile(const RunRequest *req, const char *exec_path, RunPlan **ret, 
         for (size_t k = 0; k < n_argv; k++)
                 if (!(plan->exec_argv[i++] = strdup(req->argv[k])))
                         return -ENOMEM;
+
+        if (req->workspace) {
+                char owner[64];
+
+                snprintf(owner, sizeof(owner), "--owner=%u:%u", (unsigned) req->workspace_uid,
+                         (unsigned) req->workspace_gid);
+                r = handover_argv(exec_path, "--handover=in", owner, req->workspace, &plan->pre_argv);
+                if (r >= 0)
+                        r = handover_argv(exec_path, "--handover=out", owner, req->workspace, &plan->post_argv);
+                if (r < 0)
+                        return r;
+        }
 
         *ret = TAKE_PTR(plan);
         return 0;

@@ -5,6 +5,8 @@
  * the exec helper's command line. Pure: no D-Bus, no syscalls; every refusal comes with a one-line
  * message naming the field and the limit. */
 
+#include <sys/types.h>
+
 #include "profile.h"
 #include "proptable.h"
 
@@ -21,6 +23,8 @@ typedef struct RunRequest {
         uint64_t tasks_max;   /* 0: the profile's */
         usec_t runtime_max;   /* 0: the profile's */
         char *term;           /* TERM to pass, or NULL */
+        uid_t workspace_uid;  /* owner of the workspace (set by sbxd after checking it) */
+        gid_t workspace_gid;
 } RunRequest;
 
 RunRequest *run_request_free(RunRequest *r);
@@ -30,6 +34,8 @@ typedef struct RunPlan {
         const Profile *profile;
         PropTable *props;
         char **exec_argv;     /* sbx-exec command line, the workload's argv after "--" */
+        char **pre_argv;      /* privileged ExecStartPre= (workspace hand-over in), or NULL */
+        char **post_argv;     /* privileged ExecStopPost= (workspace hand-over back), or NULL */
         char digest[72];      /* sha256 of the rendered properties */
 } RunPlan;
 

@@ -55,15 +55,43 @@ assert_rc 0 sbxctl run -- sh -c '(setsid sleep 1000 &) ; (nohup sleep 1001 >/dev
 pgrep -f 'sleep 100[01]' >/dev/null && _t_err "a background process of the run survived: $(pgrep -af 'sleep 100[01]')"
 assert_clean
 
-t_begin "--workspace binds a host directory read-write"
-mkdir -p "$W/ws"; echo "from-host" > "$W/ws/in.txt"; chmod 0777 "$W/ws"
-assert_rc 0 sbxctl run --workspace "$W/ws" -- sh -c 'pwd; cat in.txt; echo from-sandbox > out.txt'
+t_begin "--workspace binds a host directory read-write; the caller owns what the run leaves"
+mkdir -p "$W/ws/sub"; echo "from-host" > "$W/ws/in.txt"; chmod 0755 "$W/ws"
+assert_rc 0 sbxctl run --workspace "$W/ws" -- sh -c 'pwd; cat in.txt; echo from-sandbox > out.txt; mkdir made; echo y > made/f; echo z >> in.txt; stat -c "%u" .'
 assert_contains "$T_OUT" "/home/sbx/workspace"
 assert_contains "$T_OUT" "from-host"
+inner_uid=$(printf '%s\n' "$T_OUT" | tail -n 1)
+[ "${inner_uid:-0}" -ge 61184 ] || _t_err "inside the run the workspace is owned by '$inner_uid', not the run's user"
 assert_eq "from-sandbox" "$(cat "$W/ws/out.txt" 2>/dev/null)" "file written by the sandbox"
+assert_eq "from-host z" "$(tr '\n' ' ' < "$W/ws/in.txt" | sed 's/ $//')" "file changed by the sandbox"
+assert_eq "0:0" "$(stat -c %u:%g "$W/ws/out.txt")" "owner of a file the run created"
+assert_eq "" "$(find "$W/ws" ! -uid 0 -o ! -gid 0)" "files not owned by the caller after the run"
 # relative paths resolve against the caller's directory
 assert_rc 0 sh -c "cd '$W' && sbxctl run -w ws -- cat in.txt"
 assert_contains "$T_OUT" "from-host"
+assert_clean
+
+t_begin "workspace: a planted symlink or hard link cannot steer the hand-over"
+mkdir -p "$W/ws2"
+assert_rc 0 sbxctl run --workspace "$W/ws2" -- sh -c 'ln -s /etc/passwd pw; ln -s / rootlink; ln /etc/hostname hl 2>/dev/null && echo LINKED; echo ok'
+assert_not_contains "$T_OUT" "LINKED"
+assert_eq "0:0" "$(stat -c %u:%g /etc/passwd)" "owner of /etc/passwd"
+assert_eq "0" "$(stat -c %u /etc)" "owner of /etc"
+assert_eq "0" "$(stat -c %u "$W/ws2/pw")" "owner of the planted symlink"
+assert_eq "" "$(find /etc /usr/bin -maxdepth 1 -uid +61183 -uid -65520 2>/dev/null | head -3)" "files owned by a dynamic user in /etc or /usr/bin"
+assert_clean
+
+t_begin "workspace: one run at a time, nested paths included"
+before=$(record_count)
+sbxctl run --workspace "$W/ws" -- sleep 300 > "$W/o" 2>&1 & cpid=$!
+id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
+sbx_wait_active "$id"
+assert_rc 125 sbxctl run --workspace "$W/ws" -- true
+assert_contains "$T_OUT" "is in use by run $id"
+assert_rc 125 sbxctl run --workspace "$W/ws/sub" -- true
+assert_contains "$T_OUT" "is in use by run $id"
+kill -INT "$cpid"; wait "$cpid"
+assert_eq "" "$(find "$W/ws" ! -uid 0)" "files not owned by the caller after a cancelled run"
 assert_clean
 
 t_begin "bad input: one line, distinct exit code, nothing started"
@@ -118,6 +146,10 @@ if id nobody >/dev/null 2>&1; then
   # nobody cannot bind a directory it does not own
   assert_rc 125 runuser -u nobody -- sbxctl run --workspace "$W" -- true
   assert_contains "$T_OUT" "is not owned by the caller"
+  # ... and gets its own workspace back owned by itself
+  mkdir -p "$W/nb"; chown nobody:nogroup "$W/nb"; chmod 0700 "$W/nb"; chmod 0755 "$W"
+  assert_rc 0 runuser -u nobody -- sbxctl run --workspace "$W/nb" -- sh -c 'echo hi > f'
+  assert_eq "nobody" "$(stat -c %U "$W/nb/f" 2>/dev/null)" "owner of the file nobody's run wrote"
   # nobody cannot read the records directly
   runuser -u nobody -- cat "$SBX_RUNS_DIR/$nb_run.json" >/dev/null 2>&1 && _t_err "nobody reads records directly"
   assert_clean

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# bench/run-overhead.sh - what sbx adds to a systemd run, measured side by side in one process.
+#
+# Runs INSIDE a systemd testbed (or on a systemd host) as root, with sbx installed. Interleaves, N times:
+#   A  systemd-run --wait --pipe  with sbx's exact property set (from `sbxctl profile show`), /bin/true
+#   B  the same, with sbx's exec helper in front of /bin/true (what sbx's unit really runs)
+#   C  sbxctl run -- /bin/true     (client -> sbxd -> StartTransientUnit -> record -> reply)
+# and reports medians and the ratios C/A (target <= 1.15) and C/B, then sbxd's idle resident memory
+# (target < 8 MiB). Prints one "BENCH key value" line per figure for scripts.
+#   bench/run-overhead.sh [N]      (default 20)
+set -uo pipefail
+N=${1:-20}
+EXEC=${SBX_EXEC:-/usr/libexec/sbx/sbx-exec}
+export LC_ALL=C SYSTEMD_COLORS=0
+
+[ -d /run/systemd/system ] || { echo "bench: systemd is not PID 1 here; run inside testbed/vm.sh" >&2; exit 2; }
+command -v sbxctl >/dev/null || { echo "bench: sbxctl is not installed" >&2; exit 2; }
+
+props=()
+while IFS= read -r line; do [ -n "$line" ] && props+=(-p "$line"); done < <(sbxctl --no-legend profile show offline)
+[ "${#props[@]}" -gt 20 ] || { echo "bench: could not read the property set" >&2; exit 2; }
+mem=$(sbxctl --no-legend profile show offline | sed -n 's/^MemoryMax=//p')
+tasks=$(sbxctl --no-legend profile show offline | sed -n 's/^TasksMax=//p')
+helper=("$EXEC" "--expect-memory-max=$mem" "--expect-tasks-max=$tasks" --expect-network=none --workspace=private --)
+
+ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
+run_a() { systemd-run --quiet --wait --pipe --slice=sbx.slice "${props[@]}" /bin/true < /dev/null; }
+run_b() { systemd-run --quiet --wait --pipe --slice=sbx.slice "${props[@]}" "${helper[@]}" /bin/true < /dev/null; }
+run_c() { sbxctl run -- /bin/true < /dev/null; }
+
+# warm up every path (first D-Bus activation of sbxd, page cache)
+for f in run_a run_b run_c; do $f || { echo "bench: $f failed" >&2; exit 1; }; done
+
+A=() B=() C=()
+for i in $(seq "$N"); do
+  for f in run_a run_b run_c; do
+    t0=$(date +%s%N); $f || { echo "bench: $f failed" >&2; exit 1; }; t1=$(date +%s%N)
+    case $f in run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;; run_c) C+=("$(ms "$t0" "$t1")") ;; esac
+  done
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
+mA=$(median "${A[@]}"); mB=$(median "${B[@]}"); mC=$(median "${C[@]}")
+rCA=$(echo "scale=3; $mC / $mA" | bc); rCB=$(echo "scale=3; $mC / $mB" | bc); rBA=$(echo "scale=3; $mB / $mA" | bc)
+
+# sbxd idle: let it settle, then read its resident set
+sleep 2
+pid=$(systemctl show -p MainPID --value sbxd.service)
+rss_kb=$(awk '/^VmRSS:/{print $2}' "/proc/$pid/status")
+pss_kb=$(awk '/^Pss:/{print $2}' "/proc/$pid/smaps_rollup" 2>/dev/null)
+
+echo "sbx run overhead, $N interleaved runs each, median wall time of /bin/true (kernel $(uname -r), $(systemd-detect-virt --vm 2>/dev/null || echo no VM))"
+printf '  A systemd-run, same properties        %9.1f ms\n' "$mA"
+printf '  B systemd-run, same properties+helper %9.1f ms   B/A %.3f\n' "$mB" "$rBA"
+printf '  C sbxctl run                          %9.1f ms   C/A %.3f (target <= 1.15)   C/B %.3f\n' "$mC" "$rCA" "$rCB"
+printf '  sbxd idle resident memory             %9.1f MiB (Pss %s KiB; target < 8 MiB)\n' "$(echo "scale=2; $rss_kb/1024" | bc)" "${pss_kb:-?}"
+echo "BENCH median_ms_systemd_run $mA"
+echo "BENCH median_ms_systemd_run_helper $mB"
+echo "BENCH median_ms_sbxctl $mC"
+echo "BENCH ratio_sbxctl_vs_systemd_run $rCA"
+echo "BENCH ratio_sbxctl_vs_systemd_run_helper $rCB"
+echo "BENCH sbxd_idle_rss_kib $rss_kb"

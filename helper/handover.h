@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <sys/types.h>
+
+/* Workspace ownership hand-over. The run's dynamic user must be able to write the caller's workspace,
+ * and the caller must own what the run leaves there. Before the run (ExecStartPre=+) everything in the
+ * tree owned by the caller moves to the run's user; after it (ExecStopPost=+) everything owned by the
+ * run's user moves back. Only entries owned by 'from_uid' are touched, symlinks are never followed and
+ * the walk stays on one file system, so the tree cannot steer it at anything the caller does not own. */
+int handover_tree(const char *root, uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
+                  unsigned long *ret_changed);

@@ -1,0 +1,58 @@
+# scripts/common.sh - shared by scripts/test.sh and scripts/demo.sh (sourced, not run).
+# shellcheck shell=bash
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=$REPO/build
+export LC_ALL=C.UTF-8 SYSTEMD_COLORS=0 SYSTEMD_PAGER=cat
+
+now() { date +%s.%N; }
+secs() { printf '%.0f' "$(echo "$(now) - $1" | bc)"; }
+say() { printf '\n==== %s\n' "$*"; }
+
+# host_has_systemd: true when this machine's PID 1 is systemd (then no testbed is needed)
+host_has_systemd() {
+  [ -d /run/systemd/system ] && [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ]
+}
+
+# where payloads run: SBX_TESTBED_KIND = vm | nspawn | host, default host when PID 1 is systemd, else vm
+testbed_kind() {
+  case ${SBX_TESTBED_KIND:-} in
+    vm|nspawn|host) echo "$SBX_TESTBED_KIND" ;;
+    "") if host_has_systemd; then echo host; else echo vm; fi ;;
+    *) echo "SBX_TESTBED_KIND must be vm, nspawn or host" >&2; echo invalid ;;
+  esac
+}
+
+# configure (or reconfigure) and compile the build dir; returns non-zero on failure
+build() {
+  if [ -f "$BUILD/meson-private/coredata.dat" ]; then
+    meson configure "$BUILD" -Dprefix=/usr -Dwerror=true || return 1
+  else
+    meson setup "$BUILD" --prefix=/usr -Dwerror=true || return 1
+  fi
+  meson compile -C "$BUILD"
+}
+
+# run a payload (a bash script) as root with systemd as PID 1: in the VM testbed, with the repo
+# shared at its own path, or directly on the host when its PID 1 is systemd. $1 payload, $2 timeout.
+# Variables named in SBX_PASS_ENV are passed to the payload too.
+run_payload() {
+  local payload=$1 tmo=$2 rc name pass="SBX_BUILD SBX_TESTS SBX_TEST_TIMEOUT SBX_RESULTS ${SBX_PASS_ENV:-}"
+  payload=$(realpath "$payload")
+  case $(testbed_kind) in
+    host)
+      [ "$(id -u)" = 0 ] || { echo "must run as root to install and test"; return 125; }
+      SBX_TESTBED=host SBX_PAYLOAD=$payload SBX_BUILD=$BUILD timeout -k 10 "$tmo" bash "$payload" ;;
+    vm)
+      SBX_SHARE=$REPO SBX_BUILD=$BUILD SBX_VM_ENV="$pass" "$REPO/testbed/vm.sh" run "$payload" "$tmo" ;;
+    nspawn)   # a throw-away container of its own (resource limits are not enforced there)
+      name=sbx-test-$$
+      export SBX_NSPAWN_NAME=$name SBX_STATE=/run/$name SBX_BIND=$REPO
+      "$REPO/testbed/nspawn.sh" start || return 125
+      SBX_BUILD=$BUILD SBX_PAYLOAD=$payload SBX_NSPAWN_ENV="SBX_PAYLOAD $pass" \
+        timeout -k 10 "$tmo" "$REPO/testbed/nspawn.sh" exec bash "$payload"; rc=$?
+      "$REPO/testbed/nspawn.sh" stop >/dev/null
+      rm -rf "/run/$name"
+      return "$rc" ;;
+    *) return 125 ;;
+  esac
+}

@@ -324,28 +324,54 @@ static void report(const char *cg) {
         (void) sd_notify_barrier(0, 5 * 1000000ULL);
 }
 
+/* The run's dynamic user, seen from a privileged ExecStartPre=+/ExecStopPost=+ command. systemd gives
+ * such a command the dynamic user's group (same number as its uid) as a supplementary group; NSS and
+ * /run/systemd/dynamic-uid are not reliable there, as the unit's TemporaryFileSystem=/run applies. */
+static int resolve_dynamic_user(uid_t *ret) {
+        gid_t groups[64];
+        int n, found = 0;
+        uid_t uid = 0;
+
+        n = getgroups(ELEMENTSOF(groups), groups);
+        if (n < 0)
+                return negative_errno();
+        for (int i = 0; i < n; i++)
+                if (groups[i] >= 61184 && groups[i] <= 65519) {
+                        uid = (uid_t) groups[i];
+                        found++;
+                }
+        if (found != 1)
+                return -ESRCH;
+        *ret = uid;
+        return 0;
+}
+
 /* The privileged half: runs as root outside the sandbox (ExecStartPre=+ / ExecStopPost=+), with the
  * unit's dynamic user already allocated and named in $USER. */
 static int run_handover(const char *dir) {
         const char *user = getenv("USER");
-        struct passwd *pw;
         unsigned long n = 0;
+        uid_t uid = 0;
         int r;
 
         if (arg_owner_uid == (uid_t) -1 || dir[0] != '/') {
                 fprintf(stderr, "sbx: workspace hand-over: invalid arguments\n");
                 return SBX_EXIT_FAILURE;
         }
-        errno = 0;
-        pw = user ? getpwnam(user) : NULL;
-        if (!pw || pw->pw_uid == 0 || pw->pw_uid == arg_owner_uid) {
+        r = resolve_dynamic_user(&uid);
+        if (r < 0 || uid == 0 || uid == arg_owner_uid) {
                 fprintf(stderr, "sbx: workspace hand-over: cannot resolve the run's dynamic user '%s'\n", strna(user));
                 return SBX_EXIT_FAILURE;
         }
+        /* a dynamic user's group has the same number */
+        /* The unit's mount namespace applies here too: the caller's directory is visible as the bind
+         * mount at the workspace path (its own path may be hidden, e.g. under /home or /tmp). */
+        if (access(SBX_WORKSPACE, F_OK) >= 0)
+                dir = SBX_WORKSPACE;
         if (streq(arg_handover, "in"))
-                r = handover_tree(dir, arg_owner_uid, arg_owner_gid, pw->pw_uid, pw->pw_gid, &n);
+                r = handover_tree(dir, arg_owner_uid, arg_owner_gid, uid, (gid_t) uid, &n);
         else
-                r = handover_tree(dir, pw->pw_uid, pw->pw_gid, arg_owner_uid, arg_owner_gid, &n);
+                r = handover_tree(dir, uid, (gid_t) uid, arg_owner_uid, arg_owner_gid, &n);
         if (r < 0) {
                 fprintf(stderr, "sbx: workspace hand-over (%s) of %s failed: %s\n", arg_handover, dir, strerror(-r));
                 return SBX_EXIT_FAILURE;

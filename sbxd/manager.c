@@ -41,6 +41,7 @@ static Run *run_free(Run *run) {
         sd_bus_slot_unref(run->slot_client);
         sd_bus_slot_unref(run->slot_start);
         sd_bus_slot_unref(run->slot_getall);
+        sd_bus_slot_unref(run->slot_state);
         sd_bus_slot_unref(run->slot_unref);
         sd_event_source_disable_unref(run->removal_timeout);
         sd_bus_message_unref(run->pending);
@@ -284,6 +285,7 @@ static void run_finalize(Run *run) {
         if (run->finalizing)
                 return;
         run->finalizing = true;
+        log_debug("Run %s: finalizing.", run->id);
         r = sd_bus_call_method_async(run->manager->bus, &run->slot_getall, SD_DEST, run->unit_path,
                                      "org.freedesktop.DBus.Properties", "GetAll", on_getall_reply, run, "s",
                                      "org.freedesktop.systemd1.Service");
@@ -316,6 +318,7 @@ static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_err
                         return 0;
                 r = sd_bus_message_exit_container(msg);
         }
+        log_debug("Run %s: ActiveState=%s (job done: %s).", run->id, strna(state), run->job_done ? "yes" : "no");
         if (state && run->job_done && (streq(state, "inactive") || streq(state, "failed")))
                 run_finalize(run);
         return 0;
@@ -325,13 +328,16 @@ static int on_active_state_reply(sd_bus_message *reply, void *userdata, sd_bus_e
         Run *run = userdata;
         const char *state;
 
-        run->slot_getall = sd_bus_slot_unref(run->slot_getall);
+        run->slot_state = sd_bus_slot_unref(run->slot_state);
         if (sd_bus_message_is_method_error(reply, NULL)) {
                 /* gone already: nothing to wait for */
                 run_finalize(run);
                 return 0;
         }
-        if (sd_bus_message_read(reply, "v", "s", &state) >= 0 && (streq(state, "inactive") || streq(state, "failed")))
+        if (sd_bus_message_read(reply, "v", "s", &state) < 0)
+                return 0;
+        log_debug("Run %s: queried ActiveState=%s.", run->id, state);
+        if (streq(state, "inactive") || streq(state, "failed"))
                 run_finalize(run);
         return 0;
 }
@@ -344,8 +350,10 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
         if (sd_bus_message_read(msg, "uoss", &id, &job, &unit, &result) < 0)
                 return 0;
         for (Run *run = m->runs; run; run = run->next) {
-                if (!run->job_path || !streq(run->job_path, job))
+                /* by unit name: the signal may come before StartTransientUnit's reply told us the job */
+                if (!streq(run->unit, unit) || run->job_done)
                         continue;
+                log_debug("Run %s: start job %s finished: %s.", run->id, job, result);
                 run->job_done = true;
                 if (!streq(result, "done")) {
                         log_warning("Start job for %s finished with result '%s'.", run->unit, result);
@@ -354,8 +362,8 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                                 run->record->error = NULL;
                 }
                 /* The unit may have ended before we saw its state change: ask once. */
-                if (!run->finalizing && !run->slot_getall)
-                        (void) sd_bus_call_method_async(m->bus, &run->slot_getall, SD_DEST, run->unit_path,
+                if (!run->finalizing && !run->slot_state)
+                        (void) sd_bus_call_method_async(m->bus, &run->slot_state, SD_DEST, run->unit_path,
                                                         "org.freedesktop.DBus.Properties", "Get",
                                                         on_active_state_reply, run, "ss",
                                                         "org.freedesktop.systemd1.Unit", "ActiveState");
@@ -557,6 +565,7 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         _cleanup_(run_freep) Run *run = NULL;
         _cleanup_free_ char *refusal = NULL, *match = NULL, *desc = NULL;
         int fds[3];
+        char user[32];
         dev_t ws_dev = 0;
         ino_t ws_ino = 0;
         uid_t uid;
@@ -633,11 +642,16 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
 
         if (asprintf(&desc, "sbx run %s (profile %s)", run->id, plan->profile->name) < 0)
                 return -ENOMEM;
+        snprintf(user, sizeof(user), "sbx-%.16s", run->id);
         r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
         if (r >= 0)
                 r = sd_bus_message_append(call, "ss", run->unit, "fail");
         if (r >= 0)
                 r = sd_bus_message_open_container(call, 'a', "(sv)");
+        /* A short dynamic user name of our own: systemd would derive "_du<hash>" from the long unit
+         * name, which NSS does not resolve for the workspace hand-over. */
+        if (r >= 0)
+                r = sd_bus_message_append(call, "(sv)", "User", "s", user);
         if (r >= 0)
                 r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s",
                                           "sbx.slice", "AddRef", "b", 1, "StandardInputFileDescriptor", "h", fds[0],
@@ -705,7 +719,7 @@ static int on_adopt_ref_reply(sd_bus_message *reply, void *userdata, sd_bus_erro
                 return 0;
         }
         log_info("Run %s: adopted running unit %s.", run->id, run->unit);
-        (void) sd_bus_call_method_async(run->manager->bus, &run->slot_getall, SD_DEST, run->unit_path,
+        (void) sd_bus_call_method_async(run->manager->bus, &run->slot_state, SD_DEST, run->unit_path,
                                         "org.freedesktop.DBus.Properties", "Get", on_active_state_reply, run, "ss",
                                         "org.freedesktop.systemd1.Unit", "ActiveState");
         return 0;

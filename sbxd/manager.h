@@ -22,7 +22,7 @@ typedef struct Run {
         RunRecord *record;
         char *cgroup_path;         /* where the unit's cgroup lives while it runs */
         sd_bus_message *pending;   /* the Run() call, answered when the start job is queued */
-        sd_bus_slot *slot_props, *slot_client, *slot_start, *slot_getall, *slot_unref;
+        sd_bus_slot *slot_props, *slot_client, *slot_start, *slot_state, *slot_getall, *slot_unref;
         sd_event_source *removal_timeout;
         char *workspace;           /* host path bound as the workspace, or NULL */
         dev_t ws_dev;

@@ -16,7 +16,9 @@ record_count() { find "$SBX_RUNS_DIR" -maxdepth 1 -name '*.json' | wc -l; }
 sbx_leftovers() {
   systemctl list-units --all --no-legend --plain 'sbx-*.service' | awk '{print "unit " $1}'
   find /sys/fs/cgroup/sbx.slice -mindepth 1 -maxdepth 1 -type d -name 'sbx-*' 2>/dev/null | sed 's/^/cgroup /'
-  for f in /run/systemd/dynamic-uid/direct:sbx-*; do [ -e "$f" ] && echo "dynamic-user ${f##*direct:}"; done
+  for f in /run/systemd/dynamic-uid/direct:sbx-* /run/systemd/dynamic-uid/direct:_du*; do
+    [ -e "$f" ] && echo "dynamic-user ${f##*direct:}"
+  done
   find "$SBX_RUNS_DIR" -maxdepth 1 -name '.#*' 2>/dev/null | sed 's/^/temp-record /'
   true
 }

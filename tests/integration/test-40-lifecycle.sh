@@ -81,6 +81,21 @@ assert_eq "0" "$(stat -c %u "$W/ws2/pw")" "owner of the planted symlink"
 assert_eq "" "$(find /etc /usr/bin -maxdepth 1 -uid +61183 -uid -65520 2>/dev/null | head -3)" "files owned by a dynamic user in /etc or /usr/bin"
 assert_clean
 
+t_begin "workspace: a hand-over that fails means the command never starts"
+mkdir -p "$W/ws3"; touch "$W/ws3/locked" "$W/ws3/plain"
+if chattr +i "$W/ws3/locked" 2>/dev/null; then
+  t_on_exit "chattr -i '$W/ws3/locked' 2>/dev/null"
+  assert_rc 123 sbxctl run --workspace "$W/ws3" -- touch ran
+  assert_contains "$T_OUT" "did not start"
+  [ -e "$W/ws3/ran" ] && _t_err "the command ran"
+  assert_eq "start-failed" "$(record_get "$(last_run_id)" .stop_reason)" "stop_reason"
+  assert_eq "" "$(find "$W/ws3" ! -uid 0)" "files not owned by the caller afterwards"
+  chattr -i "$W/ws3/locked"
+  assert_clean
+else
+  t_skip "chattr +i is not supported on $(stat -f -c %T "$W") here"
+fi
+
 t_begin "workspace: one run at a time, nested paths included"
 before=$(record_count)
 sbxctl run --workspace "$W/ws" -- sleep 300 > "$W/o" 2>&1 & cpid=$!

@@ -54,8 +54,8 @@ static int help(void) {
         return 0;
 }
 
-static int refused(const char *fmt, ...) _printf_(1, 2);
-static int refused(const char *fmt, ...) {
+/* One line on stderr, and the exit code that says whose fault it was. */
+_printf_(2, 3) static int complain(int code, const char *fmt, ...) {
         va_list ap;
 
         fputs("sbxctl: ", stderr);
@@ -63,20 +63,10 @@ static int refused(const char *fmt, ...) {
         vfprintf(stderr, fmt, ap);
         va_end(ap);
         fputc('\n', stderr);
-        return SBX_EXIT_REFUSED;
+        return code;
 }
-
-static int failed(const char *fmt, ...) _printf_(1, 2);
-static int failed(const char *fmt, ...) {
-        va_list ap;
-
-        fputs("sbxctl: ", stderr);
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputc('\n', stderr);
-        return SBX_EXIT_FAILURE;
-}
+#define refused(...) complain(SBX_EXIT_REFUSED, __VA_ARGS__)
+#define failed(...) complain(SBX_EXIT_FAILURE, __VA_ARGS__)
 
 static int check_systemd(void) {
         if (sd_booted() > 0)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sbxd's run lifecycle: a validated request becomes a transient unit; the unit's end becomes a record.
  * Everything here is asynchronous on one sd-event loop. */
-#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -728,42 +727,27 @@ static int on_adopt_ref_reply(sd_bus_message *reply, void *userdata, sd_bus_erro
 /* Records that still say "running" belong to runs an earlier sbxd started: follow the ones whose unit
  * still exists to their end, and close the others as lost. */
 static int manager_adopt_runs(Manager *m) {
-        DIR *d;
-        int r = 0, fd;
+        RunRecord **recs = NULL;
+        size_t n = 0;
+        int r;
 
-        fd = dup(m->store.dir_fd);
-        if (fd < 0)
-                return negative_errno();
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
-        rewinddir(d);
-        for (struct dirent *de; (de = readdir(d));) {
+        r = store_load_all(&m->store, &recs, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
                 _cleanup_(run_freep) Run *run = NULL;
-                char id[RUN_ID_LEN + 1];
-                RunRecord *rec;
+                RunRecord *rec = recs[i];
 
-                if (strlen(de->d_name) != RUN_ID_LEN + 5 || !streq(de->d_name + RUN_ID_LEN, ".json"))
+                if (rec->finished || !rec->unit)
                         continue;
-                memcpy(id, de->d_name, RUN_ID_LEN);
-                id[RUN_ID_LEN] = 0;
-                if (store_read(&m->store, id, &rec) < 0)
-                        continue;
-                if (rec->finished || !rec->unit) {
-                        run_record_free(rec);
-                        continue;
-                }
                 run = calloc(1, sizeof(Run));
                 if (!run) {
-                        run_record_free(rec);
                         r = -ENOMEM;
                         break;
                 }
-                run->record = rec;
                 run->manager = m;
-                strcpy(run->id, id);
+                run->record = TAKE_PTR(recs[i]);
+                strcpy(run->id, rec->run_id);
                 run->job_done = true;
                 if (!(run->unit = strdup(rec->unit)) ||
                     asprintf(&run->cgroup_path, "/sys/fs/cgroup/sbx.slice/%s", run->unit) < 0 ||
@@ -779,14 +763,15 @@ static int manager_adopt_runs(Manager *m) {
                                                      "org.freedesktop.systemd1.Unit", "Ref", on_adopt_ref_reply, run,
                                                      NULL);
                 if (r < 0) {
-                        log_warning_errno(r, "Failed to adopt run %s, ignoring: %m", id);
+                        log_warning_errno(r, "Failed to adopt run %s, ignoring: %m", run->id);
+                        r = 0;
                         continue;
                 }
                 run->next = m->runs;
                 m->runs = TAKE_PTR(run);
         }
-        closedir(d);
-        return r == -ENOMEM ? r : 0;
+        run_records_free(recs, n);
+        return r;
 }
 
 /* ---- the other methods ---------------------------------------------------------------------------- */

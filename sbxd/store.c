@@ -110,23 +110,26 @@ static int cmp_started(const void *a, const void *b) {
         return x->started_at < y->started_at ? -1 : x->started_at > y->started_at;
 }
 
-int store_list_json(Store *s, const char *tenant, char **ret) {
-        _cleanup_free_ RunRecord **recs = NULL;
+void run_records_free(RunRecord **recs, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                run_record_free(recs[i]);
+        free(recs);
+}
+
+int store_load_all(Store *s, RunRecord ***ret, size_t *ret_n) {
+        RunRecord **recs = NULL;
         size_t n = 0, allocated = 0;
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *out = NULL;
-        size_t out_size = 0;
+        int fd, r = 0;
         DIR *d;
-        FILE *f;
-        int r = 0;
 
         fd = dup(s->dir_fd);
         if (fd < 0)
                 return negative_errno();
         d = fdopendir(fd);
-        if (!d)
+        if (!d) {
+                safe_close(fd);
                 return negative_errno();
-        TAKE_FD(fd);
+        }
         rewinddir(d);
 
         for (struct dirent *de; (de = readdir(d));) {
@@ -139,10 +142,6 @@ int store_list_json(Store *s, const char *tenant, char **ret) {
                 id[RUN_ID_LEN] = 0;
                 if (store_read(s, id, &rec) < 0)
                         continue;
-                if (tenant && !streq(rec->tenant, tenant)) {
-                        run_record_free(rec);
-                        continue;
-                }
                 if (n == allocated) {
                         RunRecord **nr = realloc(recs, (allocated = MAX(allocated * 2, (size_t) 16)) * sizeof(*recs));
                         if (!nr) {
@@ -155,27 +154,48 @@ int store_list_json(Store *s, const char *tenant, char **ret) {
                 recs[n++] = rec;
         }
         closedir(d);
-
-        if (r >= 0) {
-                qsort(recs, n, sizeof(*recs), cmp_started);
-                f = open_memstream(&out, &out_size);
-                if (!f)
-                        r = -ENOMEM;
-                else {
-                        fputc('[', f);
-                        for (size_t i = 0; i < n && r >= 0; i++) {
-                                _cleanup_free_ char *j = NULL;
-                                r = run_record_to_json(recs[i], &j);
-                                if (r >= 0)
-                                        fprintf(f, "%s%s", i ? "," : "", j);
-                        }
-                        fputs("]\n", f);
-                        if (fclose(f) != 0 && r >= 0)
-                                r = -ENOMEM;
-                }
+        if (r < 0) {
+                run_records_free(recs, n);
+                return r;
         }
-        for (size_t i = 0; i < n; i++)
-                run_record_free(recs[i]);
+        if (n > 0)
+                qsort(recs, n, sizeof(*recs), cmp_started);
+        *ret = recs;
+        *ret_n = n;
+        return 0;
+}
+
+int store_list_json(Store *s, const char *tenant, char **ret) {
+        RunRecord **recs = NULL;
+        _cleanup_free_ char *out = NULL;
+        size_t n = 0, out_size = 0;
+        bool first = true;
+        FILE *f;
+        int r;
+
+        r = store_load_all(s, &recs, &n);
+        if (r < 0)
+                return r;
+        f = open_memstream(&out, &out_size);
+        if (!f) {
+                run_records_free(recs, n);
+                return -ENOMEM;
+        }
+        fputc('[', f);
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                _cleanup_free_ char *j = NULL;
+
+                if (tenant && !streq(recs[i]->tenant, tenant))
+                        continue;
+                r = run_record_to_json(recs[i], &j);
+                if (r >= 0)
+                        fprintf(f, "%s%s", first ? "" : ",", j);
+                first = false;
+        }
+        fputs("]\n", f);
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        run_records_free(recs, n);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(out);

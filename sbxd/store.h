@@ -16,6 +16,10 @@ void store_close(Store *s);
 
 int store_write(Store *s, const RunRecord *r);
 int store_read(Store *s, const char *run_id, RunRecord **ret);
+/* Every valid record on disk, oldest first (by started_at). */
+int store_load_all(Store *s, RunRecord ***ret, size_t *ret_n);
+void run_records_free(RunRecord **recs, size_t n);
+
 /* JSON array text of the records visible to 'tenant' (NULL: all), oldest first. */
 int store_list_json(Store *s, const char *tenant, char **ret);
 

@@ -132,6 +132,21 @@ assert_contains "$T_OUT" "no run 0123456789abcdef0123456789abcdef"
 assert_eq "$before" "$(record_count)" "records after refused requests"
 assert_clean
 
+t_begin "a restarted sbxd follows the runs it finds to their end"
+before=$(record_count)
+sbxctl run -- sh -c 'sleep 4; exit 3' > "$W/o" 2>&1 & cpid=$!
+id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
+sbx_wait_active "$id"
+systemctl restart sbxd.service
+wait "$cpid"; rc=$?
+assert_eq 123 "$rc" "the client's exit status when sbxd went away"
+assert_contains "$(cat "$W/o")" "sbxd went away"
+for i in $(seq 150); do [ "$(record_get "$id" .state)" = finished ] && break; sleep 0.2; done
+assert_eq "exit-code" "$(record_get "$id" .stop_reason)" "stop_reason of the adopted run"
+assert_eq "3" "$(record_get "$id" .exit.code)" "exit.code of the adopted run"
+assert_eq "true" "$(record_get "$id" .cleanup.completed)" "cleanup.completed"
+assert_clean
+
 t_begin "sbxd unreachable: a clear error, exit 123"
 systemctl stop sbxd.service
 systemctl mask --runtime sbxd.service >/dev/null 2>&1

@@ -1,55 +1,115 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "handover.h"
 #include "macro.h"
 
-static uid_t h_from_uid, h_to_uid;
-static gid_t h_from_gid, h_to_gid;
-static unsigned long h_changed;
-static int h_error;
-static dev_t h_root_dev;
+typedef struct Handover {
+        uid_t from_uid, to_uid;
+        gid_t from_gid, to_gid;
+        dev_t dev;
+        unsigned long changed;
+} Handover;
 
-static int visit(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-        gid_t gid;
+#define HANDOVER_MAX_DEPTH 256
 
-        if (type == FTW_NS || type == FTW_DNR)
-                return FTW_CONTINUE; /* unreadable: not ours to move */
-        if (ftw->level == 0)
-                h_root_dev = st->st_dev;
-        /* Stay on the workspace's file system: do not descend into directories mounted below it.
-         * (Only directories are compared: overlayfs reports other devices for non-directories.) */
-        if (type == FTW_D && st->st_dev != h_root_dev)
-                return FTW_SKIP_SUBTREE;
-        if (st->st_uid != h_from_uid)
-                return FTW_CONTINUE;
-        gid = st->st_gid == h_from_gid ? h_to_gid : (gid_t) -1;
-        if (fchownat(AT_FDCWD, path, h_to_uid, gid, AT_SYMLINK_NOFOLLOW) < 0) {
-                h_error = negative_errno();
-                return FTW_STOP;
+/* Everything is done relative to directory fds opened with O_NOFOLLOW, never through path strings:
+ * the caller may rename and replace directories of the tree while we walk it (it keeps write access to
+ * directories it made world-writable), and a path looked up again could lead anywhere. */
+static int chown_entry(const Handover *h, int dir_fd, const char *name, const struct stat *st) {
+        gid_t gid = st->st_gid == h->from_gid ? h->to_gid : (gid_t) -1;
+
+        if (fchownat(dir_fd, name, h->to_uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static int walk(Handover *h, int dir_fd, unsigned depth) {
+        _cleanup_close_ int fd = -EBADF;
+        DIR *d;
+        int r = 0;
+
+        if (depth > HANDOVER_MAX_DEPTH)
+                return -ELOOP;
+        fd = dup(dir_fd);
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd);
+        if (!d)
+                return negative_errno();
+        TAKE_FD(fd);
+
+        for (struct dirent *de; r >= 0 && (de = readdir(d));) {
+                struct stat st;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue; /* gone meanwhile */
+
+                if (S_ISDIR(st.st_mode)) {
+                        _cleanup_close_ int sub = -EBADF;
+                        struct stat sst;
+
+                        sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (sub < 0)
+                                continue; /* replaced by a symlink or file meanwhile: not ours to walk */
+                        if (fstat(sub, &sst) < 0)
+                                continue;
+                        if (sst.st_dev != h->dev)
+                                continue; /* another file system mounted below: stay out */
+                        r = walk(h, sub, depth + 1);
+                        if (r < 0)
+                                break;
+                        /* chown the directory through its own fd: it is the one we walked */
+                        if (sst.st_uid == h->from_uid) {
+                                gid_t gid = sst.st_gid == h->from_gid ? h->to_gid : (gid_t) -1;
+                                if (fchown(sub, h->to_uid, gid) < 0)
+                                        r = negative_errno();
+                                else
+                                        h->changed++;
+                        }
+                        continue;
+                }
+                if (st.st_uid != h->from_uid)
+                        continue;
+                /* non-directories: relative to the fd of the directory we hold, without following */
+                r = chown_entry(h, dirfd(d), de->d_name, &st);
+                if (r >= 0)
+                        h->changed++;
         }
-        h_changed++;
-        return FTW_CONTINUE;
+        closedir(d);
+        return r;
 }
 
 int handover_tree(const char *root, uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
                   unsigned long *ret_changed) {
-        h_from_uid = from_uid;
-        h_from_gid = from_gid;
-        h_to_uid = to_uid;
-        h_to_gid = to_gid;
-        h_changed = 0;
-        h_error = 0;
+        _cleanup_close_ int fd = -EBADF;
+        Handover h = {
+                .from_uid = from_uid, .from_gid = from_gid, .to_uid = to_uid, .to_gid = to_gid,
+        };
+        struct stat st;
+        int r;
 
-        /* FTW_PHYS: never follow symlinks. */
-        if (nftw(root, visit, 64, FTW_PHYS | FTW_ACTIONRETVAL) < 0)
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
                 return negative_errno();
-        if (h_error < 0)
-                return h_error;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        h.dev = st.st_dev;
+
+        r = walk(&h, fd, 0);
+        if (r < 0)
+                return r;
+        if (st.st_uid == from_uid) {
+                if (fchown(fd, to_uid, st.st_gid == from_gid ? to_gid : (gid_t) -1) < 0)
+                        return negative_errno();
+                h.changed++;
+        }
         if (ret_changed)
-                *ret_changed = h_changed;
+                *ret_changed = h.changed;
         return 0;
 }

@@ -147,6 +147,15 @@ static int only_loopback(void) {
         return n <= 1;
 }
 
+/* Without swap accounting (no memory.swap.max) the ceiling still holds if there is no swap at all. */
+static bool system_has_swap(void) {
+        _cleanup_free_ char *buf = NULL;
+
+        if (read_file_at(AT_FDCWD, "/proc/swaps", 64 * 1024, &buf, NULL) < 0)
+                return true; /* cannot tell: assume the worst */
+        return strchr(buf, '\n') && strchr(buf, '\n')[1] != 0;
+}
+
 static int check_confinement(const char *cg) {
         _cleanup_free_ char *capbnd = NULL, *seccomp = NULL;
         uint64_t v;
@@ -176,6 +185,8 @@ static int check_confinement(const char *cg) {
                 r = read_cgroup_u64(cg, "memory.swap.max", &v);
                 if (r >= 0 && v != 0)
                         return refuse("MemorySwapMax is not 0 in the kernel");
+                if (r < 0 && (r != -ENOENT || system_has_swap()))
+                        return refuse("MemorySwapMax cannot be enforced: %s/memory.swap.max: %s", cg, strerror(-r));
         }
         if (arg_expect_tasks_max != UINT64_MAX) {
                 r = read_cgroup_u64(cg, "pids.max", &v);

@@ -127,7 +127,9 @@ static int on_name_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_err
         RunState *s = userdata;
         const char *name, *old, *new;
 
-        if (sd_bus_message_read(msg, "sss", &name, &old, &new) < 0)
+        /* only the bus itself says who owns a name (a unicast signal from anyone else reaches us too) */
+        if (!streq_ptr(sd_bus_message_get_sender(msg), "org.freedesktop.DBus") ||
+            sd_bus_message_read(msg, "sss", &name, &old, &new) < 0)
                 return 0;
         if (streq(name, SBX_BUS_NAME) && s->daemon && streq(old, s->daemon)) {
                 s->daemon_gone = true;

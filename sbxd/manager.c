@@ -63,19 +63,35 @@ static Run *manager_find_run(Manager *m, const char *id) {
         return NULL;
 }
 
+/* The caller's uid as the bus recorded it when the caller connected (SO_PEERCRED), never a value
+ * sd-bus filled in from /proc/<pid>/status, which a caller can change by exec'ing a setuid program. */
 static int caller_uid(sd_bus_message *msg, uid_t *ret) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        uint64_t augmented;
         int r;
 
-        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
+        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_UID, &creds);
         if (r < 0)
                 return r;
-        return sd_bus_creds_get_euid(creds, ret);
+        augmented = sd_bus_creds_get_augmented_mask(creds);
+        if (augmented & SD_BUS_CREDS_UID)
+                return -EPERM;
+        return sd_bus_creds_get_uid(creds, ret);
 }
 
 static int cgroup_exists(const char *path) {
         struct stat st;
         return path && stat(path, &st) >= 0;
+}
+
+/* Signals are only believed from their real sender: systemd's current unique name, or the bus itself.
+ * (A unicast signal reaches us whatever our match rules say.) */
+static bool from_systemd(Manager *m, sd_bus_message *msg) {
+        return m->systemd_owner && streq_ptr(sd_bus_message_get_sender(msg), m->systemd_owner);
+}
+
+static bool from_bus_driver(sd_bus_message *msg) {
+        return streq_ptr(sd_bus_message_get_sender(msg), "org.freedesktop.DBus");
 }
 
 /* ---- the end of a run ---------------------------------------------------------------------------- */
@@ -104,6 +120,13 @@ static void run_complete(Run *run) {
         RunRecord *rec = run->record;
         int r;
 
+        /* Over before StartTransientUnit's reply was handled: answer the caller first, so it can match
+         * the Finished signal that follows. */
+        if (run->pending) {
+                (void) sd_bus_reply_method_return(run->pending, "s", run->id);
+                run->pending = sd_bus_message_unref(run->pending);
+        }
+
         rec->cgroup_gone = !cgroup_exists(run->cgroup_path);
         rec->finished = true;
         if (rec->ended_at == 0)
@@ -131,7 +154,7 @@ static int on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *re
         Manager *m = userdata;
         const char *unit, *path;
 
-        if (sd_bus_message_read(msg, "so", &unit, &path) < 0)
+        if (!from_systemd(m, msg) || sd_bus_message_read(msg, "so", &unit, &path) < 0)
                 return 0;
         for (Run *run = m->runs; run; run = run->next)
                 if (run->finalizing && run->removal_timeout && streq(run->unit, unit)) {
@@ -300,6 +323,8 @@ static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_err
         const char *iface, *state = NULL;
         int r;
 
+        if (!from_systemd(run->manager, msg))
+                return 0;
         r = sd_bus_message_read(msg, "s", &iface);
         if (r < 0 || !streq(iface, "org.freedesktop.systemd1.Unit"))
                 return 0;
@@ -346,7 +371,7 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
         const char *job, *unit, *result;
         uint32_t id;
 
-        if (sd_bus_message_read(msg, "uoss", &id, &job, &unit, &result) < 0)
+        if (!from_systemd(m, msg) || sd_bus_message_read(msg, "uoss", &id, &job, &unit, &result) < 0)
                 return 0;
         for (Run *run = m->runs; run; run = run->next) {
                 /* by unit name: the signal may come before StartTransientUnit's reply told us the job */
@@ -392,7 +417,7 @@ static int on_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret
         Run *run = userdata;
         const char *name, *old, *new;
 
-        if (sd_bus_message_read(msg, "sss", &name, &old, &new) < 0 || !isempty(new))
+        if (!from_bus_driver(msg) || sd_bus_message_read(msg, "sss", &name, &old, &new) < 0 || !isempty(new))
                 return 0;
         log_info("Client %s of run %s disconnected; ending the run.", name, run->id);
         run->client = mfree(run->client);
@@ -418,6 +443,7 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 run->record->ended_at = now_realtime();
                 run->record->unit_gone = true;
                 run->record->cgroup_gone = !cgroup_exists(run->cgroup_path);
+                free(run->record->error);
                 if (asprintf(&run->record->error, "systemd refused the unit: %s", e->message) < 0)
                         run->record->error = NULL;
                 run->record->finished = true;
@@ -896,11 +922,26 @@ Manager *manager_free(Manager *m) {
                 run_free(m->runs);
         sd_bus_slot_unref(m->slot_job_removed);
         sd_bus_slot_unref(m->slot_unit_removed);
+        sd_bus_slot_unref(m->slot_systemd_owner);
+        free(m->systemd_owner);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
         store_close(&m->store);
         free(m);
         return NULL;
+}
+
+static int on_systemd_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        const char *name, *old, *new;
+
+        if (!from_bus_driver(msg) || sd_bus_message_read(msg, "sss", &name, &old, &new) < 0 ||
+            !streq(name, SD_DEST))
+                return 0;
+        free(m->systemd_owner);
+        m->systemd_owner = isempty(new) ? NULL : strdup(new);
+        log_debug("systemd is now %s on the bus.", strna(m->systemd_owner));
+        return 0;
 }
 
 int manager_start(Manager *m) {
@@ -918,6 +959,22 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
 
+        r = sd_bus_match_signal(m->bus, &m->slot_systemd_owner, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                "org.freedesktop.DBus", "NameOwnerChanged", on_systemd_owner_changed, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch systemd's bus name: %m");
+        {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                const char *owner;
+
+                r = sd_bus_call_method(m->bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                       "GetNameOwner", &error, &reply, "s", SD_DEST);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to find systemd on the bus: %s", error.message);
+                r = sd_bus_message_read(reply, "s", &owner);
+                if (r < 0 || !(m->systemd_owner = strdup(owner)))
+                        return log_error_errno(r < 0 ? r : -ENOMEM, "Failed to read systemd's bus name: %m");
+        }
         r = sd_bus_match_signal(m->bus, &m->slot_job_removed, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
                                 on_job_removed, m);
         if (r < 0)

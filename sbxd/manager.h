@@ -39,7 +39,8 @@ struct Manager {
         sd_bus *bus;
         Store store;
         Run *runs;
-        sd_bus_slot *slot_job_removed, *slot_unit_removed;
+        sd_bus_slot *slot_job_removed, *slot_unit_removed, *slot_systemd_owner;
+        char *systemd_owner;       /* unique bus name of PID 1: the only sender of unit signals we believe */
 };
 
 int manager_new(Manager **ret);

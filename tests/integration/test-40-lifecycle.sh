@@ -50,6 +50,28 @@ for i in $(seq 100); do [ "$(record_get "$id" .state)" = finished ] && break; sl
 assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
 assert_clean
 
+t_begin "forged signals from another user neither end nor cancel a run"
+before=$(record_count)
+sbxctl run -- sleep 6 > "$W/o" 2>&1 & cpid=$!
+id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
+sbx_wait_active "$id"
+unit=sbx-offline-$id.service
+upath=$(busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager GetUnit s "$unit" | awk '{print $2}' | tr -d '"')
+client=$(busctl list --no-legend | awk '$3 == "sbxctl" {print $1}' | head -n 1)
+for dest in org.sbx.Manager1 "$(busctl status org.sbx.Manager1 2>/dev/null | sed -n 's/^UniqueName=//p')"; do
+  [ -n "$dest" ] || continue
+  runuser -u nobody -- busctl emit --destination="$dest" /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager JobRemoved uoss 1 /org/freedesktop/systemd1/job/1 "$unit" done 2>/dev/null
+  runuser -u nobody -- busctl emit --destination="$dest" "$upath" org.freedesktop.DBus.Properties PropertiesChanged 'sa{sv}as' org.freedesktop.systemd1.Unit 1 ActiveState s inactive 0 2>/dev/null
+  [ -n "$client" ] && runuser -u nobody -- busctl emit --destination="$dest" /org/freedesktop/DBus org.freedesktop.DBus NameOwnerChanged sss "$client" "$client" "" 2>/dev/null
+done
+sleep 1
+assert_eq "running" "$(record_get "$id" .state)" "state right after the forged signals"
+systemctl is-active -q "$unit" || _t_err "the unit is no longer active"
+wait "$cpid"; rc=$?
+assert_eq 0 "$rc" "the client's exit status"
+assert_eq "success" "$(record_get "$id" .stop_reason)" "stop_reason"
+assert_clean
+
 t_begin "processes left behind by the command end with the run"
 assert_rc 0 sbxctl run -- sh -c '(setsid sleep 1000 &) ; (nohup sleep 1001 >/dev/null 2>&1 &); echo started'
 pgrep -f 'sleep 100[01]' >/dev/null && _t_err "a background process of the run survived: $(pgrep -af 'sleep 100[01]')"

@@ -70,13 +70,14 @@ static int caller_uid(sd_bus_message *msg, uid_t *ret) {
         uint64_t augmented;
         int r;
 
-        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_UID, &creds);
+        /* dbus-daemon reports UnixUserID (the peer's effective uid at connect time) as EUID */
+        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
         if (r < 0)
                 return r;
         augmented = sd_bus_creds_get_augmented_mask(creds);
-        if (augmented & SD_BUS_CREDS_UID)
+        if (augmented & SD_BUS_CREDS_EUID)
                 return -EPERM;
-        return sd_bus_creds_get_uid(creds, ret);
+        return sd_bus_creds_get_euid(creds, ret);
 }
 
 static int cgroup_exists(const char *path) {

@@ -47,7 +47,6 @@ static Run *run_free(Run *run) {
         run_record_free(run->record);
         free(run->unit);
         free(run->unit_path);
-        free(run->job_path);
         free(run->client);
         free(run->cgroup_path);
         free(run->workspace);
@@ -456,7 +455,7 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
         }
 
         r = sd_bus_message_read(reply, "o", &job);
-        if (r < 0 || !(run->job_path = strdup(job))) {
+        if (r < 0) {
                 (void) sd_bus_reply_method_errorf(call, ERR_START_FAILED, "Unexpected reply from systemd.");
                 (void) run_stop(run, SIGTERM);
                 return 0;
@@ -625,7 +624,6 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         if (!run)
                 return -ENOMEM;
         run->manager = m;
-        run->uid = uid;
         if (req->workspace && !(run->workspace = strdup(req->workspace)))
                 return -ENOMEM;
         run->ws_dev = ws_dev;

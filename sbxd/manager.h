@@ -16,9 +16,7 @@ typedef struct Run {
         char id[RUN_ID_LEN + 1];
         char *unit;
         char *unit_path;
-        char *job_path;
         char *client;              /* unique bus name of the requester */
-        uid_t uid;
         RunRecord *record;
         char *cgroup_path;         /* where the unit's cgroup lives while it runs */
         sd_bus_message *pending;   /* the Run() call, answered when the start job is queued */

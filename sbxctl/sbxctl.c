@@ -161,6 +161,7 @@ static int fd_or_null(int fd, int flags, int *ret_opened) {
 }
 
 static int append_request(sd_bus_message *m, const char *workspace) {
+        char *term = getenv("TERM");
         int r;
 
         r = sd_bus_message_open_container(m, 'a', "{sv}");
@@ -174,12 +175,10 @@ static int append_request(sd_bus_message *m, const char *workspace) {
                 r = sd_bus_message_append(m, "{sv}", "tasks", "t", arg_tasks);
         if (r >= 0 && arg_timeout > 0)
                 r = sd_bus_message_append(m, "{sv}", "timeout_usec", "t", arg_timeout);
-        if (r >= 0 && isatty(STDOUT_FILENO) && getenv("TERM")) {
-                RunRequest probe = { .term = getenv("TERM") };
-                if (run_request_validate(&(RunRequest) { .argv = (char *[]) { (char *) "x", NULL },
-                                                         .term = probe.term }, NULL) >= 0)
-                        r = sd_bus_message_append(m, "{sv}", "term", "s", probe.term);
-        }
+        /* TERM only for a terminal, and only a name sbxd would accept (else the run goes without it) */
+        if (r >= 0 && term && isatty(STDOUT_FILENO) &&
+            run_request_validate(&(RunRequest) { .argv = (char *[]) { (char *) "x", NULL }, .term = term }, NULL) >= 0)
+                r = sd_bus_message_append(m, "{sv}", "term", "s", term);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r;

@@ -35,7 +35,7 @@ assert_clean() {
   _t_err "${1:-after the run} leftovers: $(echo "$left" | tr '\n' ' ')"
 }
 
-# sbx_wait_running RUN: until the run's unit is active (max ~30 s)
+# sbx_wait_active RUN: until the run's unit is active (max ~30 s)
 sbx_wait_active() {
   local i
   for i in $(seq 300); do
@@ -45,8 +45,9 @@ sbx_wait_active() {
   return 1
 }
 
-# sbx_newest_running: id of the newest run whose record says running (polls, max ~30 s)
-sbx_wait_new_run() {   # BEFORE_COUNT
+# sbx_wait_new_run BEFORE_COUNT: id of the newest run whose record says running, once there are more
+# records than BEFORE_COUNT (polls, max ~30 s)
+sbx_wait_new_run() {
   local i id
   for i in $(seq 300); do
     if [ "$(record_count)" -gt "$1" ]; then
@@ -56,4 +57,14 @@ sbx_wait_new_run() {   # BEFORE_COUNT
     sleep 0.1
   done
   return 1
+}
+
+# sbx_run_bg OUTFILE SBXCTL-RUN-ARGS...: start "sbxctl run ARGS" in the background (output to OUTFILE)
+# and wait until its unit is active; sets CPID (the client) and RUN (the run id). Not in a $(...).
+sbx_run_bg() {
+  local out=$1 before; shift
+  before=$(record_count)
+  sbxctl run "$@" > "$out" 2>&1 & CPID=$!
+  RUN=$(sbx_wait_new_run "$before") || { _t_err "no running run appeared"; return 1; }
+  sbx_wait_active "$RUN" || { _t_err "the unit of run $RUN never became active"; return 1; }
 }

@@ -6,10 +6,8 @@ t_require_systemd || t_summary
 W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
 
 t_begin "Ctrl-C (SIGINT) to sbxctl stops the unit; the record says cancelled"
-before=$(record_count)
-sbxctl run -- sleep 300 > "$W/o" 2>&1 & cpid=$!
-id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
-sbx_wait_active "$id" || _t_err "unit never became active"
+sbx_run_bg "$W/o" -- sleep 300
+cpid=$CPID id=$RUN
 kill -INT "$cpid"; wait "$cpid"; rc=$?
 assert_eq 130 "$rc" "sbxctl exit status"
 assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
@@ -18,20 +16,16 @@ systemctl is-active -q "sbx-offline-$id.service" && _t_err "unit still active"
 assert_clean
 
 t_begin "SIGTERM to sbxctl: 143, cancelled"
-before=$(record_count)
-sbxctl run -- sh -c 'trap "" TERM; sleep 300' > "$W/o" 2>&1 & cpid=$!
-id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
-sbx_wait_active "$id"
+sbx_run_bg "$W/o" -- sh -c 'trap "" TERM; sleep 300'
+cpid=$CPID id=$RUN
 kill -TERM "$cpid"; wait "$cpid"; rc=$?
 assert_eq 143 "$rc" "sbxctl exit status"
 assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
 assert_clean
 
 t_begin "sbxctl stop RUN from another client"
-before=$(record_count)
-sbxctl run -- sleep 300 > "$W/o" 2>&1 & cpid=$!
-id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
-sbx_wait_active "$id"
+sbx_run_bg "$W/o" -- sleep 300
+cpid=$CPID id=$RUN
 assert_rc 0 sbxctl stop "$id"
 wait "$cpid"; rc=$?
 assert_eq 143 "$rc" "the running client's exit status"
@@ -41,20 +35,16 @@ assert_contains "$T_OUT" "is not running"
 assert_clean
 
 t_begin "a client that dies takes its run with it"
-before=$(record_count)
-sbxctl run -- sleep 300 > "$W/o" 2>&1 & cpid=$!
-id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
-sbx_wait_active "$id"
+sbx_run_bg "$W/o" -- sleep 300
+cpid=$CPID id=$RUN
 kill -KILL "$cpid"; wait "$cpid" 2>/dev/null
 for i in $(seq 100); do [ "$(record_get "$id" .state)" = finished ] && break; sleep 0.2; done
 assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
 assert_clean
 
 t_begin "forged signals from another user neither end nor cancel a run"
-before=$(record_count)
-sbxctl run -- sleep 6 > "$W/o" 2>&1 & cpid=$!
-id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
-sbx_wait_active "$id"
+sbx_run_bg "$W/o" -- sleep 6
+cpid=$CPID id=$RUN
 unit=sbx-offline-$id.service
 upath=$(busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager GetUnit s "$unit" | awk '{print $2}' | tr -d '"')
 client=$(busctl list --no-legend | awk '$3 == "sbxctl" {print $1}' | head -n 1)
@@ -119,10 +109,8 @@ else
 fi
 
 t_begin "workspace: one run at a time, nested paths included"
-before=$(record_count)
-sbxctl run --workspace "$W/ws" -- sleep 300 > "$W/o" 2>&1 & cpid=$!
-id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
-sbx_wait_active "$id"
+sbx_run_bg "$W/o" --workspace "$W/ws" -- sleep 300
+cpid=$CPID id=$RUN
 assert_rc 125 sbxctl run --workspace "$W/ws" -- true
 assert_contains "$T_OUT" "is in use by run $id"
 assert_rc 125 sbxctl run --workspace "$W/ws/sub" -- true
@@ -155,10 +143,8 @@ assert_eq "$before" "$(record_count)" "records after refused requests"
 assert_clean
 
 t_begin "a restarted sbxd follows the runs it finds to their end"
-before=$(record_count)
-sbxctl run -- sh -c 'sleep 4; exit 3' > "$W/o" 2>&1 & cpid=$!
-id=$(sbx_wait_new_run "$before") || _t_err "no running run appeared"
-sbx_wait_active "$id"
+sbx_run_bg "$W/o" -- sh -c 'sleep 4; exit 3'
+cpid=$CPID id=$RUN
 systemctl restart sbxd.service
 wait "$cpid"; rc=$?
 assert_eq 123 "$rc" "the client's exit status when sbxd went away"

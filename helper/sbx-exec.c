@@ -7,6 +7,7 @@
  * command as its child, waits for it, ends whatever the command left behind in the cgroup, reads the
  * cgroup's resource figures, reports them to systemd (STATUS=, NotifyAccess=main) and exits with the
  * command's own status (re-raising its signal), so the unit's ExecMainStatus is the command's. */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -26,14 +28,20 @@
 #include "handover.h"
 #include "macro.h"
 #include "policy.h"
+#include "supervise.h"
 
 static uint64_t arg_expect_memory_max = UINT64_MAX;
 static uint64_t arg_expect_tasks_max = UINT64_MAX;
-static bool arg_expect_no_network = false;
+static uint64_t arg_expect_swap_max = 0;
+static const char *arg_expect_network = NULL; /* "none", "public", "host" */
+static const char *arg_expect_profile_digest = NULL;
+static char **arg_caches = NULL; /* "STATEDIR:PATH" pairs: HOME/PATH becomes a link to STATEDIR */
 static bool arg_workspace_private = true;
 static const char *arg_handover = NULL;   /* "in" or "out": privileged ExecStartPre=+/ExecStopPost=+ mode */
 static uid_t arg_owner_uid = (uid_t) -1;
 static gid_t arg_owner_gid = (gid_t) -1;
+static const char *arg_seccomp_filter = NULL; /* hex of the program for the profile's syscall rules */
+static uint64_t arg_output_max = 0;           /* bytes of stdout+stderr; 0: not limited */
 
 _printf_(1, 2) static int refuse(const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
@@ -147,6 +155,24 @@ static int only_loopback(void) {
         return n <= 1;
 }
 
+/* With IPAddressDeny= covering loopback, the kernel refuses a datagram to 127.0.0.1 with EPERM before it
+ * leaves. Returns 0 when refused that way, else a negative errno: -EPROTO when it was sent. */
+static int probe_ip_deny(void) {
+        _cleanup_close_ int fd = -EBADF;
+        struct sockaddr_in sa = {
+                .sin_family = AF_INET,
+                .sin_port = htons(9), /* discard */
+                .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+        };
+
+        fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (sendto(fd, "", 0, 0, (struct sockaddr *) &sa, sizeof(sa)) >= 0)
+                return -EPROTO;
+        return errno == EPERM ? 0 : -errno;
+}
+
 /* Without swap accounting (no memory.swap.max) the ceiling still holds if there is no swap at all. */
 static bool system_has_swap(void) {
         _cleanup_free_ char *buf = NULL;
@@ -183,9 +209,10 @@ static int check_confinement(const char *cg) {
                         return refuse("MemoryMax is %" PRIu64 " in the kernel, expected %" PRIu64, v,
                                       arg_expect_memory_max);
                 r = read_cgroup_u64(cg, "memory.swap.max", &v);
-                if (r >= 0 && v != 0)
-                        return refuse("MemorySwapMax is not 0 in the kernel");
-                if (r < 0 && (r != -ENOENT || system_has_swap()))
+                if (r >= 0 && v != arg_expect_swap_max)
+                        return refuse("MemorySwapMax is %" PRIu64 " in the kernel, expected %" PRIu64, v,
+                                      arg_expect_swap_max);
+                if (r < 0 && (arg_expect_swap_max != 0 || r != -ENOENT || system_has_swap()))
                         return refuse("MemorySwapMax cannot be enforced: %s/memory.swap.max: %s", cg, strerror(-r));
         }
         if (arg_expect_tasks_max != UINT64_MAX) {
@@ -197,12 +224,58 @@ static int check_confinement(const char *cg) {
                         return refuse("TasksMax is %" PRIu64 " in the kernel, expected %" PRIu64, v,
                                       arg_expect_tasks_max);
         }
-        if (arg_expect_no_network) {
+        if (streq_ptr(arg_expect_network, "none")) {
                 r = only_loopback();
                 if (r < 0)
                         return refuse("cannot list network interfaces: %s", strerror(-r));
                 if (r == 0)
                         return refuse("the network namespace is not private (interfaces other than lo are visible)");
+        } else if (streq_ptr(arg_expect_network, "public")) {
+                r = probe_ip_deny();
+                if (r < 0)
+                        return refuse("IPAddressDeny= is not in force (a datagram to 127.0.0.1 was not refused: %s); "
+                                      "network mode 'public' cannot be enforced", strerror(-r));
+        }
+        /* The generator's drop-in for the profile carries the profile's digest: without it the fixed
+         * hardening that no transient property can weaken is missing, or stale. */
+        if (arg_expect_profile_digest) {
+                const char *d = getenv("SBX_PROFILE_DIGEST");
+
+                if (!d)
+                        return refuse("the profile's drop-in is missing (no SBX_PROFILE_DIGEST): the profile is "
+                                      "invalid or systemd has not been reloaded since it was installed "
+                                      "(run 'sbxctl profile reload')");
+                if (!streq(d, arg_expect_profile_digest))
+                        return refuse("the profile changed since the last daemon-reload (drop-in %s, profile %s); "
+                                      "run 'sbxctl profile reload'", d, arg_expect_profile_digest);
+        }
+        return 0;
+}
+
+/* Named caches are state directories systemd made for this run's user; they appear in HOME as links,
+ * created here as that user (directories systemd would create on the way to a mount point in HOME
+ * would be root's, and tools could not add their own files beside the cache). */
+static int link_caches(void) {
+        STRV_FOREACH(c, arg_caches) {
+                _cleanup_free_ char *target = strdup(*c), *link = NULL;
+                char *colon, *slash;
+
+                if (!target)
+                        return refuse("out of memory");
+                colon = strchr(target, ':');
+                if (!colon)
+                        return refuse("bad --cache= argument '%s'", *c);
+                *colon = 0;
+                if (asprintf(&link, SBX_HOME "/%s", colon + 1) < 0)
+                        return refuse("out of memory");
+                for (slash = strchr(link + strlen(SBX_HOME) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+                        *slash = 0;
+                        if (mkdir(link, 0755) < 0 && errno != EEXIST)
+                                return refuse("cannot create %s for cache %s: %m", link, target);
+                        *slash = '/';
+                }
+                if (symlink(target, link) < 0)
+                        return refuse("cannot link cache %s as %s: %m", target, link);
         }
         return 0;
 }
@@ -216,14 +289,20 @@ static int parse_u64_arg(const char *s, uint64_t *ret) {
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER };
+        enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_SWAP, ARG_DIGEST, ARG_CACHE,
+               ARG_SECCOMP, ARG_OUTPUT };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
                 { "expect-tasks-max", required_argument, NULL, ARG_TASKS },
                 { "expect-network", required_argument, NULL, ARG_NET },
+                { "expect-swap-max", required_argument, NULL, ARG_SWAP },
+                { "expect-profile-digest", required_argument, NULL, ARG_DIGEST },
+                { "cache", required_argument, NULL, ARG_CACHE },
                 { "workspace", required_argument, NULL, ARG_WS },
                 { "handover", required_argument, NULL, ARG_HANDOVER },
                 { "owner", required_argument, NULL, ARG_OWNER },
+                { "seccomp-filter", required_argument, NULL, ARG_SECCOMP },
+                { "output-max", required_argument, NULL, ARG_OUTPUT },
                 {}
         };
         int c;
@@ -239,9 +318,39 @@ static int parse_argv(int argc, char *argv[]) {
                                 return -EINVAL;
                         break;
                 case ARG_NET:
-                        if (!streq(optarg, "none") && !streq(optarg, "host"))
+                        if (!streq(optarg, "none") && !streq(optarg, "public") && !streq(optarg, "host"))
                                 return -EINVAL;
-                        arg_expect_no_network = streq(optarg, "none");
+                        arg_expect_network = optarg;
+                        break;
+                case ARG_SWAP:
+                        if (parse_u64_arg(optarg, &arg_expect_swap_max) < 0)
+                                return -EINVAL;
+                        break;
+                case ARG_CACHE: {
+                        size_t n = strv_length(arg_caches);
+                        char **l;
+
+                        if (!strchr(optarg, ':') || strstr(optarg, "..") || optarg[0] != '/')
+                                return -EINVAL;
+                        l = realloc(arg_caches, (n + 2) * sizeof(char *));
+                        if (!l)
+                                return -ENOMEM;
+                        l[n] = optarg; /* points into argv */
+                        l[n + 1] = NULL;
+                        arg_caches = l;
+                        break;
+                }
+                case ARG_DIGEST:
+                        if (!strneq(optarg, "sha256:", 7))
+                                return -EINVAL;
+                        arg_expect_profile_digest = optarg;
+                        break;
+                case ARG_SECCOMP:
+                        arg_seccomp_filter = optarg; /* decoded in main(), so that a bad one is refused */
+                        break;
+                case ARG_OUTPUT:
+                        if (parse_u64_arg(optarg, &arg_output_max) < 0)
+                                return -EINVAL;
                         break;
                 case ARG_WS:
                         if (!streq(optarg, "private") && !streq(optarg, "bound"))
@@ -270,7 +379,7 @@ static int parse_argv(int argc, char *argv[]) {
         return optind;
 }
 
-_noreturn_ static void child(char **argv) {
+_noreturn_ static void child(char **argv, Supervisor *sup) {
         sigset_t all;
 
         /* A clean start for the command: default handlers, nothing blocked, no notify socket. */
@@ -279,6 +388,13 @@ _noreturn_ static void child(char **argv) {
         sigemptyset(&all);
         (void) sigprocmask(SIG_SETMASK, &all, NULL);
         (void) unsetenv("NOTIFY_SOCKET");
+        (void) unsetenv("SBX_PROFILE_DIGEST");
+        if (supervisor_child_output(sup) < 0)
+                _exit(SBX_EXIT_FAILURE);
+        /* The last step before execve(): from here on the profile's syscall rules hold. If they cannot,
+         * the command does not run (the parent refuses the run). */
+        if (supervisor_child_seal(sup) < 0)
+                _exit(SBX_EXIT_FAILURE);
 
         execvp(argv[0], argv);
         if (errno == ENOENT) {
@@ -315,7 +431,7 @@ static void end_leftovers(const char *cg) {
         }
 }
 
-static void report(const char *cg) {
+static void report(const char *cg, const char *extra) {
         _cleanup_free_ char *cpu = NULL, *mem = NULL, *tasks = NULL;
         uint64_t usage = UINT64_MAX, v;
         _cleanup_free_ char *stat = NULL, *path = NULL;
@@ -331,7 +447,7 @@ static void report(const char *cg) {
         if (read_cgroup_u64(cg, "pids.peak", &v) >= 0 && asprintf(&tasks, " tasks_peak=%" PRIu64, v) < 0)
                 tasks = NULL;
 
-        (void) sd_notifyf(0, "STATUS=finished%s%s%s", cpu ?: "", mem ?: "", tasks ?: "");
+        (void) sd_notifyf(0, "STATUS=finished%s%s%s%s", cpu ?: "", mem ?: "", tasks ?: "", extra ?: "");
         (void) sd_notify_barrier(0, 5 * 1000000ULL);
 }
 
@@ -391,7 +507,8 @@ static int run_handover(const char *dir) {
 }
 
 int main(int argc, char *argv[]) {
-        _cleanup_free_ char *cg = NULL;
+        _cleanup_(supervisor_done) Supervisor sup = SUPERVISOR_INIT;
+        _cleanup_free_ char *cg = NULL, *error = NULL, *extra = NULL;
         sigset_t mask;
         pid_t pid;
         int r, status;
@@ -413,6 +530,10 @@ int main(int argc, char *argv[]) {
         if (r != 0)
                 return r;
 
+        r = link_caches();
+        if (r != 0)
+                return r;
+
         if (arg_workspace_private && mkdir(SBX_WORKSPACE, 0755) < 0 && errno != EEXIST)
                 return refuse("cannot create the private workspace %s: %m", SBX_WORKSPACE);
         if (chdir(SBX_WORKSPACE) < 0)
@@ -431,22 +552,36 @@ int main(int argc, char *argv[]) {
         sigaddset(&mask, SIGPIPE);
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
 
+        /* The syscall rules' program and the output relay (supervise.h). */
+        r = supervisor_prepare(&sup, arg_seccomp_filter, arg_output_max, &error);
+        if (r < 0)
+                return refuse("%s", error ?: strerror(-r));
+
         pid = fork();
         if (pid < 0)
                 return refuse("fork failed: %m");
         if (pid == 0)
-                child(argv);
+                child(argv, &sup);
 
-        for (;;) {
-                pid_t w = waitpid(pid, &status, 0);
-                if (w == pid)
-                        break;
-                if (w < 0 && errno != EINTR)
-                        return refuse("waitpid failed: %m");
+        r = supervisor_start(&sup, &error);
+        if (r < 0) {
+                /* The child could not install the program and ends without running the command. (Had it
+                 * got as far as execve() all the same, the program would be in force without a
+                 * supervisor: what it catches fails with ENOSYS.) */
+                (void) kill(pid, SIGKILL);
+                end_leftovers(cg);
+                return refuse("%s", error ?: strerror(-r));
         }
+        /* Until the command ends: answers the caught syscalls, relays the output, reaps orphans. */
+        r = supervisor_wait(&sup, pid, &status);
+        if (r < 0)
+                return refuse("waitpid failed: %s", strerror(-r));
 
         end_leftovers(cg);
-        report(cg);
+        supervisor_finish(&sup);
+        if (supervisor_status(&sup, &extra) < 0)
+                extra = NULL;
+        report(cg, extra);
 
         if (WIFEXITED(status))
                 return WEXITSTATUS(status);

@@ -16,11 +16,14 @@
 #include "exit-codes.h"
 #include "log.h"
 #include "policy.h"
+#include "profile-load.h"
 #include "record.h"
 
 static const char *arg_profile = NULL;
 static const char *arg_workspace = NULL;
-static uint64_t arg_memory = 0, arg_tasks = 0;
+static const char *arg_dataset = NULL;
+static const char *arg_network = NULL;
+static uint64_t arg_memory = 0, arg_tasks = 0, arg_cpu = 0;
 static usec_t arg_timeout = 0;
 static bool arg_json = false;
 static bool arg_legend = true;
@@ -33,14 +36,20 @@ static int help(void) {
                "  list                            List runs (newest last)\n"
                "  show [--json] RUN               Show the record of a run\n"
                "  stop RUN                        Stop a running run\n"
-               "  profile list                    List profiles\n"
-               "  profile show NAME               Show a profile's limits and unit properties\n\n"
+               "  profile list                    List profiles (and invalid profile files)\n"
+               "  profile show [NAME|FILE]        Show a profile's effective policy and unit properties\n"
+               "  profile check FILE...           Validate profile files\n"
+               "  profile reload                  Regenerate slices and drop-ins (systemd daemon-reload)\n\n"
                "Run options:\n"
                "  -p --profile=NAME     Profile (default: %s)\n"
                "  -w --workspace=DIR    Bind DIR read-write as the working directory\n"
+               "     --dataset=DIR      Bind DIR read-only as ~/dataset (if the profile allows)\n"
+               "     --network=MODE     Narrow the network (none), if the profile allows\n"
                "     --memory=SIZE      Memory ceiling, at most the profile's (e.g. 512M)\n"
                "     --tasks=N          Process/thread ceiling, at most the profile's\n"
-               "     --timeout=DURATION Wall-time ceiling, at most the profile's (e.g. 90s, 5min)\n\n"
+               "     --cpu=PERCENT      CPU quota, at most the profile's (e.g. 50%%; 100%% = one CPU)\n"
+               "     --timeout=DURATION Wall-time ceiling, at most the profile's (e.g. 90s, 5min)\n"
+               "  A profile decides which of these a run may set, and within what bounds.\n\n"
                "Other options:\n"
                "     --json             JSON output (list, show)\n"
                "     --no-legend        No header line (list)\n"
@@ -87,6 +96,9 @@ static int bus_failure(const sd_bus_error *e, int r) {
         if (sd_bus_error_has_names(e, "org.sbx.Error.InvalidRequest", "org.sbx.Error.NoSuchProfile",
                                    "org.sbx.Error.AccessDenied"))
                 return refused("%s", e->message);
+        /* a broken profile or a policy sbx cannot enforce here: nothing ran, and not the caller's fault */
+        if (sd_bus_error_has_names(e, "org.sbx.Error.BadProfile", "org.sbx.Error.CannotEnforce"))
+                return failed("%s", e->message);
         if (sd_bus_error_has_names(e, "org.freedesktop.DBus.Error.ServiceUnknown",
                                    "org.freedesktop.DBus.Error.NameHasNoOwner"))
                 return failed("sbxd is not available on the system bus (%s); is sbx installed?", e->message);
@@ -160,7 +172,7 @@ static int fd_or_null(int fd, int flags, int *ret_opened) {
         return *ret_opened;
 }
 
-static int append_request(sd_bus_message *m, const char *workspace) {
+static int append_request(sd_bus_message *m, const char *workspace, const char *dataset) {
         char *term = getenv("TERM");
         int r;
 
@@ -169,6 +181,12 @@ static int append_request(sd_bus_message *m, const char *workspace) {
                 r = sd_bus_message_append(m, "{sv}", "profile", "s", arg_profile);
         if (r >= 0 && workspace)
                 r = sd_bus_message_append(m, "{sv}", "workspace", "s", workspace);
+        if (r >= 0 && dataset)
+                r = sd_bus_message_append(m, "{sv}", "dataset", "s", dataset);
+        if (r >= 0 && arg_network)
+                r = sd_bus_message_append(m, "{sv}", "network", "s", arg_network);
+        if (r >= 0 && arg_cpu > 0)
+                r = sd_bus_message_append(m, "{sv}", "cpu_percent", "t", arg_cpu);
         if (r >= 0 && arg_memory > 0)
                 r = sd_bus_message_append(m, "{sv}", "memory", "t", arg_memory);
         if (r >= 0 && arg_tasks > 0)
@@ -176,12 +194,28 @@ static int append_request(sd_bus_message *m, const char *workspace) {
         if (r >= 0 && arg_timeout > 0)
                 r = sd_bus_message_append(m, "{sv}", "timeout_usec", "t", arg_timeout);
         /* TERM only for a terminal, and only a name sbxd would accept (else the run goes without it) */
-        if (r >= 0 && term && isatty(STDOUT_FILENO) &&
-            run_request_validate(&(RunRequest) { .argv = (char *[]) { (char *) "x", NULL }, .term = term }, NULL) >= 0)
+        if (r >= 0 && term && isatty(STDOUT_FILENO) && run_request_term_is_valid(term))
                 r = sd_bus_message_append(m, "{sv}", "term", "s", term);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r;
+}
+
+/* The directory's absolute path without symlinks: sbxd wants nothing else. */
+static int resolve_dir(const char *what, const char *arg, char **ret) {
+        struct stat st;
+
+        if (stat(arg, &st) < 0) {
+                if (errno == ENOENT)
+                        return refused("%s: '%s' does not exist", what, arg);
+                return refused("%s: '%s': %s", what, arg, strerror(errno));
+        }
+        if (!S_ISDIR(st.st_mode))
+                return refused("%s: '%s' is not a directory", what, arg);
+        *ret = realpath(arg, NULL);
+        if (!*ret)
+                return refused("%s: '%s': %s", what, arg, strerror(errno));
+        return 0;
 }
 
 static int verb_run(char **cmd) {
@@ -189,7 +223,7 @@ static int verb_run(char **cmd) {
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *workspace = NULL;
+        _cleanup_free_ char *workspace = NULL, *dataset = NULL;
         _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
         RunState s = {};
         const char *id;
@@ -200,18 +234,14 @@ static int verb_run(char **cmd) {
                 return refused("run: no command given (usage: sbxctl run [OPTIONS] -- CMD [ARGS...])");
 
         if (arg_workspace) {
-                struct stat st;
-
-                if (stat(arg_workspace, &st) < 0) {
-                        if (errno == ENOENT)
-                                return refused("workspace: '%s' does not exist", arg_workspace);
-                        return refused("workspace: '%s': %s", arg_workspace, strerror(errno));
-                }
-                if (!S_ISDIR(st.st_mode))
-                        return refused("workspace: '%s' is not a directory", arg_workspace);
-                workspace = realpath(arg_workspace, NULL);
-                if (!workspace)
-                        return refused("workspace: '%s': %s", arg_workspace, strerror(errno));
+                r = resolve_dir("workspace", arg_workspace, &workspace);
+                if (r != 0)
+                        return r;
+        }
+        if (arg_dataset) {
+                r = resolve_dir("dataset", arg_dataset, &dataset);
+                if (r != 0)
+                        return r;
         }
 
         r = check_systemd();
@@ -254,7 +284,7 @@ static int verb_run(char **cmd) {
 
         r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Run");
         if (r >= 0)
-                r = append_request(call, workspace);
+                r = append_request(call, workspace, dataset);
         if (r >= 0)
                 r = sd_bus_message_append_strv(call, cmd);
         if (r >= 0)
@@ -431,38 +461,263 @@ static int verb_stop(const char *id) {
         return call_daemon("Stop", id, NULL);
 }
 
-static int verb_profile(char **args) {
-        if (!args[0] || streq(args[0], "list")) {
-                for (const Profile *const *p = profile_list(); *p; p++)
-                        printf("%-10s  %s\n", (*p)->name, (*p)->description);
-                return 0;
-        }
-        if (streq(args[0], "show")) {
-                _cleanup_(run_plan_freep) RunPlan *plan = NULL;
-                _cleanup_free_ char *text = NULL, *err = NULL;
-                RunRequest req = { .profile = args[1] ? args[1] : (char *) PROFILE_DEFAULT,
-                                   .argv = (char *[]) { (char *) "true", NULL } };
-                int r;
+/* ---- profile ---------------------------------------------------------------------------------------- */
 
-                r = policy_compile(&req, SBX_EXEC_PATH, &plan, &err);
+static int load_profile_arg(const char *arg, Profile **ret) {
+        _cleanup_strv_free_ char **dirs = NULL;
+        _cleanup_free_ char *err = NULL;
+        int r;
+
+        if (strchr(arg, '/'))
+                r = profile_load_file(arg, ret, &err);
+        else {
+                r = profile_search_path(&dirs);
                 if (r < 0)
-                        return refused("%s", err ?: strerror(-r));
-                r = prop_table_render_text(plan->props, &text);
+                        return failed("out of memory");
+                r = profile_load(dirs, arg, ret, &err);
+        }
+        if (r < 0)
+                return r == -ENOENT || r == -ERFKILL || r == -EINVAL ? refused("%s", err ?: strerror(-r))
+                                                                   : failed("%s", err ?: strerror(-r));
+        return 0;
+}
+
+static void print_bound(const char *what, const RequestBound *b, const char *min, const char *max) {
+        if (b->allowed)
+                printf(" %s (%s..%s)", what, min, max);
+}
+
+static void fmt_size(char buf[static 32], uint64_t v) {
+        static const char suffix[] = "KMGT";
+
+        if (v == 0) {
+                snprintf(buf, 32, "0");
+                return;
+        }
+        for (int i = 4; i >= 1; i--)
+                if (v >= (1ULL << (10 * i)) && v % (1ULL << (10 * i)) == 0) {
+                        snprintf(buf, 32, "%" PRIu64 "%c", v >> (10 * i), suffix[i - 1]);
+                        return;
+                }
+        snprintf(buf, 32, "%" PRIu64, v);
+}
+
+static void fmt_usec(char buf[static 32], usec_t u) {
+        if (u % (3600 * USEC_PER_SEC) == 0)
+                snprintf(buf, 32, "%" PRIu64 "h", u / (3600 * USEC_PER_SEC));
+        else if (u % (60 * USEC_PER_SEC) == 0)
+                snprintf(buf, 32, "%" PRIu64 "min", u / (60 * USEC_PER_SEC));
+        else if (u % USEC_PER_SEC == 0)
+                snprintf(buf, 32, "%" PRIu64 "s", u / USEC_PER_SEC);
+        else
+                snprintf(buf, 32, "%" PRIu64 "ms", u / USEC_PER_SEC);
+}
+
+static void print_rule(const SyscallRule *r, const char *origin) {
+        printf("  %s", r->syscall);
+        if (r->has_arg) {
+                printf(" arg%u%s %s ", r->arg, r->arg32 ? " (32 bits)" : "", syscall_cmp_to_string(r->cmp));
+                if (r->value_name)
+                        printf("%s", r->value_name);
+                else
+                        printf("%" PRIu64, r->value);
+                if (r->cmp == SYSCALL_CMP_MASKED_EQ)
+                        printf(" mask 0x%" PRIx64, r->mask);
+        }
+        printf(" -> EPERM (%s)\n", origin);
+}
+
+static int show_profile(const Profile *p) {
+        _cleanup_(run_plan_freep) RunPlan *plan = NULL;
+        _cleanup_(prop_table_freep) PropTable *fixed = NULL, *slice = NULL;
+        _cleanup_free_ char *err = NULL, *t_fixed = NULL, *t_run = NULL, *t_slice = NULL, *dropin = NULL,
+                            *slice_name = NULL;
+        RunRequest req = { .argv = (char *[]) { (char *) "CMD", NULL } };
+        char a[32], b[32], c[32], d[32], e[32];
+        const SyscallRule *base;
+        size_t n_base;
+        PropTable rest;
+        int r;
+
+        r = policy_compile_fixed(p, &fixed);
+        r = r < 0 ? r : policy_compile_slice(p, &slice);
+        if (r < 0)
+                return failed("cannot compile profile %s: %s", p->name, strerror(-r));
+        r = policy_compile(p, &req, SBX_EXEC_PATH, &plan, &err);
+        if (r < 0 && r != -EOPNOTSUPP)
+                return failed("cannot compile profile %s: %s", p->name, err ?: strerror(-r));
+        if (!arg_legend) { /* just a run's properties, one per line (used by bench/) */
+                if (!plan)
+                        return failed("%s", err);
+                r = prop_table_render_text(plan->props, &t_run);
                 if (r < 0)
                         return failed("cannot render the properties: %s", strerror(-r));
-                if (!arg_legend) { /* just the properties, one per line (used by bench/) */
-                        fputs(text, stdout);
-                        return 0;
-                }
-                printf("# profile %s: %s\n# policy %s\n%s", plan->profile->name, plan->profile->description,
-                       plan->digest, text);
+                fputs(t_run, stdout);
                 return 0;
         }
-        return refused("profile: unknown command '%s' (list, show)", args[0]);
+
+        printf("profile %s: %s\n", p->name, p->description);
+        printf("  file:       %s\n  digest:     %s\n", strna(p->path), p->digest);
+        printf("  network:    %s", network_mode_to_string(p->network));
+        for (size_t i = 0; i < p->n_destinations; i++) {
+                const NetDestination *dst = &p->destinations[i];
+
+                printf("%s%s", i == 0 ? " (" : ", ", dst->host ?: dst->address);
+                for (size_t k = 0; k < dst->n_ports; k++)
+                        printf("%s%u", k == 0 ? ":" : ",", dst->ports[k]);
+                if (i + 1 == p->n_destinations)
+                        printf(")");
+        }
+        printf("\n");
+        if (p->network == NETWORK_ALLOWLIST)
+                printf("              (not enforceable per destination yet: runs are refused unless narrowed "
+                       "to none)\n");
+        printf("  workspace:  %s\n", p->workspace ? "a caller may bind one (writable)" : "none");
+        fmt_size(a, p->memory_max);
+        fmt_size(b, p->swap_max);
+        fmt_usec(c, p->runtime_max);
+        fmt_size(d, p->disk_max);
+        fmt_size(e, p->output_max);
+        printf("  per run:    memory %s, swap %s, cpu %u%%, tasks %" PRIu64 ", wall time %s, disk %s, output %s\n", a,
+               b, p->cpu_quota_percent, p->tasks_max, c, d, p->output_max ? e : "unlimited");
+        fmt_size(a, p->slice_memory_max);
+        printf("  all runs:   memory %s, tasks %" PRIu64 ", cpu %u%% (0: unlimited)\n", a, p->slice_tasks_max,
+               p->slice_cpu_quota_percent);
+        printf("  caches:    ");
+        for (size_t i = 0; i < p->n_caches; i++)
+                printf(" %s=~/%s", p->caches[i].name, p->caches[i].path);
+        printf("%s\n", p->n_caches ? "" : " none (everything is ephemeral)");
+        printf("  a run may set:");
+        fmt_size(a, p->request.memory.min);
+        fmt_size(b, p->memory_max);
+        print_bound("--memory", &p->request.memory, a, b);
+        snprintf(a, sizeof(a), "%" PRIu64, p->request.tasks.min);
+        snprintf(b, sizeof(b), "%" PRIu64, p->tasks_max);
+        print_bound("--tasks", &p->request.tasks, a, b);
+        fmt_usec(a, p->request.runtime.min);
+        fmt_usec(b, p->runtime_max);
+        print_bound("--timeout", &p->request.runtime, a, b);
+        snprintf(a, sizeof(a), "%" PRIu64 "%%", p->request.cpu.min);
+        snprintf(b, sizeof(b), "%u%%", p->cpu_quota_percent);
+        print_bound("--cpu", &p->request.cpu, a, b);
+        if (p->request.network_none)
+                printf(" --network=none");
+        STRV_FOREACH(u, p->request.dataset_under)
+                printf("%s%s", u == p->request.dataset_under ? " --dataset=<below " : ", ", *u);
+        if (p->request.dataset_under)
+                printf(">");
+        printf("\n  syscall rules (seccomp, counted in the record):\n");
+        base = policy_baseline_rules(&n_base);
+        for (size_t i = 0; i < n_base; i++)
+                print_rule(&base[i], "sbx");
+        for (size_t i = 0; i < p->n_rules; i++)
+                print_rule(&p->rules[i], "profile");
+
+        r = policy_dropin_dir_name(p->name, &dropin);
+        r = r < 0 ? r : policy_slice_name(p->name, &slice_name);
+        r = r < 0 ? r : prop_table_render_text(fixed, &t_fixed);
+        r = r < 0 ? r : prop_table_render_text(slice, &t_slice);
+        if (r < 0)
+                return failed("cannot render the properties: %s", strerror(-r));
+        printf("\n# %s: the fixed hardening, in every run's transient unit and in the drop-in\n"
+               "# %s/50-sbx-profile.conf\n[Service]\n%sEnvironment=SBX_PROFILE_DIGEST=%s\n", dropin, dropin, t_fixed,
+               p->digest);
+        if (plan) {
+                rest = (PropTable) { .props = plan->props->props + fixed->n, .n = plan->props->n - fixed->n };
+                r = prop_table_render_text(&rest, &t_run);
+                if (r < 0)
+                        return failed("cannot render the properties: %s", strerror(-r));
+                printf("\n# added per run (transient unit, defaults shown)\n%s", t_run);
+        } else
+                printf("\n# runs: %s\n", err);
+        printf("\n# %s: all runs together\n[Slice]\n%s", slice_name, t_slice);
+        return 0;
+}
+
+static int verb_profile(char **args) {
+        int r;
+
+        if (!args[0] || streq(args[0], "list")) {
+                _cleanup_strv_free_ char **dirs = NULL, **names = NULL, **paths = NULL, **ignored = NULL;
+                int ret = 0;
+
+                r = profile_search_path(&dirs);
+                r = r < 0 ? r : profile_enumerate(dirs, &names, &paths, &ignored);
+                if (r < 0)
+                        return failed("cannot list profiles: %s", strerror(-r));
+                if (arg_legend)
+                        printf("%-12s %-9s %-7s %s\n", "NAME", "NETWORK", "STATE", "DESCRIPTION / FILE");
+                for (size_t i = 0; names[i]; i++) {
+                        _cleanup_(profile_freep) Profile *p = NULL;
+                        _cleanup_free_ char *err = NULL;
+
+                        r = profile_load_file(paths[i], &p, &err);
+                        if (r < 0) {
+                                printf("%-12s %-9s %-7s %s\n", names[i], "-", "invalid", paths[i]);
+                                fprintf(stderr, "sbxctl: %s\n", err ?: strerror(-r));
+                                ret = SBX_EXIT_FAILURE;
+                                continue;
+                        }
+                        printf("%-12s %-9s %-7s %s\n", p->name, network_mode_to_string(p->network), "ok",
+                               p->description);
+                }
+                STRV_FOREACH(f, ignored)
+                        fprintf(stderr, "sbxctl: ignoring %s: not a valid profile name\n", *f);
+                return ret;
+        }
+        if (streq(args[0], "show")) {
+                _cleanup_(profile_freep) Profile *p = NULL;
+
+                if (args[1] && args[2])
+                        return refused("profile show: expected at most one profile");
+                r = load_profile_arg(args[1] ?: PROFILE_DEFAULT, &p);
+                if (r != 0)
+                        return r;
+                return show_profile(p);
+        }
+        if (streq(args[0], "check")) {
+                int ret = 0;
+
+                if (!args[1])
+                        return refused("profile check: expected one or more profile files");
+                for (char **f = args + 1; *f; f++) {
+                        _cleanup_(profile_freep) Profile *p = NULL;
+                        _cleanup_free_ char *err = NULL;
+
+                        r = profile_load_file(*f, &p, &err);
+                        if (r < 0) {
+                                fprintf(stderr, "%s\n", err ?: strerror(-r));
+                                ret = SBX_EXIT_REFUSED;
+                        } else if (arg_legend)
+                                printf("%s: ok (profile %s, %s)\n", *f, p->name, p->digest);
+                }
+                return ret;
+        }
+        if (streq(args[0], "reload")) {
+                _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+                if (args[1])
+                        return refused("profile reload: unexpected argument '%s'", args[1]);
+                r = check_systemd();
+                if (r != 0)
+                        return r;
+                r = connect_bus(&bus);
+                if (r != 0)
+                        return r;
+                /* systemd re-runs its generators, sbx-generator among them, and reloads the units */
+                r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                       "org.freedesktop.systemd1.Manager", "Reload", &error, NULL, NULL);
+                if (r < 0)
+                        return failed("systemd daemon-reload failed: %s", error.message ?: strerror(-r));
+                return 0;
+        }
+        return refused("profile: unknown command '%s' (list, show, check, reload)", args[0]);
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_MEMORY, ARG_TASKS, ARG_TIMEOUT };
+        enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_MEMORY, ARG_TASKS, ARG_TIMEOUT, ARG_CPU, ARG_NETWORK,
+               ARG_DATASET };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -471,6 +726,9 @@ static int parse_argv(int argc, char *argv[]) {
                 { "memory", required_argument, NULL, ARG_MEMORY },
                 { "tasks", required_argument, NULL, ARG_TASKS },
                 { "timeout", required_argument, NULL, ARG_TIMEOUT },
+                { "cpu", required_argument, NULL, ARG_CPU },
+                { "network", required_argument, NULL, ARG_NETWORK },
+                { "dataset", required_argument, NULL, ARG_DATASET },
                 { "json", no_argument, NULL, ARG_JSON },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
                 {}
@@ -502,6 +760,25 @@ static int parse_argv(int argc, char *argv[]) {
                         if (parse_duration(optarg, &arg_timeout) < 0 || arg_timeout == 0)
                                 return -refused("--timeout: '%s' is not a duration (e.g. 90s, 5min, 1h)", optarg);
                         break;
+                case ARG_CPU: {
+                        char *end;
+
+                        errno = 0;
+                        arg_cpu = strtoull(optarg, &end, 10);
+                        if (errno != 0 || end == optarg || (*end != 0 && !streq(end, "%")) || arg_cpu == 0 ||
+                            arg_cpu > 100000)
+                                return -refused("--cpu: '%s' is not a percentage (e.g. 50%%, 200%%)", optarg);
+                        break;
+                }
+                case ARG_NETWORK:
+                        if (network_mode_from_string(optarg) < 0)
+                                return -refused("--network: '%s' is not a network mode (none, public, allowlist)",
+                                                optarg);
+                        arg_network = optarg;
+                        break;
+                case ARG_DATASET:
+                        arg_dataset = optarg;
+                        break;
                 case ARG_JSON:
                         arg_json = true;
                         break;
@@ -531,7 +808,8 @@ int main(int argc, char *argv[]) {
                 return refused("no command given (run, list, show, stop, profile); see --help");
         verb = argv[optind];
         optind++;
-        if (streq(verb, "run") || streq(verb, "show") || streq(verb, "list") || streq(verb, "stop")) {
+        if (streq(verb, "run") || streq(verb, "show") || streq(verb, "list") || streq(verb, "stop") ||
+            streq(verb, "profile")) {
                 r = parse_argv(argc, argv);
                 if (r <= 0)
                         return -r;

@@ -9,12 +9,16 @@
 
 #include "exit-codes.h"
 #include "log.h"
+#include "profile-load.h"
+#include "seccomp-filter.h"
 #include "manager.h"
 #include "unit-bus.h"
 
 #define ERR_INVALID "org.sbx.Error.InvalidRequest"
 #define ERR_NO_PROFILE "org.sbx.Error.NoSuchProfile"
 #define ERR_START_FAILED "org.sbx.Error.StartFailed"
+#define ERR_BAD_PROFILE "org.sbx.Error.BadProfile"
+#define ERR_UNENFORCEABLE "org.sbx.Error.CannotEnforce"
 #define ERR_NO_RUN "org.sbx.Error.NoSuchRun"
 #define ERR_ACCESS "org.sbx.Error.AccessDenied"
 
@@ -201,6 +205,13 @@ static void parse_status_text(RunRecord *rec, const char *status) {
                 rec->memory_peak = strtoull(p + 13, NULL, 10);
         if ((p = strstr(status, " tasks_peak=")))
                 rec->tasks_peak = strtoull(p + 12, NULL, 10);
+        /* the calls the profile's syscall rules denied, and the output ceiling (see helper/supervise.h) */
+        if ((p = strstr(status, " denied=")) && run_record_parse_denied(rec, p + 8) < 0)
+                log_warning("Ignoring the exec helper's malformed list of denied syscalls: %s", p + 8);
+        if ((p = strstr(status, " output_bytes=")))
+                rec->output_bytes = strtoull(p + 14, NULL, 10);
+        if ((p = strstr(status, " output_truncated=")))
+                rec->output_truncated = p[18] == '1';
 }
 
 static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -488,12 +499,19 @@ static int append_exec(sd_bus_message *m, const char *name, char **argv, bool pr
         return r;
 }
 
+/* Where the unit's cgroup lives: sbx.slice/sbx-PROFILE.slice/UNIT */
+static int run_cgroup_path(const char *profile, const char *unit, char **ret) {
+        return asprintf(ret, "/sys/fs/cgroup/" SBX_SLICE_PARENT "/sbx-%s.slice/%s", strna(profile), unit) < 0 ? -ENOMEM : 0;
+}
+
 static int unit_object_path(const char *unit, char **ret) {
         return sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, ret);
 }
 
-static int check_workspace(Manager *m, const char *path, uid_t uid, RunRequest *req, dev_t *ret_dev, ino_t *ret_ino,
-                           sd_bus_error *error) {
+/* A host directory a run binds: the workspace (exclusive: one run at a time, handed over to the run's
+ * user) or the dataset (read-only, shared). */
+static int check_host_dir(Manager *m, const char *what, const char *path, uid_t uid, bool exclusive, struct stat *ret_st,
+                          sd_bus_error *error) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
 
@@ -501,19 +519,19 @@ static int check_workspace(Manager *m, const char *path, uid_t uid, RunRequest *
         fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0) {
                 if (errno == ENOENT)
-                        return sd_bus_error_setf(error, ERR_INVALID, "workspace: '%s' does not exist", path);
+                        return sd_bus_error_setf(error, ERR_INVALID, "%s: '%s' does not exist", what, path);
                 if (errno == ENOTDIR || errno == ELOOP)
-                        return sd_bus_error_setf(error, ERR_INVALID, "workspace: '%s' is not a directory", path);
-                return sd_bus_error_setf(error, ERR_INVALID, "workspace: '%s': %s", path, strerror(errno));
+                        return sd_bus_error_setf(error, ERR_INVALID, "%s: '%s' is not a directory", what, path);
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: '%s': %s", what, path, strerror(errno));
         }
         if (fstat(fd, &st) < 0)
                 return sd_bus_error_set_errno(error, errno);
         if (uid != 0 && st.st_uid != uid)
-                return sd_bus_error_setf(error, ERR_ACCESS, "workspace: '%s' is not owned by the caller", path);
+                return sd_bus_error_setf(error, ERR_ACCESS, "%s: '%s' is not owned by the caller", what, path);
         if (st.st_uid == 0 && uid != 0)
-                return sd_bus_error_setf(error, ERR_ACCESS, "workspace: '%s' is owned by root", path);
+                return sd_bus_error_setf(error, ERR_ACCESS, "%s: '%s' is owned by root", what, path);
         /* One run per workspace: the hand-over gives the tree to one run's user at a time. */
-        for (Run *r = m->runs; r; r = r->next) {
+        for (Run *r = m->runs; exclusive && r; r = r->next) {
                 size_t a, b;
 
                 if (!r->workspace)
@@ -526,10 +544,7 @@ static int check_workspace(Manager *m, const char *path, uid_t uid, RunRequest *
                         return sd_bus_error_setf(error, ERR_INVALID, "workspace: '%s' is in use by run %s", path,
                                                  r->id);
         }
-        req->workspace_uid = st.st_uid;
-        req->workspace_gid = st.st_gid;
-        *ret_dev = st.st_dev;
-        *ret_ino = st.st_ino;
+        *ret_st = st;
         return 0;
 }
 
@@ -546,16 +561,20 @@ static int read_request(sd_bus_message *msg, RunRequest *req, sd_bus_error *erro
                 r = sd_bus_message_read(msg, "s", &key);
                 if (r < 0)
                         return r;
-                if (streq(key, "profile") || streq(key, "workspace") || streq(key, "term")) {
+                if (streq(key, "profile") || streq(key, "workspace") || streq(key, "term") || streq(key, "dataset") ||
+                    streq(key, "network")) {
                         char **dst = streq(key, "profile") ? &req->profile :
-                                     streq(key, "workspace") ? &req->workspace : &req->term;
+                                     streq(key, "workspace") ? &req->workspace :
+                                     streq(key, "dataset") ? &req->dataset :
+                                     streq(key, "network") ? &req->network : &req->term;
                         r = sd_bus_message_read(msg, "v", "s", &s);
                         if (r < 0)
                                 return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a string", key);
                         free(*dst);
                         if (!(*dst = strdup(s)))
                                 return -ENOMEM;
-                } else if (streq(key, "memory") || streq(key, "tasks") || streq(key, "timeout_usec")) {
+                } else if (streq(key, "memory") || streq(key, "tasks") || streq(key, "timeout_usec") ||
+                           streq(key, "cpu_percent")) {
                         r = sd_bus_message_read(msg, "v", "t", &u);
                         if (r < 0)
                                 return sd_bus_error_setf(error, ERR_INVALID, "%s: expected an unsigned 64-bit integer",
@@ -566,6 +585,11 @@ static int read_request(sd_bus_message *msg, RunRequest *req, sd_bus_error *erro
                                 req->memory_max = u;
                         else if (streq(key, "tasks"))
                                 req->tasks_max = u;
+                        else if (streq(key, "cpu_percent")) {
+                                if (u > 100000)
+                                        return sd_bus_error_setf(error, ERR_INVALID, "cpu_percent: %" PRIu64 " is too large", u);
+                                req->cpu_quota_percent = (unsigned) u;
+                        }
                         else
                                 req->runtime_max = u;
                 } else
@@ -582,13 +606,37 @@ static int read_request(sd_bus_message *msg, RunRequest *req, sd_bus_error *erro
         return sd_bus_message_read_strv(msg, &req->argv);
 }
 
+/* Caches are per caller and profile, handed to one run's user at a time: while another run of the same
+ * caller and profile holds them, a new run gets ephemeral ones. */
+static int busy_caches(Manager *m, const Profile *p, const char *tenant, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+
+        for (Run *r = m->runs; r; r = r->next)
+                if (r->record && streq_ptr(r->record->profile, p->name) && streq(r->record->tenant, tenant) &&
+                    p->n_caches > 0) {
+                        l = calloc(p->n_caches + 1, sizeof(char *));
+                        if (!l)
+                                return -ENOMEM;
+                        for (size_t i = 0; i < p->n_caches; i++)
+                                if (!(l[i] = strdup(p->caches[i].name)))
+                                        return -ENOMEM;
+                        break;
+                }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
 static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
+        _cleanup_(profile_freep) Profile *profile = NULL;
+        _cleanup_strv_free_ char **dirs = NULL;
         _cleanup_(run_request_freep) RunRequest *req = calloc(1, sizeof(RunRequest));
         _cleanup_(run_plan_freep) RunPlan *plan = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         _cleanup_(run_freep) Run *run = NULL;
-        _cleanup_free_ char *refusal = NULL, *match = NULL, *desc = NULL;
+        _cleanup_free_ char *refusal = NULL, *match = NULL, *desc = NULL, *slice = NULL;
+        char tenant[TENANT_ID_LEN + 1];
+        struct stat ws_st = {};
         int fds[3];
         char user[32];
         dev_t ws_dev = 0;
@@ -608,16 +656,70 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         if (r < 0)
                 return r;
 
-        if (req->workspace && path_is_absolute_normalized(req->workspace)) {
-                r = check_workspace(m, req->workspace, uid, req, &ws_dev, &ws_ino, error);
-                if (r < 0 || sd_bus_error_is_set(error))
-                        return r;
-        }
-        r = policy_compile(req, SBX_EXEC_PATH, &plan, &refusal);
+        /* The profile is read for every run: an edited file takes effect at once here, and the exec helper
+         * refuses the run if the generator's drop-in was made from another version of it. */
+        r = profile_search_path(&dirs);
+        if (r < 0)
+                return r;
+        r = profile_load(dirs, req->profile ?: PROFILE_DEFAULT, &profile, &refusal);
         if (r < 0) {
                 if (!refusal)
                         return r;
-                return sd_bus_error_setf(error, r == -ENOENT ? ERR_NO_PROFILE : ERR_INVALID, "%s", refusal);
+                if (r == -ENOENT || r == -ERFKILL)
+                        return sd_bus_error_setf(error, ERR_NO_PROFILE, "%s", refusal);
+                if (req->profile && !profile_name_is_valid(req->profile))
+                        return sd_bus_error_setf(error, ERR_INVALID, "%s", refusal);
+                log_error("Profile %s cannot be used: %s", req->profile ?: PROFILE_DEFAULT, refusal);
+                return sd_bus_error_setf(error, ERR_BAD_PROFILE, "profile '%s' is invalid: %s",
+                                         req->profile ?: PROFILE_DEFAULT, refusal);
+        }
+
+        if (req->workspace && path_is_absolute_normalized(req->workspace) && profile->workspace) {
+                r = check_host_dir(m, "workspace", req->workspace, uid, true, &ws_st, error);
+                if (r < 0 || sd_bus_error_is_set(error))
+                        return r;
+                req->workspace_uid = ws_st.st_uid;
+                req->workspace_gid = ws_st.st_gid;
+                ws_dev = ws_st.st_dev;
+                ws_ino = ws_st.st_ino;
+        }
+        if (req->dataset && path_is_absolute_normalized(req->dataset) && profile->request.dataset_under) {
+                struct stat ds_st;
+
+                r = check_host_dir(m, "dataset", req->dataset, uid, false, &ds_st, error);
+                if (r < 0 || sd_bus_error_is_set(error))
+                        return r;
+        }
+        store_tenant_id(&m->store, uid, tenant);
+        if (profile->n_caches > 0) {
+                if (!(req->tenant = strdup(tenant)))
+                        return -ENOMEM;
+                r = busy_caches(m, profile, tenant, &req->busy_caches);
+                if (r < 0)
+                        return r;
+        }
+        r = policy_compile(profile, req, SBX_EXEC_PATH, &plan, &refusal);
+        if (r < 0) {
+                if (!refusal)
+                        return r;
+                return sd_bus_error_setf(error, r == -EOPNOTSUPP ? ERR_UNENFORCEABLE : ERR_INVALID, "%s", refusal);
+        }
+        /* The argument-level syscall rules become a seccomp program the exec helper installs right before
+         * the command starts. */
+        {
+                _cleanup_free_ char *hex = NULL, *opt = NULL, *why = NULL;
+
+                r = seccomp_rules_compile(plan->rules, plan->n_rules, &hex, &why);
+                if (r < 0 && why)
+                        return sd_bus_error_setf(error, ERR_BAD_PROFILE, "Profile '%s': %s", profile->name, why);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to compile the syscall rules of profile '%s': %m",
+                                               profile->name);
+                if (asprintf(&opt, "--seccomp-filter=%s", hex) < 0)
+                        return -ENOMEM;
+                r = run_plan_add_exec_option(plan, opt);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to add the seccomp filter to the helper's command line: %m");
         }
 
         run = calloc(1, sizeof(Run));
@@ -634,8 +736,9 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         r = run_id_new(run->id);
         if (r < 0)
                 return r;
-        if (asprintf(&run->unit, "sbx-%s-%s.service", plan->profile->name, run->id) < 0 ||
-            asprintf(&run->cgroup_path, "/sys/fs/cgroup/sbx.slice/%s", run->unit) < 0 ||
+        if (policy_unit_name(profile->name, run->id, &run->unit) < 0 ||
+            policy_slice_name(profile->name, &slice) < 0 ||
+            run_cgroup_path(profile->name, run->unit, &run->cgroup_path) < 0 ||
             !(run->client = strdup(sd_bus_message_get_sender(msg))))
                 return -ENOMEM;
         r = unit_object_path(run->unit, &run->unit_path);
@@ -648,7 +751,7 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         run->record->policy_digest = strdup(plan->digest);
         if (!run->record->unit || !run->record->profile || !run->record->policy_digest)
                 return -ENOMEM;
-        store_tenant_id(&m->store, uid, run->record->tenant);
+        memcpy(run->record->tenant, tenant, sizeof(tenant));
         run->record->started_at = now_realtime();
 
         /* Watch before starting: a short command may be over before StartTransientUnit returns. */
@@ -678,7 +781,7 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
                 r = sd_bus_message_append(call, "(sv)", "User", "s", user);
         if (r >= 0)
                 r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s",
-                                          "sbx.slice", "AddRef", "b", 1, "StandardInputFileDescriptor", "h", fds[0],
+                                          slice, "AddRef", "b", 1, "StandardInputFileDescriptor", "h", fds[0],
                                           "StandardOutputFileDescriptor", "h", fds[1],
                                           "StandardErrorFileDescriptor", "h", fds[2]);
         if (r >= 0)
@@ -775,7 +878,7 @@ static int manager_adopt_runs(Manager *m) {
                 strcpy(run->id, rec->run_id);
                 run->job_done = true;
                 if (!(run->unit = strdup(rec->unit)) ||
-                    asprintf(&run->cgroup_path, "/sys/fs/cgroup/sbx.slice/%s", run->unit) < 0 ||
+                    run_cgroup_path(rec->profile, run->unit, &run->cgroup_path) < 0 ||
                     unit_object_path(run->unit, &run->unit_path) < 0) {
                         r = -ENOMEM;
                         break;

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <arpa/inet.h>
+#include <stdio.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 
 #include "unit-bus.h"
 
@@ -41,6 +44,46 @@ static int append_list(sd_bus_message *m, const Prop *p, bool allow) {
         r = sd_bus_message_append_strv(m, p->strv);
         if (r < 0)
                 return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(m);
+}
+
+/* "ADDRESS/PREFIX" strings -> a(iayu), as IPAddressDeny= takes them. */
+static int append_addresses(sd_bus_message *m, const Prop *p) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'v', "a(iayu)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(iayu)");
+        if (r < 0)
+                return r;
+        for (char **s = p->strv; s && *s; s++) {
+                _cleanup_free_ char *a = strdup(*s);
+                unsigned char buf[sizeof(struct in6_addr)];
+                char *slash;
+                int family;
+                unsigned prefix;
+
+                if (!a)
+                        return -ENOMEM;
+                slash = strchr(a, '/');
+                if (!slash)
+                        return -EINVAL;
+                *slash = 0;
+                family = strchr(a, ':') ? AF_INET6 : AF_INET;
+                if (inet_pton(family, a, buf) != 1 || sscanf(slash + 1, "%u", &prefix) != 1)
+                        return -EINVAL;
+                r = sd_bus_message_open_container(m, 'r', "iayu");
+                r = r < 0 ? r : sd_bus_message_append(m, "i", family);
+                r = r < 0 ? r : sd_bus_message_append_array(m, 'y', buf, family == AF_INET6 ? 16 : 4);
+                r = r < 0 ? r : sd_bus_message_append(m, "u", (uint32_t) prefix);
+                r = r < 0 ? r : sd_bus_message_close_container(m);
+                if (r < 0)
+                        return r;
+        }
         r = sd_bus_message_close_container(m);
         if (r < 0)
                 return r;
@@ -89,6 +132,8 @@ static int append_one(sd_bus_message *m, const Prop *p) {
                 return append_pairs(m, p, true);
         case PROP_TMPFS:
                 return append_pairs(m, p, false);
+        case PROP_IP_ADDRESSES:
+                return append_addresses(m, p);
         case _PROP_KIND_MAX:
         case _PROP_KIND_INVALID:
         default:

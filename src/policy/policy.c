@@ -3,6 +3,8 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 
 #include "policy.h"
 
@@ -11,8 +13,12 @@ RunRequest *run_request_free(RunRequest *r) {
                 return NULL;
         free(r->profile);
         free(r->workspace);
+        free(r->dataset);
         strv_free(r->argv);
+        free(r->network);
         free(r->term);
+        free(r->tenant);
+        strv_free(r->busy_caches);
         free(r);
         return NULL;
 }
@@ -21,6 +27,7 @@ RunPlan *run_plan_free(RunPlan *p) {
         if (!p)
                 return NULL;
         prop_table_free(p->props);
+        free(p->rules);
         strv_free(p->exec_argv);
         strv_free(p->pre_argv);
         strv_free(p->post_argv);
@@ -40,7 +47,7 @@ _printf_(3, 4) static int refuse(char **ret_error, int r, const char *fmt, ...) 
         return r;
 }
 
-static bool term_is_valid(const char *t) {
+bool run_request_term_is_valid(const char *t) {
         size_t n = strlen(t);
 
         if (n == 0 || n > 64)
@@ -56,15 +63,104 @@ static const char *const forbidden_workspaces[] = {
         "/lib64", "/home", "/root",
 };
 
-int run_request_validate(const RunRequest *req, char **ret_error) {
-        const char *pname = req->profile ?: PROFILE_DEFAULT;
+
+static int check_host_dir(const char *what, const char *path, char **ret_error) {
+        if (!path_is_absolute_normalized(path))
+                return refuse(ret_error, -EINVAL, "%s: '%s' is not a normalized absolute path", what, path);
+        if (strpbrk(path, ":\"\\ \t\n"))
+                return refuse(ret_error, -EINVAL,
+                              "%s: '%s' contains a character sbx does not accept (: \" \\ or white space)", what, path);
+        for (size_t i = 0; i < ELEMENTSOF(forbidden_workspaces); i++) {
+                const char *f = forbidden_workspaces[i];
+                size_t l = strlen(f);
+
+                if (streq(path, f) ||
+                    (!streq(f, "/") && !streq(f, "/home") && !streq(f, "/var") && strneq(path, f, l) && path[l] == '/'))
+                        return refuse(ret_error, -EPERM, "%s: '%s' is a system directory", what, path);
+        }
+        return 0;
+}
+
+static bool path_is_below(const char *path, const char *prefix) {
+        size_t l = strlen(prefix);
+
+        if (streq(prefix, "/"))
+                return true;
+        return strneq(path, prefix, l) && (path[l] == '/' || path[l] == 0);
+}
+
+static void format_size(char buf[static 32], uint64_t v) {
+        static const char suffix[] = "KMGT";
+
+        for (int i = 4; i >= 1; i--) {
+                uint64_t unit = 1ULL << (10 * i);
+                if (v >= unit && v % unit == 0) {
+                        snprintf(buf, 32, "%" PRIu64 "%c", v / unit, suffix[i - 1]);
+                        return;
+                }
+        }
+        snprintf(buf, 32, "%" PRIu64, v);
+}
+
+static void format_usec(char buf[static 32], usec_t u) {
+        if (u % USEC_PER_SEC == 0)
+                snprintf(buf, 32, "%" PRIu64 "s", u / USEC_PER_SEC);
+        else
+                snprintf(buf, 32, "%" PRIu64 ".%06" PRIu64 "s", u / USEC_PER_SEC, u % USEC_PER_SEC);
+}
+
+typedef enum BoundKind { BOUND_PLAIN, BOUND_SIZE, BOUND_USEC, BOUND_PERCENT } BoundKind;
+
+static void format_bound(char buf[static 32], BoundKind k, uint64_t v) {
+        switch (k) {
+        case BOUND_SIZE:
+                format_size(buf, v);
+                break;
+        case BOUND_USEC:
+                format_usec(buf, v);
+                break;
+        case BOUND_PERCENT:
+                snprintf(buf, 32, "%" PRIu64 "%%", v);
+                break;
+        case BOUND_PLAIN:
+        default:
+                snprintf(buf, 32, "%" PRIu64, v);
+        }
+}
+
+/* A request may only tighten the profile, and only set what the profile lets callers set. */
+static int pick_bound(const Profile *p, const char *what, BoundKind kind, uint64_t asked, uint64_t ceiling,
+                      const RequestBound *b, uint64_t *ret, char **ret_error) {
+        char x[32], y[32];
+
+        if (asked == 0) {
+                *ret = ceiling;
+                return 0;
+        }
+        if (!b->allowed)
+                return refuse(ret_error, -EPERM, "%s: profile '%s' does not let a run set it", what, p->name);
+        format_bound(x, kind, asked);
+        if (ceiling != 0 && asked > ceiling) {
+                format_bound(y, kind, ceiling);
+                return refuse(ret_error, -EPERM, "%s: %s is above the limit of profile '%s' (%s)", what, x, p->name, y);
+        }
+        if (asked < b->min) {
+                format_bound(y, kind, b->min);
+                return refuse(ret_error, -EINVAL, "%s: %s is below the lowest profile '%s' accepts (%s)", what, x,
+                              p->name, y);
+        }
+        *ret = asked;
+        return 0;
+}
+
+int run_request_validate(const Profile *p, const RunRequest *req, char **ret_error) {
         size_t n = strv_length(req->argv), bytes = 0;
+        uint64_t v;
+        int r;
 
-        if (!profile_name_is_valid(pname))
-                return refuse(ret_error, -EINVAL, "profile: '%s' is not a valid profile name", pname);
-        if (!profile_find(pname))
-                return refuse(ret_error, -ENOENT, "profile: no profile named '%s'", pname);
-
+        if (req->profile && !streq(req->profile, p->name))
+                return refuse(ret_error, -EINVAL, "profile: the request names '%s', the profile is '%s'", req->profile,
+                              p->name);
         if (n == 0)
                 return refuse(ret_error, -EINVAL, "command: no command given");
         if (n > SBX_ARGV_MAX_ARGS)
@@ -78,41 +174,252 @@ int run_request_validate(const RunRequest *req, char **ret_error) {
                               SBX_ARGV_MAX_BYTES);
 
         if (req->workspace) {
-                if (!path_is_absolute_normalized(req->workspace))
-                        return refuse(ret_error, -EINVAL, "workspace: '%s' is not a normalized absolute path",
-                                      req->workspace);
-                if (strpbrk(req->workspace, ":\"\\ \t\n"))
-                        return refuse(ret_error, -EINVAL,
-                                      "workspace: '%s' contains a character sbx does not accept (: \" \\ or white space)",
-                                      req->workspace);
-                for (size_t i = 0; i < ELEMENTSOF(forbidden_workspaces); i++) {
-                        const char *f = forbidden_workspaces[i];
-                        size_t l = strlen(f);
+                if (!p->workspace)
+                        return refuse(ret_error, -EPERM, "workspace: profile '%s' does not let a run bind a workspace",
+                                      p->name);
+                r = check_host_dir("workspace", req->workspace, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        if (req->dataset) {
+                bool ok = false;
 
-                        if (streq(req->workspace, f) ||
-                            (!streq(f, "/") && !streq(f, "/home") && !streq(f, "/var") &&
-                             strneq(req->workspace, f, l) && req->workspace[l] == '/'))
-                                return refuse(ret_error, -EPERM, "workspace: '%s' is a system directory",
-                                              req->workspace);
-                }
+                if (!p->request.dataset_under)
+                        return refuse(ret_error, -EPERM, "dataset: profile '%s' does not let a run bind a dataset",
+                                      p->name);
+                r = check_host_dir("dataset", req->dataset, ret_error);
+                if (r < 0)
+                        return r;
+                STRV_FOREACH(u, p->request.dataset_under)
+                        if (path_is_below(req->dataset, *u))
+                                ok = true;
+                if (!ok)
+                        return refuse(ret_error, -EPERM, "dataset: '%s' is not below a directory profile '%s' allows",
+                                      req->dataset, p->name);
+                if (req->workspace && (path_is_below(req->dataset, req->workspace) ||
+                                       path_is_below(req->workspace, req->dataset)))
+                        return refuse(ret_error, -EINVAL, "dataset: '%s' overlaps the workspace '%s'", req->dataset,
+                                      req->workspace);
         }
 
-        if (req->term && !term_is_valid(req->term))
+        if (req->network) {
+                NetworkMode m = network_mode_from_string(req->network);
+
+                if (m < 0)
+                        return refuse(ret_error, -EINVAL, "network: '%s' is not a network mode", req->network);
+                if (m != p->network && !(m == NETWORK_NONE && p->request.network_none))
+                        return refuse(ret_error, -EPERM, "network: profile '%s' does not let a run choose '%s'",
+                                      p->name, req->network);
+        }
+        if ((req->network ? network_mode_from_string(req->network) : p->network) == NETWORK_ALLOWLIST)
+                return refuse(ret_error, -EOPNOTSUPP,
+                              "network: profile '%s' allows listed destinations only, and sbx cannot enforce "
+                              "per-destination rules yet; refusing to run unfiltered%s",
+                              p->name, p->request.network_none ? " (--network none runs it offline)" : "");
+
+        r = pick_bound(p, "memory", BOUND_SIZE, req->memory_max, p->memory_max, &p->request.memory, &v, ret_error);
+        r = r < 0 ? r : pick_bound(p, "tasks", BOUND_PLAIN, req->tasks_max, p->tasks_max, &p->request.tasks, &v, ret_error);
+        r = r < 0 ? r : pick_bound(p, "timeout", BOUND_USEC, req->runtime_max, p->runtime_max, &p->request.runtime, &v,
+                                   ret_error);
+        r = r < 0 ? r : pick_bound(p, "cpu", BOUND_PERCENT, req->cpu_quota_percent, p->cpu_quota_percent,
+                                   &p->request.cpu, &v, ret_error);
+        if (r < 0)
+                return r;
+
+        if (req->term && !run_request_term_is_valid(req->term))
                 return refuse(ret_error, -EINVAL, "term: '%s' is not a valid terminal name", req->term);
         return 0;
 }
 
-/* A request may only tighten the profile's ceiling. */
-static int pick_limit(const char *what, const char *pname, uint64_t asked, uint64_t ceiling, uint64_t *ret,
-                      char **ret_error) {
-        if (asked == 0) {
-                *ret = ceiling;
-                return 0;
+/* Every address range that is not the public internet (IPAddressDeny= of network mode "public").
+ * The documentation ranges (192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32) are left
+ * out on purpose: nothing routes them, and tests use them as stand-ins for public addresses. */
+static char *const non_public_ranges[] = {
+        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+        "192.0.0.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4",
+        "::/127", "::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2002::/16", "fc00::/7",
+        "fe80::/10", "fec0::/10", "ff00::/8", NULL,
+};
+
+static const SyscallRule baseline_rules[] = {
+        { .syscall = (char *) "ioctl", .nr = __NR_ioctl, .has_arg = true, .arg = 1, .cmp = SYSCALL_CMP_EQ,
+          .value = TIOCSTI, .arg32 = true, .value_name = (char *) "TIOCSTI" },
+        { .syscall = (char *) "ioctl", .nr = __NR_ioctl, .has_arg = true, .arg = 1, .cmp = SYSCALL_CMP_EQ,
+          .value = TIOCLINUX, .arg32 = true, .value_name = (char *) "TIOCLINUX" },
+        { .syscall = (char *) "io_uring_setup", .nr = __NR_io_uring_setup },
+};
+
+const SyscallRule *policy_baseline_rules(size_t *ret_n) {
+        *ret_n = ELEMENTSOF(baseline_rules);
+        return baseline_rules;
+}
+
+int policy_unit_name(const char *profile, const char *run_id, char **ret) {
+        return asprintf(ret, "sbx-%s-%s.service", profile, run_id) < 0 ? -ENOMEM : 0;
+}
+
+int policy_slice_name(const char *profile, char **ret) {
+        return asprintf(ret, "sbx-%s.slice", profile) < 0 ? -ENOMEM : 0;
+}
+
+int policy_dropin_dir_name(const char *profile, char **ret) {
+        return asprintf(ret, "sbx-%s-.service.d", profile) < 0 ? -ENOMEM : 0;
+}
+
+static int tmpfs_options(const char *mode, uint64_t size, char **ret) {
+        return asprintf(ret, "mode=%s,nosuid,nodev,size=%" PRIu64, mode, size) < 0 ? -ENOMEM : 0;
+}
+
+static int add_same_place(PropTable *t, const char *name, char **paths) {
+        int r = 0;
+
+        STRV_FOREACH(i, paths) {
+                r = prop_table_extend_strv(t, name, (char *[]) { *i, *i, NULL });
+                if (r < 0)
+                        return r;
         }
-        if (asked > ceiling)
-                return refuse(ret_error, -EPERM, "%s: %" PRIu64 " is above the limit of profile '%s' (%" PRIu64 ")",
-                              what, asked, pname, ceiling);
-        *ret = asked;
+        return r;
+}
+
+int policy_compile_fixed(const Profile *p, PropTable **ret) {
+        _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
+        _cleanup_free_ char *home_opts = NULL, *tmp_opts = NULL;
+        _cleanup_strv_free_ char **deny = NULL;
+        size_t n_deny;
+        int r;
+
+        if (!t)
+                return -ENOMEM;
+        r = tmpfs_options("0777", p->disk_max, &home_opts);
+        r = r < 0 ? r : tmpfs_options("1777", p->disk_max, &tmp_opts);
+        if (r < 0)
+                return r;
+        n_deny = strv_length(p->syscall_deny);
+        deny = calloc(n_deny + 4, sizeof(char *));
+        if (!deny)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_deny; i++)
+                if (!(deny[i] = strdup(p->syscall_deny[i])))
+                        return -ENOMEM;
+        /* io_uring performs socket and file operations the filters never see (it bypasses
+         * RestrictAddressFamilies=). */
+        if (!(deny[n_deny] = strdup("io_uring_setup")) || !(deny[n_deny + 1] = strdup("io_uring_enter")) ||
+            !(deny[n_deny + 2] = strdup("io_uring_register")))
+                return -ENOMEM;
+
+        /* Identity and privileges */
+        r = prop_table_add_bool(t, "DynamicUser", true);
+        r = r ?: prop_table_add_bool(t, "NoNewPrivileges", true);
+        r = r ?: prop_table_add_u64(t, "CapabilityBoundingSet", 0);
+        r = r ?: prop_table_add_u64(t, "AmbientCapabilities", 0);
+        r = r ?: prop_table_add_bool(t, "RestrictSUIDSGID", true);
+        /* File system view: the host's OS read-only, private tmpfs for HOME, /tmp and /var/tmp (sized,
+         * and charged to the run's memory), no /run. */
+        r = r ?: prop_table_add_string(t, "ProtectSystem", "strict");
+        r = r ?: prop_table_add_string(t, "ProtectHome", "tmpfs");
+        r = r ?: prop_table_add_bool(t, "PrivateDevices", true);
+        r = r ?: prop_table_add_bool(t, "PrivateIPC", true);
+        r = r ?: prop_table_add_string(t, "ProtectProc", "invisible");
+        r = r ?: prop_table_add_strv(t, "TemporaryFileSystem",
+                                     (char *[]) { (char *) "/run", (char *) "ro,mode=0755,nosuid,nodev,noexec",
+                                                  (char *) SBX_HOME, home_opts, (char *) "/tmp", tmp_opts,
+                                                  (char *) "/var/tmp", tmp_opts, NULL });
+        /* The exec helper reports resource figures through the notify socket (main PID only). */
+        r = r ?: prop_table_add_strv(t, "BindReadOnlyPaths",
+                                     (char *[]) { (char *) "/run/systemd/notify", (char *) "/run/systemd/notify", NULL });
+        if (r == 0)
+                r = add_same_place(t, "BindReadOnlyPaths", p->read_only);
+        if (r == 0 && strv_length(p->read_write) > 0)
+                r = prop_table_add_strv(t, "ReadWritePaths", p->read_write);
+        /* "-": a hidden path that does not exist is nothing to hide */
+        STRV_FOREACH(h, p->hidden) {
+                _cleanup_free_ char *opt = NULL;
+
+                if (r < 0)
+                        break;
+                if (asprintf(&opt, "-%s", *h) < 0)
+                        return -ENOMEM;
+                r = prop_table_extend_strv(t, "InaccessiblePaths", (char *[]) { opt, NULL });
+        }
+        /* Kernel */
+        r = r ?: prop_table_add_bool(t, "ProtectKernelTunables", true);
+        r = r ?: prop_table_add_bool(t, "ProtectKernelModules", true);
+        r = r ?: prop_table_add_bool(t, "ProtectKernelLogs", true);
+        r = r ?: prop_table_add_bool(t, "ProtectControlGroups", true);
+        r = r ?: prop_table_add_bool(t, "ProtectClock", true);
+        r = r ?: prop_table_add_bool(t, "ProtectHostname", true);
+        r = r ?: prop_table_add_u64(t, "RestrictNamespaces", p->namespaces);
+        r = r ?: prop_table_add_bool(t, "RestrictRealtime", true);
+        r = r ?: prop_table_add_bool(t, "LockPersonality", true);
+        if (r == 0 && !p->write_execute_memory)
+                r = prop_table_add_bool(t, "MemoryDenyWriteExecute", true);
+        r = r ?: prop_table_add_strv(t, "SystemCallArchitectures", (char *[]) { (char *) "native", NULL });
+        r = r ?: prop_table_add_strv(t, "SystemCallFilter", p->syscall_allow);
+        r = r ?: prop_table_add_strv(t, "SystemCallFilter~", deny);
+        r = r ?: prop_table_add_errno(t, "SystemCallErrorNumber", EPERM);
+        /* Network. An allowlist cannot be enforced per destination yet: until it can, the drop-in holds
+         * such a profile's runs offline, whatever the transient unit says. */
+        if (r == 0 && p->network != NETWORK_PUBLIC)
+                r = prop_table_add_bool(t, "PrivateNetwork", true);
+        if (r == 0 && p->network == NETWORK_PUBLIC)
+                r = prop_table_add_strv(t, "IPAddressDeny", non_public_ranges);
+        r = r ?: prop_table_add_strv(t, "RestrictAddressFamilies",
+                                     (char *[]) { (char *) "AF_UNIX", (char *) "AF_INET", (char *) "AF_INET6", NULL });
+        r = r ?: prop_table_add_u64(t, "UMask", 0022);
+        /* Resources that no request changes */
+        r = r ?: prop_table_add_u64(t, "LimitCORE", 0);
+        r = r ?: prop_table_add_u64(t, "MemorySwapMax", p->swap_max);
+        /* Lifecycle: everything in the cgroup ends with the run */
+        r = r ?: prop_table_add_string(t, "KillMode", "control-group");
+        r = r ?: prop_table_add_bool(t, "SendSIGKILL", true);
+        r = r ?: prop_table_add_u64(t, "TimeoutStopSec", 5 * USEC_PER_SEC);
+        r = r ?: prop_table_add_string(t, "OOMPolicy", "stop");
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+int policy_compile_slice(const Profile *p, PropTable **ret) {
+        _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
+        int r = 0;
+
+        if (!t)
+                return -ENOMEM;
+        if (p->slice_memory_max > 0)
+                r = prop_table_add_u64(t, "MemoryMax", p->slice_memory_max);
+        if (r == 0 && p->slice_tasks_max > 0)
+                r = prop_table_add_u64(t, "TasksMax", p->slice_tasks_max);
+        if (r == 0 && p->slice_cpu_quota_percent > 0)
+                r = prop_table_add_u64(t, "CPUQuota", (uint64_t) p->slice_cpu_quota_percent * 10000);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+int run_plan_add_exec_option(RunPlan *plan, const char *option) {
+        size_t n = strv_length(plan->exec_argv), pos = n;
+        char **l, *c;
+
+        for (size_t i = 1; i < n; i++)
+                if (streq(plan->exec_argv[i], "--")) {
+                        pos = i;
+                        break;
+                }
+        if (pos == n)
+                return -EINVAL;
+        c = strdup(option);
+        if (!c)
+                return -ENOMEM;
+        l = realloc(plan->exec_argv, (n + 2) * sizeof(char *));
+        if (!l) {
+                free(c);
+                return -ENOMEM;
+        }
+        memmove(l + pos + 1, l + pos, (n - pos + 1) * sizeof(char *));
+        l[pos] = c;
+        plan->exec_argv = l;
         return 0;
 }
 
@@ -131,38 +438,69 @@ static int handover_argv(const char *exec_path, const char *mode, const char *ow
         return 0;
 }
 
-int policy_compile(const RunRequest *req, const char *exec_path, RunPlan **ret, char **ret_error) {
-        _cleanup_(run_plan_freep) RunPlan *plan = NULL;
-        const Profile *p;
-        uint64_t memory = 0, tasks = 0, runtime;
-        _cleanup_free_ char *tmpfs_opts = NULL, *a_mem = NULL, *a_tasks = NULL, *a_net = NULL;
-        char *env[5] = { (char *) "HOME=" SBX_HOME, (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
-                         (char *) "LANG=C.UTF-8", NULL, NULL };
-        _cleanup_free_ char *term_env = NULL;
-        PropTable *t;
-        size_t n_argv, i;
+static int add_caches(const Profile *p, const RunRequest *req, PropTable *t, char ***ret_options) {
+        _cleanup_strv_free_ char **opts = NULL;
+        size_t n_opts = 0;
         int r;
 
-        r = run_request_validate(req, ret_error);
-        if (r < 0)
-                return r;
-        p = profile_find(req->profile ?: PROFILE_DEFAULT);
+        if (!req->tenant)
+                return 0;
+        for (size_t i = 0; i < p->n_caches; i++) {
+                const ProfileCache *c = &p->caches[i];
+                _cleanup_free_ char *state = NULL, *opt = NULL;
+                char **l;
+                bool busy = false;
 
-        r = pick_limit("memory", p->name, req->memory_max, p->memory_max, &memory, ret_error);
-        if (r < 0)
-                return r;
-        r = pick_limit("tasks", p->name, req->tasks_max, p->tasks_max, &tasks, ret_error);
-        if (r < 0)
-                return r;
-        if (req->runtime_max > p->runtime_max) {
-                char frac[16] = "";
-
-                if (req->runtime_max % USEC_PER_SEC != 0)
-                        snprintf(frac, sizeof(frac), ".%06" PRIu64, req->runtime_max % USEC_PER_SEC);
-                return refuse(ret_error, -EPERM, "timeout: %" PRIu64 "%ss is above the limit of profile '%s' (%" PRIu64 "s)",
-                              req->runtime_max / USEC_PER_SEC, frac, p->name, p->runtime_max / USEC_PER_SEC);
+                STRV_FOREACH(b, req->busy_caches)
+                        if (streq(*b, c->name))
+                                busy = true;
+                if (busy)
+                        continue; /* another run of this caller has it: this run's copy is ephemeral */
+                /* systemd creates the state directory (below /var/lib/private for a DynamicUser unit) and
+                 * hands it to the run's user; the exec helper links it into HOME. */
+                if (asprintf(&state, "sbx-cache/%s/%s/%s", req->tenant, p->name, c->name) < 0 ||
+                    asprintf(&opt, "--cache=/var/lib/private/%s:%s", state, c->path) < 0)
+                        return -ENOMEM;
+                r = prop_table_extend_strv(t, "StateDirectory", (char *[]) { state, NULL });
+                if (r < 0)
+                        return r;
+                l = realloc(opts, (n_opts + 2) * sizeof(char *));
+                if (!l)
+                        return -ENOMEM;
+                opts = l;
+                opts[n_opts++] = TAKE_PTR(opt);
+                opts[n_opts] = NULL;
         }
-        runtime = req->runtime_max ?: p->runtime_max;
+        *ret_options = TAKE_PTR(opts);
+        return 0;
+}
+
+int policy_compile(const Profile *p, const RunRequest *req, const char *exec_path, RunPlan **ret, char **ret_error) {
+        _cleanup_(run_plan_freep) RunPlan *plan = NULL;
+        uint64_t memory, tasks, cpu;
+        usec_t runtime;
+        _cleanup_free_ char *a_mem = NULL, *a_tasks = NULL, *a_swap = NULL, *a_net = NULL, *a_digest = NULL,
+                            *a_out = NULL, *term_env = NULL;
+        _cleanup_strv_free_ char **cache_opts = NULL;
+        char *env[5] = { (char *) "HOME=" SBX_HOME, (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
+                         (char *) "LANG=C.UTF-8", NULL, NULL };
+        const SyscallRule *base;
+        size_t n_base, n_argv, i;
+        NetworkMode net;
+        PropTable *t;
+        int r;
+
+        r = run_request_validate(p, req, ret_error);
+        if (r < 0)
+                return r;
+        /* validated above: these cannot fail */
+        (void) pick_bound(p, "memory", BOUND_SIZE, req->memory_max, p->memory_max, &p->request.memory, &memory, NULL);
+        (void) pick_bound(p, "tasks", BOUND_PLAIN, req->tasks_max, p->tasks_max, &p->request.tasks, &tasks, NULL);
+        (void) pick_bound(p, "timeout", BOUND_USEC, req->runtime_max, p->runtime_max, &p->request.runtime, &runtime,
+                          NULL);
+        (void) pick_bound(p, "cpu", BOUND_PERCENT, req->cpu_quota_percent, p->cpu_quota_percent, &p->request.cpu, &cpu,
+                          NULL);
+        net = req->network ? network_mode_from_string(req->network) : p->network;
         if (memory < (4ULL << 20))
                 return refuse(ret_error, -EINVAL, "memory: %" PRIu64 " bytes is too little to start anything (at least 4M)",
                               memory);
@@ -173,80 +511,43 @@ int policy_compile(const RunRequest *req, const char *exec_path, RunPlan **ret, 
         if (!plan)
                 return -ENOMEM;
         plan->profile = p;
-        plan->props = t = prop_table_new();
-        if (!t)
-                return -ENOMEM;
 
-        if (asprintf(&tmpfs_opts, "mode=0777,nosuid,nodev,size=%" PRIu64, p->home_size) < 0)
+        base = policy_baseline_rules(&n_base);
+        plan->rules = calloc(n_base + p->n_rules, sizeof(SyscallRule));
+        if (!plan->rules)
                 return -ENOMEM;
+        memcpy(plan->rules, base, n_base * sizeof(SyscallRule));
+        if (p->n_rules > 0)
+                memcpy(plan->rules + n_base, p->rules, p->n_rules * sizeof(SyscallRule));
+        plan->n_rules = n_base + p->n_rules;
+
+        r = policy_compile_fixed(p, &plan->props);
+        if (r < 0)
+                return r;
+        t = plan->props;
+
         if (req->term) {
                 if (asprintf(&term_env, "TERM=%s", req->term) < 0)
                         return -ENOMEM;
                 env[3] = term_env;
         }
-
-        /* Identity and privileges */
+        /* What this run adds to the profile's fixed part */
         r = prop_table_add_string(t, "Type", "exec");
-        r = r ?: prop_table_add_bool(t, "DynamicUser", true);
-        r = r ?: prop_table_add_bool(t, "NoNewPrivileges", true);
-        r = r ?: prop_table_add_u64(t, "CapabilityBoundingSet", 0);
-        r = r ?: prop_table_add_u64(t, "AmbientCapabilities", 0);
-        r = r ?: prop_table_add_bool(t, "RestrictSUIDSGID", true);
-        /* File system view */
-        r = r ?: prop_table_add_string(t, "ProtectSystem", "strict");
-        r = r ?: prop_table_add_string(t, "ProtectHome", "tmpfs");
-        r = r ?: prop_table_add_bool(t, "PrivateTmp", true);
-        r = r ?: prop_table_add_bool(t, "PrivateDevices", true);
-        r = r ?: prop_table_add_bool(t, "PrivateIPC", true);
-        r = r ?: prop_table_add_string(t, "ProtectProc", "invisible");
-        r = r ?: prop_table_add_strv(t, "TemporaryFileSystem",
-                                     (char *[]) { (char *) "/run", (char *) "ro,mode=0755,nosuid,nodev,noexec",
-                                                  (char *) SBX_HOME, tmpfs_opts, NULL });
-        /* The exec helper reports resource figures through the notify socket (main PID only). */
-        r = r ?: prop_table_add_strv(t, "BindReadOnlyPaths",
-                                     (char *[]) { (char *) "/run/systemd/notify", (char *) "/run/systemd/notify", NULL });
-        if (r == 0 && req->workspace)
-                r = prop_table_add_strv(t, "BindPaths",
-                                        (char *[]) { req->workspace, (char *) SBX_WORKSPACE, NULL });
-        /* Kernel */
-        r = r ?: prop_table_add_bool(t, "ProtectKernelTunables", true);
-        r = r ?: prop_table_add_bool(t, "ProtectKernelModules", true);
-        r = r ?: prop_table_add_bool(t, "ProtectKernelLogs", true);
-        r = r ?: prop_table_add_bool(t, "ProtectControlGroups", true);
-        r = r ?: prop_table_add_bool(t, "ProtectClock", true);
-        r = r ?: prop_table_add_bool(t, "ProtectHostname", true);
-        r = r ?: prop_table_add_u64(t, "RestrictNamespaces", 0);
-        r = r ?: prop_table_add_bool(t, "RestrictRealtime", true);
-        r = r ?: prop_table_add_bool(t, "LockPersonality", true);
-        r = r ?: prop_table_add_strv(t, "SystemCallArchitectures", (char *[]) { (char *) "native", NULL });
-        r = r ?: prop_table_add_strv(t, "SystemCallFilter", (char *[]) { (char *) "@system-service", NULL });
-        /* io_uring performs socket and file operations the filters never see (it bypasses
-         * RestrictAddressFamilies=). */
-        r = r ?: prop_table_add_strv(t, "SystemCallFilter~",
-                                     (char *[]) { (char *) "io_uring_setup", (char *) "io_uring_enter",
-                                                  (char *) "io_uring_register", NULL });
-        r = r ?: prop_table_add_errno(t, "SystemCallErrorNumber", EPERM);
-        /* Network */
-        if (r == 0 && !p->network)
+        if (r == 0 && net == NETWORK_NONE && p->network == NETWORK_PUBLIC)
                 r = prop_table_add_bool(t, "PrivateNetwork", true);
-        r = r ?: prop_table_add_strv(t, "RestrictAddressFamilies",
-                                     (char *[]) { (char *) "AF_UNIX", (char *) "AF_INET", (char *) "AF_INET6", NULL });
-        /* Environment: clean, nothing inherited from the caller */
+        if (r == 0 && req->workspace)
+                r = prop_table_extend_strv(t, "BindPaths", (char *[]) { req->workspace, (char *) SBX_WORKSPACE, NULL });
+        if (r == 0 && req->dataset)
+                r = prop_table_extend_strv(t, "BindReadOnlyPaths",
+                                           (char *[]) { req->dataset, (char *) SBX_DATASET, NULL });
+        if (r == 0)
+                r = add_caches(p, req, t, &cache_opts);
         r = r ?: prop_table_add_strv(t, "Environment", env);
-        r = r ?: prop_table_add_u64(t, "UMask", 0022);
-        /* Resources */
-        r = r ?: prop_table_add_u64(t, "LimitCORE", 0);
         r = r ?: prop_table_add_u64(t, "MemoryMax", memory);
-        r = r ?: prop_table_add_u64(t, "MemorySwapMax", 0);
         r = r ?: prop_table_add_u64(t, "TasksMax", tasks);
-        if (r == 0 && p->cpu_quota_percent > 0)
-                r = prop_table_add_u64(t, "CPUQuota", (uint64_t) p->cpu_quota_percent * 10000);
+        if (r == 0 && cpu > 0)
+                r = prop_table_add_u64(t, "CPUQuota", cpu * 10000);
         r = r ?: prop_table_add_u64(t, "RuntimeMaxSec", runtime);
-        /* Lifecycle: everything in the cgroup ends with the run */
-        r = r ?: prop_table_add_string(t, "KillMode", "control-group");
-        r = r ?: prop_table_add_bool(t, "SendSIGKILL", true);
-        r = r ?: prop_table_add_u64(t, "TimeoutStopSec", 5 * USEC_PER_SEC);
-        r = r ?: prop_table_add_string(t, "OOMPolicy", "stop");
         r = r ?: prop_table_add_string(t, "NotifyAccess", "main");
         r = r ?: prop_table_add_string(t, "CollectMode", "inactive-or-failed");
         if (r < 0)
@@ -259,20 +560,30 @@ int policy_compile(const RunRequest *req, const char *exec_path, RunPlan **ret, 
         /* The helper re-checks inside the unit what must hold, and refuses to run the command otherwise
          * (fail closed: systemd ignores some settings silently when the kernel lacks a feature). */
         if (asprintf(&a_mem, "--expect-memory-max=%" PRIu64, memory) < 0 ||
+            asprintf(&a_swap, "--expect-swap-max=%" PRIu64, p->swap_max) < 0 ||
             asprintf(&a_tasks, "--expect-tasks-max=%" PRIu64, tasks) < 0 ||
-            asprintf(&a_net, "--expect-network=%s", p->network ? "host" : "none") < 0)
+            asprintf(&a_net, "--expect-network=%s", net == NETWORK_PUBLIC ? "public" : "none") < 0 ||
+            asprintf(&a_digest, "--expect-profile-digest=%s", p->digest) < 0)
+                return -ENOMEM;
+        if (p->output_max > 0 && asprintf(&a_out, "--output-max=%" PRIu64, p->output_max) < 0)
                 return -ENOMEM;
 
         n_argv = strv_length(req->argv);
-        plan->exec_argv = calloc(n_argv + 8, sizeof(char *));
+        plan->exec_argv = calloc(n_argv + 12 + strv_length(cache_opts), sizeof(char *));
         if (!plan->exec_argv)
                 return -ENOMEM;
         i = 0;
         if (!(plan->exec_argv[i++] = strdup(exec_path)))
                 return -ENOMEM;
         plan->exec_argv[i++] = TAKE_PTR(a_mem);
+        plan->exec_argv[i++] = TAKE_PTR(a_swap);
         plan->exec_argv[i++] = TAKE_PTR(a_tasks);
         plan->exec_argv[i++] = TAKE_PTR(a_net);
+        plan->exec_argv[i++] = TAKE_PTR(a_digest);
+        if (a_out)
+                plan->exec_argv[i++] = TAKE_PTR(a_out);
+        STRV_FOREACH(o, cache_opts)
+                plan->exec_argv[i++] = TAKE_PTR(*o);
         if (!(plan->exec_argv[i++] = strdup(req->workspace ? "--workspace=bound" : "--workspace=private")))
                 return -ENOMEM;
         if (!(plan->exec_argv[i++] = strdup("--")))

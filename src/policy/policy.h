@@ -12,19 +12,25 @@
 
 #define SBX_HOME "/home/sbx"
 #define SBX_WORKSPACE SBX_HOME "/workspace"
+#define SBX_DATASET SBX_HOME "/dataset"
 #define SBX_ARGV_MAX_BYTES (256U * 1024U)
 #define SBX_ARGV_MAX_ARGS 4096U
 
 typedef struct RunRequest {
         char *profile;        /* NULL: PROFILE_DEFAULT */
         char *workspace;      /* NULL: private; else absolute path on the host */
+        char *dataset;        /* NULL: none; else absolute path on the host, bound read-only */
         char **argv;
         uint64_t memory_max;  /* 0: the profile's */
         uint64_t tasks_max;   /* 0: the profile's */
         usec_t runtime_max;   /* 0: the profile's */
+        unsigned cpu_quota_percent; /* 0: the profile's */
+        char *network;        /* NULL: the profile's; else a mode name to narrow to ("none") */
         char *term;           /* TERM to pass, or NULL */
         uid_t workspace_uid;  /* owner of the workspace (set by sbxd after checking it) */
         gid_t workspace_gid;
+        char *tenant;         /* the caller's tenant id (names its caches), or NULL: no caches */
+        char **busy_caches;   /* names of the profile's caches in use by another run: ephemeral here */
 } RunRequest;
 
 RunRequest *run_request_free(RunRequest *r);
@@ -32,6 +38,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(RunRequest *, run_request_free);
 
 typedef struct RunPlan {
         const Profile *profile;
+        SyscallRule *rules;   /* sbx's own argument-level rules, then the profile's (an owned array whose */
+        size_t n_rules;       /* strings belong to the profile and a static table) */
         PropTable *props;
         char **exec_argv;     /* sbx-exec command line, the workload's argv after "--" */
         char **pre_argv;      /* privileged ExecStartPre= (workspace hand-over in), or NULL */
@@ -45,6 +53,31 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(RunPlan *, run_plan_free);
 /* Checks what can be checked without touching the system. On failure returns a negative errno
  * (-ENOENT unknown profile, -EPERM a system directory or a limit above the profile's, -E2BIG too many
  * or too long arguments, -EINVAL anything else) and a one-line message in *ret_error. */
-int run_request_validate(const RunRequest *req, char **ret_error);
+bool run_request_term_is_valid(const char *term);
+int run_request_validate(const Profile *p, const RunRequest *req, char **ret_error);
 
-int policy_compile(const RunRequest *req, const char *exec_path, RunPlan **ret, char **ret_error);
+/* Compiles the profile p (already loaded, named by req->profile) and the request into a plan. */
+int policy_compile(const Profile *p, const RunRequest *req, const char *exec_path, RunPlan **ret,
+                   char **ret_error);
+
+/* Inserts one option for the exec helper (e.g. "--seccomp-filter=HEX") before the "--" that ends its
+ * options in plan->exec_argv. */
+int run_plan_add_exec_option(RunPlan *plan, const char *option);
+
+/* The profile's fixed hardening: every property of a run's unit that no request can change. The same
+ * properties are part of every run's transient unit; the generator also writes them as the prefix
+ * drop-in sbx-NAME-.service.d/, together with Environment=SBX_PROFILE_DIGEST=<p->digest>, which the
+ * exec helper checks against the digest sbxd compiled from. */
+int policy_compile_fixed(const Profile *p, PropTable **ret);
+
+/* The profile's slice sbx-NAME.slice: the aggregate ceilings (may be an empty table). */
+int policy_compile_slice(const Profile *p, PropTable **ret);
+
+/* The rules sbx adds to every profile's syscall_rules (TIOCSTI, TIOCLINUX, io_uring_setup). */
+const SyscallRule *policy_baseline_rules(size_t *ret_n);
+
+/* Unit names: sbx-NAME-RUN.service in sbx-NAME.slice. */
+#define SBX_SLICE_PARENT "sbx.slice"
+int policy_unit_name(const char *profile, const char *run_id, char **ret);
+int policy_slice_name(const char *profile, char **ret);
+int policy_dropin_dir_name(const char *profile, char **ret); /* "sbx-NAME-.service.d" */

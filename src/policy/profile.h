@@ -1,27 +1,140 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+/* A sandbox profile: the ceiling of what a run may get, parsed from a JSON document (format version 1,
+ * docs/profiles.md). Parsing is pure: text in, a validated Profile or a one-line error out. Finding the
+ * file on the search path is profile-load.c's job. */
+
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "macro.h"
 #include "util.h"
 
-/* A sandbox profile: the ceiling of what a run may get. Built in for now; declarative profile files
- * replace this table later without changing the compiler's interface. */
+#define PROFILE_DEFAULT "offline"
+#define PROFILE_FORMAT_VERSION 1
+#define PROFILE_SUFFIX ".json"
+
+typedef enum NetworkMode {
+        NETWORK_NONE,      /* own network namespace with only lo */
+        NETWORK_PUBLIC,    /* host network, every non-public address range denied (IPAddressDeny=) */
+        NETWORK_ALLOWLIST, /* named destinations only; no in-kernel enforcement yet, so runs are refused */
+        _NETWORK_MODE_MAX,
+        _NETWORK_MODE_INVALID = -EINVAL,
+} NetworkMode;
+
+const char *network_mode_to_string(NetworkMode m);
+NetworkMode network_mode_from_string(const char *s);
+
+typedef struct NetDestination {
+        char *host;        /* a DNS name, or NULL */
+        char *address;     /* an address or CIDR prefix ("192.0.2.0/24", "2001:db8::/32"), or NULL */
+        uint16_t *ports;   /* n_ports entries; none means every port */
+        size_t n_ports;
+} NetDestination;
+
+typedef enum SyscallCmp {
+        SYSCALL_CMP_EQ,
+        SYSCALL_CMP_NE,
+        SYSCALL_CMP_LT,
+        SYSCALL_CMP_LE,
+        SYSCALL_CMP_GT,
+        SYSCALL_CMP_GE,
+        SYSCALL_CMP_MASKED_EQ,
+        _SYSCALL_CMP_MAX,
+        _SYSCALL_CMP_INVALID = -EINVAL,
+} SyscallCmp;
+
+const char *syscall_cmp_to_string(SyscallCmp c);
+SyscallCmp syscall_cmp_from_string(const char *s);
+
+/* An argument-level rule systemd's SystemCallFilter= cannot express. A matching call fails with EPERM
+ * and is counted in the run's record. */
+typedef struct SyscallRule {
+        char *syscall;     /* name as libseccomp knows it */
+        int nr;            /* libseccomp's number for the native architecture */
+        bool has_arg;      /* false: every call of the syscall is denied */
+        unsigned arg;      /* 0..5 */
+        SyscallCmp cmp;
+        uint64_t value;
+        uint64_t mask;     /* SYSCALL_CMP_MASKED_EQ only */
+        bool arg32;        /* compare the low 32 bits only (the kernel truncates e.g. ioctl's request) */
+        char *value_name;  /* the symbolic name the value was given as ("TIOCSTI"), or NULL */
+} SyscallRule;
+
+typedef struct ProfileCache {
+        char *name;        /* [a-z0-9_]{1,32} */
+        char *path;        /* relative to HOME, normalized, no "..": e.g. ".cache/pip" */
+} ProfileCache;
+
+/* A per-run option a caller may set: allowed, and the lowest value accepted. The highest is always
+ * the profile's own value. */
+typedef struct RequestBound {
+        bool allowed;
+        uint64_t min;
+} RequestBound;
+
 typedef struct Profile {
-        const char *name;
-        const char *description;
-        uint64_t memory_max;   /* bytes, RAM incl. tmpfs pages of HOME and the private workspace */
+        char *name;        /* from the file name: [a-z][a-z0-9_]{0,31} */
+        char *path;        /* the file it was read from, or NULL */
+        char *description;
+        char digest[72];   /* "sha256:<hex>" of the file's bytes */
+
+        /* files */
+        char **read_only;  /* host paths visible read-only at the same place */
+        char **read_write; /* host paths visible writable at the same place */
+        char **hidden;     /* host paths made inaccessible */
+        bool workspace;    /* a caller may bind a writable workspace directory */
+
+        /* processes and kernel */
+        char **syscall_allow;   /* systemd groups ("@system-service") and names */
+        char **syscall_deny;
+        SyscallRule *rules;
+        size_t n_rules;
+        uint64_t namespaces;    /* CLONE_NEW* flags a run may create; 0: none */
+        bool write_execute_memory; /* false: MemoryDenyWriteExecute=yes */
+
+        /* network */
+        NetworkMode network;
+        NetDestination *destinations;
+        size_t n_destinations;
+
+        /* resources of one run */
+        uint64_t memory_max;       /* bytes */
+        uint64_t swap_max;         /* bytes */
+        unsigned cpu_quota_percent;/* 100 = one CPU; 0: no quota */
         uint64_t tasks_max;
         usec_t runtime_max;
-        unsigned cpu_quota_percent; /* 100 = one CPU; 0 = no quota */
-        uint64_t home_size;    /* tmpfs size of HOME (holds the private workspace) */
-        bool network;          /* false: own empty network namespace */
+        uint64_t disk_max;         /* size of each private tmpfs: HOME, /tmp, /var/tmp */
+        uint64_t output_max;       /* bytes of stdout+stderr; 0: not limited */
+
+        /* all runs of the profile together (the profile's slice); 0: not limited */
+        uint64_t slice_memory_max;
+        uint64_t slice_tasks_max;
+        unsigned slice_cpu_quota_percent;
+
+        /* lifetime: named caches persist per caller across runs; none: everything is ephemeral */
+        ProfileCache *caches;
+        size_t n_caches;
+
+        /* what a caller may set per run */
+        struct {
+                RequestBound memory, tasks, runtime, cpu;
+                bool network_none;      /* may narrow the network to none */
+                char **dataset_under;   /* may bind one read-only dataset below one of these; NULL: no */
+        } request;
 } Profile;
 
-const Profile *profile_find(const char *name);
-/* NULL-terminated list of built-in profiles. */
-const Profile *const *profile_list(void);
-bool profile_name_is_valid(const char *name);
+Profile *profile_free(Profile *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Profile *, profile_free);
 
-#define PROFILE_DEFAULT "offline"
+bool profile_name_is_valid(const char *name);
+/* NULL-terminated, sorted list of the systemd syscall group names a profile may use. */
+const char *const *profile_syscall_groups(void);
+
+/* Parses and validates one profile document. name: the profile's name (from the file name); path: the
+ * file, used in messages (may be NULL: "<input>"). On error returns a negative errno (-EINVAL for
+ * anything wrong in the document, -ENOMEM) and, for -EINVAL, a one-line message in *ret_error of the
+ * form "PATH:LINE:COLUMN: what" for syntax errors and "PATH: key.path: what was expected" otherwise. */
+int profile_parse(const char *text, size_t size, const char *name, const char *path, Profile **ret,
+                  char **ret_error);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 
 #include "proptable.h"
@@ -38,6 +39,10 @@ static const PropDef prop_defs[] = {
         { "BindPaths",              "BindPaths",              PROP_BIND_PATHS },
         { "BindReadOnlyPaths",      "BindReadOnlyPaths",      PROP_BIND_PATHS },
         { "InaccessiblePaths",      "InaccessiblePaths",      PROP_STRV },
+        { "ReadWritePaths",         "ReadWritePaths",         PROP_STRV },
+        { "StateDirectory",         "StateDirectory",         PROP_STRV },
+        { "MemoryDenyWriteExecute", "MemoryDenyWriteExecute", PROP_BOOL },
+        { "IPAddressDeny",          "IPAddressDeny",          PROP_IP_ADDRESSES },
         { "Environment",            "Environment",            PROP_ENVIRONMENT },
         { "UMask",                  "UMask",                  PROP_MODE },
         { "LimitCORE",              "LimitCORE",              PROP_BYTES },
@@ -147,7 +152,7 @@ int prop_table_add_errno(PropTable *t, const char *name, int e) {
 static bool kind_is_strv(PropKind k) {
         return k == PROP_STRV || k == PROP_ENVIRONMENT || k == PROP_SYSCALL_ALLOW || k == PROP_SYSCALL_DENY ||
                k == PROP_FAMILY_ALLOW ||
-               k == PROP_BIND_PATHS || k == PROP_TMPFS;
+               k == PROP_BIND_PATHS || k == PROP_TMPFS || k == PROP_IP_ADDRESSES;
 }
 
 int prop_table_add_strv(PropTable *t, const char *name, char * const *l) {
@@ -171,6 +176,34 @@ int prop_table_add_strv(PropTable *t, const char *name, char * const *l) {
                 return -ENOMEM;
         p->strv = TAKE_PTR(c);
         return 0;
+}
+
+int prop_table_extend_strv(PropTable *t, const char *name, char * const *l) {
+        size_t n = strv_length(l), have;
+        char **c;
+
+        for (size_t i = 0; i < t->n; i++) {
+                Prop *p = &t->props[i];
+
+                if (!streq(p->def->name, name))
+                        continue;
+                if (!kind_is_strv(p->def->kind) ||
+                    ((p->def->kind == PROP_BIND_PATHS || p->def->kind == PROP_TMPFS) && n % 2 != 0))
+                        return -EINVAL;
+                have = strv_length(p->strv);
+                c = realloc(p->strv, (have + n + 1) * sizeof(char *));
+                if (!c)
+                        return -ENOMEM;
+                p->strv = c;
+                for (size_t k = 0; k < n; k++) {
+                        c[have + k] = strdup(l[k]);
+                        c[have + k + 1] = NULL;
+                        if (!c[have + k])
+                                return -ENOMEM;
+                }
+                return 0;
+        }
+        return prop_table_add_strv(t, name, l);
 }
 
 const Prop *prop_table_get(const PropTable *t, const char *name) {
@@ -240,11 +273,29 @@ static int render_one(FILE *f, const Prop *p) {
                 if (p->u != 0)
                         return -EOPNOTSUPP; /* only the empty set is used; a name table would go here */
                 break;
-        case PROP_NAMESPACES:
-                if (p->u != 0)
+        case PROP_NAMESPACES: {
+                static const struct { uint64_t flag; const char *name; } ns[] = {
+                        { CLONE_NEWCGROUP, "cgroup" }, { CLONE_NEWIPC, "ipc" }, { CLONE_NEWNET, "net" },
+                        { CLONE_NEWNS, "mnt" },        { CLONE_NEWPID, "pid" }, { CLONE_NEWUSER, "user" },
+                        { CLONE_NEWUTS, "uts" },
+                };
+                uint64_t left = p->u;
+                bool first = true;
+
+                if (p->u == 0) {
+                        fputs("yes", f);
+                        break;
+                }
+                for (size_t k = 0; k < ELEMENTSOF(ns); k++)
+                        if (p->u & ns[k].flag) {
+                                fprintf(f, "%s%s", first ? "" : " ", ns[k].name);
+                                first = false;
+                                left &= ~ns[k].flag;
+                        }
+                if (left != 0)
                         return -EOPNOTSUPP;
-                fputs("yes", f);
                 break;
+        }
         case PROP_ERRNO: {
                 const char *n = errno_name(p->i);
                 if (!n)
@@ -256,6 +307,7 @@ static int render_one(FILE *f, const Prop *p) {
         case PROP_SYSCALL_ALLOW:
         case PROP_SYSCALL_DENY:
         case PROP_FAMILY_ALLOW:
+        case PROP_IP_ADDRESSES:
                 for (char **s = p->strv; s && *s; s++)
                         fprintf(f, "%s%s", s == p->strv ? "" : " ", *s);
                 break;

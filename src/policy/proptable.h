@@ -19,7 +19,7 @@ typedef enum PropKind {
         PROP_USEC,          /* t, text renders in seconds/ms with the Sec name */
         PROP_CPU_QUOTA,     /* t, usec per sec; text renders CPUQuota=N% */
         PROP_CAPS,          /* t, capability mask; only the empty set is rendered here */
-        PROP_NAMESPACES,    /* t, allowed namespace flags; 0 renders "yes" (all restricted) */
+        PROP_NAMESPACES,    /* t, allowed CLONE_NEW* flags; 0 renders "yes" (all restricted), else the names */
         PROP_ERRNO,         /* i, errno number; text renders the name */
         PROP_MODE,          /* u, octal file mode */
         PROP_STRV,          /* as, text joined by spaces */
@@ -29,6 +29,7 @@ typedef enum PropKind {
         PROP_FAMILY_ALLOW,  /* (bas) allow-list */
         PROP_BIND_PATHS,    /* a(ssbt): pairs source, destination; recursive */
         PROP_TMPFS,         /* a(ss): pairs path, options */
+        PROP_IP_ADDRESSES,  /* a(iayu): "ADDRESS/PREFIX" strings; text joined by spaces */
         _PROP_KIND_MAX,
         _PROP_KIND_INVALID = -EINVAL,
 } PropKind;
@@ -64,6 +65,8 @@ int prop_table_add_string(PropTable *t, const char *name, const char *s);
 int prop_table_add_u64(PropTable *t, const char *name, uint64_t u); /* all t-kinds */
 int prop_table_add_errno(PropTable *t, const char *name, int e);
 int prop_table_add_strv(PropTable *t, const char *name, char * const *l); /* copies */
+/* Appends to the list property 'name' if the table has it, else adds it. */
+int prop_table_extend_strv(PropTable *t, const char *name, char * const *l);
 const Prop *prop_table_get(const PropTable *t, const char *name);
 
 /* "Key=Value\n" lines, in table order, as in a [Service] section. */

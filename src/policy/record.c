@@ -64,7 +64,7 @@ RunRecord *run_record_new(void) {
                 return NULL;
         r->stop_reason = _STOP_REASON_INVALID;
         r->exit_code = -1;
-        r->cpu_usec = r->memory_peak = r->tasks_peak = UINT64_MAX;
+        r->cpu_usec = r->memory_peak = r->tasks_peak = r->output_bytes = UINT64_MAX;
         return r;
 }
 
@@ -75,8 +75,109 @@ RunRecord *run_record_free(RunRecord *r) {
         free(r->profile);
         free(r->policy_digest);
         free(r->error);
+        for (size_t i = 0; i < r->n_denied; i++)
+                free(r->denied[i].name);
+        free(r->denied);
         free(r);
         return NULL;
+}
+
+static bool denied_name_is_valid(const char *s, size_t len) {
+        if (len == 0 || len > 64)
+                return false;
+        for (size_t i = 0; i < len; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+                        return false;
+        return true;
+}
+
+int run_record_add_denied(RunRecord *r, const char *name, uint64_t count) {
+        DeniedSyscall *d;
+        char *copy;
+
+        if (!name || !denied_name_is_valid(name, strlen(name)))
+                return -EINVAL;
+        for (size_t i = 0; i < r->n_denied; i++)
+                if (streq(r->denied[i].name, name)) {
+                        if (count > UINT64_MAX - 1 - r->denied[i].count)
+                                return -ERANGE;
+                        r->denied[i].count += count;
+                        return 0;
+                }
+        if (count == UINT64_MAX)
+                return -ERANGE;
+        if (r->n_denied >= RECORD_DENIED_MAX)
+                return -E2BIG;
+        copy = strdup(name);
+        if (!copy)
+                return -ENOMEM;
+        d = reallocarray(r->denied, r->n_denied + 1, sizeof(DeniedSyscall));
+        if (!d) {
+                free(copy);
+                return -ENOMEM;
+        }
+        r->denied = d;
+        r->denied[r->n_denied++] = (DeniedSyscall) { .name = copy, .count = count };
+        return 0;
+}
+
+uint64_t run_record_get_denied(const RunRecord *r, const char *name) {
+        for (size_t i = 0; i < r->n_denied; i++)
+                if (streq(r->denied[i].name, name))
+                        return r->denied[i].count;
+        return 0;
+}
+
+/* One "name:count" item of the helper's list at *p; advances *p past it. */
+static int parse_denied_item(const char **p, char *name, uint64_t *ret_count) {
+        const char *s = *p, *colon = s + strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_");
+        char *end;
+
+        if (*colon != ':' || !denied_name_is_valid(s, (size_t) (colon - s)) || colon[1] < '0' || colon[1] > '9')
+                return -EBADMSG;
+        errno = 0;
+        *ret_count = strtoull(colon + 1, &end, 10);
+        if (errno != 0 || *ret_count == UINT64_MAX || !(*end == 0 || *end == ',' || *end == ' ' || *end == '\n'))
+                return -EBADMSG;
+        if (name) {
+                memcpy(name, s, (size_t) (colon - s));
+                name[colon - s] = 0;
+        }
+        *p = end;
+        return 0;
+}
+
+int run_record_parse_denied(RunRecord *r, const char *list) {
+        char name[65];
+        uint64_t count;
+        int k;
+
+        if (!list)
+                return -EBADMSG;
+        /* First the syntax of the whole list, so that a bad one changes nothing. */
+        for (int pass = 0; pass < 2; pass++) {
+                const char *p = list;
+
+                if (pass == 1) {
+                        for (size_t i = 0; i < r->n_denied; i++)
+                                free(r->denied[i].name);
+                        r->denied = mfree(r->denied);
+                        r->n_denied = 0;
+                }
+                if (*p == 0 || *p == ' ' || *p == '\n')
+                        continue; /* an empty list */
+                for (;;) {
+                        k = parse_denied_item(&p, pass == 0 ? NULL : name, &count);
+                        if (k < 0)
+                                return k;
+                        if (pass == 1 && (k = run_record_add_denied(r, name, count)) < 0)
+                                return k;
+                        if (*p != ',')
+                                break;
+                        p++;
+                }
+        }
+        return 0;
 }
 
 static json_object *json_u64_or_null(uint64_t v) {
@@ -104,7 +205,7 @@ static int json_time_or_null(usec_t t, json_object **ret) {
 
 int run_record_to_json(const RunRecord *r, char **ret) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
-        json_object *exit_o, *res, *cleanup, *started, *ended;
+        json_object *exit_o, *res, *cleanup, *started, *ended, *denied;
         const char *s;
         char *text;
         int k;
@@ -143,6 +244,19 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(res, "cpu_usec", json_u64_or_null(r->cpu_usec));
         ADD(res, "memory_peak_bytes", json_u64_or_null(r->memory_peak));
         ADD(res, "tasks_peak", json_u64_or_null(r->tasks_peak));
+        ADD(res, "output_bytes", json_u64_or_null(r->output_bytes));
+        ADD(o, "output_truncated", json_object_new_boolean(r->output_truncated));
+
+        denied = json_object_new_object();
+        if (!denied)
+                return -ENOMEM;
+        ADD(o, "denied_syscalls", denied);
+        for (size_t i = 0; i < r->n_denied; i++) {
+                json_object *c = json_object_new_uint64(r->denied[i].count);
+                if (!c)
+                        return -ENOMEM;
+                ADD(denied, r->denied[i].name, c);
+        }
 
         cleanup = json_object_new_object();
         if (!cleanup)
@@ -324,6 +438,31 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
             (k = get_u64(sub, "resources", "memory_peak_bytes", &r->memory_peak, ret_error)) < 0 ||
             (k = get_u64(sub, "resources", "tasks_peak", &r->tasks_peak, ret_error)) < 0)
                 return k;
+        /* Added later in version 1: absent in older records. */
+        if (json_object_object_get_ex(sub, "output_bytes", NULL) &&
+            (k = get_u64(sub, "resources", "output_bytes", &r->output_bytes, ret_error)) < 0)
+                return k;
+        if (json_object_object_get_ex(o, "output_truncated", &v)) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return bad(ret_error, "output_truncated: expected a boolean");
+                r->output_truncated = json_object_get_boolean(v);
+        }
+        if (json_object_object_get_ex(o, "denied_syscalls", &sub)) {
+                if (!json_object_is_type(sub, json_type_object))
+                        return bad(ret_error, "denied_syscalls: expected an object");
+                json_object_object_foreach(sub, name, count) {
+                        if (!json_object_is_type(count, json_type_int) || json_object_get_int64(count) < 0 ||
+                            json_object_get_uint64(count) == UINT64_MAX)
+                                return bad(ret_error, "denied_syscalls.%s: expected a non-negative integer", name);
+                        k = run_record_add_denied(r, name, json_object_get_uint64(count));
+                        if (k == -ENOMEM)
+                                return k;
+                        if (k == -E2BIG)
+                                return bad(ret_error, "denied_syscalls: more than %d syscalls", RECORD_DENIED_MAX);
+                        if (k < 0)
+                                return bad(ret_error, "denied_syscalls: '%s' is not a syscall name", name);
+                }
+        }
 
         if (!json_object_object_get_ex(o, "cleanup", &sub) || !json_object_is_type(sub, json_type_object))
                 return bad(ret_error, "cleanup: expected an object");

@@ -33,6 +33,14 @@ StopReason stop_reason_from_string(const char *s);
  * an unknown value gives _STOP_REASON_INVALID. */
 StopReason stop_reason_from_unit_result(const char *result);
 
+/* Calls of one syscall that the profile's argument-level rules denied (the exec helper counts them). */
+typedef struct DeniedSyscall {
+        char *name;                /* [a-z0-9_]+: a name, or the number where the helper knew none */
+        uint64_t count;
+} DeniedSyscall;
+
+#define RECORD_DENIED_MAX 512      /* distinct syscalls kept */
+
 typedef struct RunRecord {
         char run_id[RUN_ID_LEN + 1];
         char *unit;
@@ -48,6 +56,11 @@ typedef struct RunRecord {
         uint64_t cpu_usec;         /* UINT64_MAX: unknown */
         uint64_t memory_peak;      /* UINT64_MAX: unknown */
         uint64_t tasks_peak;       /* UINT64_MAX: unknown */
+        uint64_t output_bytes;     /* bytes the command wrote to stdout and stderr, also those past the
+                                    * profile's output limit; UINT64_MAX: not counted (no limit) */
+        bool output_truncated;     /* the output was cut at the limit */
+        DeniedSyscall *denied;     /* in the order the helper reported them */
+        size_t n_denied;
         bool unit_gone;
         bool cgroup_gone;
         char *error;               /* why it failed to start or was refused; NULL otherwise */
@@ -56,6 +69,14 @@ typedef struct RunRecord {
 RunRecord *run_record_new(void);
 RunRecord *run_record_free(RunRecord *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RunRecord *, run_record_free);
+
+/* Adds count denied calls of the syscall name (merged with an entry of that name). -EINVAL: not a
+ * name; -E2BIG: RECORD_DENIED_MAX distinct names already; -ERANGE: the sum overflows. */
+int run_record_add_denied(RunRecord *r, const char *name, uint64_t count);
+/* Replaces r's denied calls with the exec helper's list "ioctl:2,io_uring_setup:1" (read up to the first
+ * white space or the end). -EBADMSG if it is not such a list (r is then unchanged). */
+int run_record_parse_denied(RunRecord *r, const char *list);
+uint64_t run_record_get_denied(const RunRecord *r, const char *name);
 
 int run_record_to_json(const RunRecord *r, char **ret);
 /* Parses and checks a record; on failure ret_error names the key. */

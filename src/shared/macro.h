@@ -85,6 +85,8 @@ static inline size_t strv_length(char * const *l) {
         return n;
 }
 
+#define STRV_FOREACH(s, l) for (char **s = (l); s && *s; s++)
+
 static inline bool isempty(const char *s) {
         return !s || !*s;
 }

@@ -15,7 +15,7 @@ record_count() { find "$SBX_RUNS_DIR" -maxdepth 1 -name '*.json' | wc -l; }
 # sbx units still loaded, cgroups still present, dynamic users still allocated
 sbx_leftovers() {
   systemctl list-units --all --no-legend --plain 'sbx-*.service' | awk '{print "unit " $1}'
-  find /sys/fs/cgroup/sbx.slice -mindepth 1 -maxdepth 1 -type d -name 'sbx-*' 2>/dev/null | sed 's/^/cgroup /'
+  find /sys/fs/cgroup/sbx.slice -mindepth 1 -maxdepth 2 -type d -name 'sbx-*.service' 2>/dev/null | sed 's/^/cgroup /'
   for f in /run/systemd/dynamic-uid/direct:sbx-* /run/systemd/dynamic-uid/direct:_du*; do
     [ -e "$f" ] && echo "dynamic-user ${f##*direct:}"
   done
@@ -37,9 +37,10 @@ assert_clean() {
 
 # sbx_wait_active RUN: until the run's unit is active (max ~30 s)
 sbx_wait_active() {
-  local i
+  local i unit
+  unit=$(record_get "$1" .unit)
   for i in $(seq 300); do
-    systemctl is-active -q "sbx-offline-$1.service" 2>/dev/null && return 0
+    systemctl is-active -q "$unit" 2>/dev/null && return 0
     sleep 0.1
   done
   return 1

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <sched.h>
 #include <cmocka.h>
 
 #include "proptable.h"
@@ -162,6 +163,32 @@ static void test_render_each_kind(void **state) {
 }
 
 /* Values the text renderer has no name for are refused, not rendered wrong. */
+static void test_render_namespaces(void **state) {
+        static const struct {
+                uint64_t flags;
+                const char *text;
+        } table[] = {
+                { 0, "RestrictNamespaces=yes\n" },
+                { CLONE_NEWNET, "RestrictNamespaces=net\n" },
+                { CLONE_NEWUSER | CLONE_NEWNET, "RestrictNamespaces=net user\n" },
+                { CLONE_NEWCGROUP | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUSER |
+                          CLONE_NEWUTS,
+                  "RestrictNamespaces=cgroup ipc net mnt pid user uts\n" },
+        };
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
+                _cleanup_free_ char *text = NULL;
+
+                assert_non_null(t);
+                assert_int_equal(prop_table_add_u64(t, "RestrictNamespaces", table[i].flags), 0);
+                assert_int_equal(prop_table_render_text(t, &text), 0);
+                check_row(failures, streq(text, table[i].text), "row %zu: '%s'", i, text);
+        }
+        assert_int_equal(failures, 0);
+}
+
 static void test_render_unrenderable(void **state) {
         static const struct {
                 const char *name;
@@ -170,7 +197,8 @@ static void test_render_unrenderable(void **state) {
         } table[] = {
                 { "CapabilityBoundingSet", false, 1ULL << 21 /* CAP_SYS_ADMIN */ },
                 { "AmbientCapabilities", false, 1 },
-                { "RestrictNamespaces", false, 0x20000 },
+                { "RestrictNamespaces", false, 0x1 /* not a namespace flag */ },
+                { "RestrictNamespaces", false, 0x20000 | 0x1 },
                 { "SystemCallErrorNumber", true, EIO },
                 { "SystemCallErrorNumber", true, 0 },
         };
@@ -365,6 +393,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_prop_def_find),
                 cmocka_unit_test(test_render_each_kind),
+                cmocka_unit_test(test_render_namespaces),
                 cmocka_unit_test(test_render_unrenderable),
                 cmocka_unit_test(test_render_order),
                 cmocka_unit_test(test_wrong_kind_refused),

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Reading a JSON document that must follow a fixed format, with the first error as one line that names
+ * the file and the place: "FILE:LINE:COLUMN: what" for a syntax error, "FILE: key.path[2].key: what
+ * was expected, got VALUE" for everything else. Pure (json-c only).
+ *
+ * Every json_doc_fail*() and json_doc_get_*() that finds an error keeps the message in the JsonDoc (the
+ * first one wins) and returns -EINVAL; -ENOMEM when even that fails. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "macro.h"
+#include "util.h"
+
+typedef struct JsonDoc {
+        const char *file; /* for messages: the path, or "<input>" */
+        char *error;      /* the first error, owned: take it or free it */
+} JsonDoc;
+
+/* Where a value sits in the document: a chain of nodes on the caller's stack, NULL being the whole
+ * document. JSON_KEY(p, "files") is member "files" of p, JSON_INDEX(p, 2) element 2 of the array p. */
+typedef struct JsonPath JsonPath;
+struct JsonPath {
+        const JsonPath *parent;
+        const char *key; /* NULL: element 'index' of an array */
+        size_t index;
+};
+#define JSON_KEY(p, k) (&(const JsonPath) { .parent = (p), .key = (k) })
+#define JSON_INDEX(p, i) (&(const JsonPath) { .parent = (p), .index = (i) })
+
+/* "key.path[2].key" (empty for the document itself). */
+int json_path_to_string(const JsonPath *p, char **ret);
+
+/* Parses one JSON document of exactly 'size' bytes (no NUL needed at the end, none allowed inside):
+ * strict JSON, valid UTF-8, nothing but white space after it. *ret is NULL for the document "null".
+ * A name twice in one object is not detected: json-c keeps the last value, and has no flag to refuse
+ * it. */
+int json_doc_parse(JsonDoc *jd, const char *text, size_t size, json_object **ret);
+
+/* "FILE: key.path: what" (or "FILE: what" for p == NULL). */
+int json_doc_fail(JsonDoc *jd, const JsonPath *p, const char *fmt, ...) _printf_(3, 4);
+/* "FILE: key.path: what, got VALUE": strings quoted (cut when long, control characters escaped),
+ * numbers as written, arrays and objects as "an array"/"an object" ("[]"/"{}" when empty). */
+int json_doc_fail_got(JsonDoc *jd, const JsonPath *p, json_object *v, const char *fmt, ...) _printf_(4, 5);
+/* "FILE: key.path: missing required key" */
+int json_doc_missing(JsonDoc *jd, const JsonPath *p);
+
+/* Whether the object has the key; *ret is then its value, NULL for null. */
+bool json_doc_get(json_object *o, const char *key, json_object **ret);
+/* o is an object with no key outside 'keys' (NULL-terminated). */
+int json_doc_check_object(JsonDoc *jd, const JsonPath *p, json_object *o, const char *const *keys);
+
+/* v's string, or NULL when v is not a string or holds a NUL character. No message. */
+const char *json_doc_string(json_object *v);
+/* A string without NUL characters; points into v. */
+int json_doc_get_string(JsonDoc *jd, const JsonPath *p, json_object *v, const char **ret);
+int json_doc_get_bool(JsonDoc *jd, const JsonPath *p, json_object *v, bool *ret);
+/* Exactly one of 'choices' (NULL-terminated): its index. 'expected' describes them for the message. */
+int json_doc_get_choice(JsonDoc *jd, const JsonPath *p, json_object *v, const char *const *choices,
+                        const char *expected, unsigned *ret);
+int json_doc_get_array(JsonDoc *jd, const JsonPath *p, json_object *v, size_t *ret_n);
+/* An array of strings, copied into a NULL-terminated list (empty, not NULL, for []). */
+int json_doc_get_string_array(JsonDoc *jd, const JsonPath *p, json_object *v, char ***ret);
+/* A JSON integer >= 0, without a message: callers say what they expected. */
+bool json_doc_to_uint(json_object *v, uint64_t *ret);
+
+/* A string like "2G" (see parse_size()) or an integer (bytes). */
+int json_doc_get_size(JsonDoc *jd, const JsonPath *p, json_object *v, uint64_t *ret);
+/* A string like "90s", "1h", "1d" (us ms s min h d, or none: seconds) or an integer (seconds). */
+int json_doc_get_duration(JsonDoc *jd, const JsonPath *p, json_object *v, usec_t *ret);
+/* A CPU share: a string "N%" (100% = one CPU) with N <= max. */
+int json_doc_get_cpu_percent(JsonDoc *jd, const JsonPath *p, json_object *v, unsigned max, unsigned *ret);
+
+typedef struct JsonNamedList {
+        const JsonPath *path; /* where the list is in the document */
+        char **items;         /* validated already: quoted as they are in the message */
+} JsonNamedList;
+
+/* No item twice in all the lists together: the later one is the error, "'ITEM' is also in PATH[i]". */
+int json_doc_check_unique(JsonDoc *jd, const JsonNamedList *lists, size_t n);

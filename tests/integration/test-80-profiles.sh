@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# The shipped profiles, each attacked where it says no: requests that try to loosen them, the
+# network a profile forbids, the files it hides, and the search path's own rules (masking, invalid
+# files). The offline profile's own boundary is test-20's.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/sbx.sh"
+t_require_systemd || t_summary
+PY=/usr/bin/python3
+RUNTIME_DIR=/run/sbx/profiles.d
+mkdir -p "$RUNTIME_DIR"
+
+# ---- requests may only tighten, and only what the profile lets them set ------------------------------
+t_begin "request above a profile's limit is refused (125) with the limit named"
+assert_rc 125 sbxctl run -p offline --memory 3G -- true
+assert_contains "$T_OUT" "memory: 3G is above the limit of profile 'offline' (2G)"
+assert_rc 125 sbxctl run -p offline --timeout 2h -- true
+assert_contains "$T_OUT" "timeout: 7200s is above the limit of profile 'offline' (3600s)"
+assert_rc 125 sbxctl run -p offline --cpu 300% -- true
+assert_contains "$T_OUT" "cpu: 300% is above the limit of profile 'offline' (200%)"
+
+t_begin "request below a profile's floor, or an option the profile does not offer, is refused"
+assert_rc 125 sbxctl run -p offline --memory 8M -- true
+assert_contains "$T_OUT" "memory: 8M is below the lowest profile 'offline' accepts (16M)"
+assert_rc 125 sbxctl run -p browser --cpu 50% -- true
+assert_contains "$T_OUT" "cpu: profile 'browser' does not let a run set it"
+assert_rc 125 sbxctl run -p offline --network public -- true
+assert_contains "$T_OUT" "network: profile 'offline' does not let a run choose 'public'"
+ws=$(mktemp -d /var/tmp/sbxt-ws.XXXXXX); t_on_exit "rm -rf $ws"
+assert_rc 125 sbxctl run -p browser -w "$ws" -- true
+assert_contains "$T_OUT" "workspace: profile 'browser' does not let a run bind a workspace"
+assert_eq "" "$(sbx_leftovers)" "nothing started"
+
+t_begin "a tighter request takes effect in the kernel"
+assert_rc 0 sbxctl run -p offline --memory 64M --tasks 16 --cpu 50% -- sh -c \
+  'cg=/sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup); cat $cg/memory.max $cg/pids.max $cg/cpu.max'
+assert_eq "$(printf '67108864\n16\n50000 100000')" "$T_OUT"
+
+# ---- coding --------------------------------------------------------------------------------------------
+t_begin "coding: an allowlist cannot be enforced yet, so a run is refused, not run unfiltered"
+assert_rc 123 sbxctl run -p coding -- true
+assert_contains "$T_OUT" "cannot enforce per-destination rules yet; refusing to run unfiltered"
+assert_eq "" "$(sbx_leftovers)" "nothing started"
+
+t_begin "coding with --network none runs offline"
+assert_rc 0 sbxctl run -p coding --network none -- sh -c 'ls /sys/class/net | tr "\n" " "'
+assert_eq "lo " "$T_OUT"
+
+t_begin "coding: the drop-in holds its runs offline even without the transient property"
+assert_contains "$(cat /run/systemd/generator/sbx-coding-.service.d/50-sbx-profile.conf)" "PrivateNetwork=yes" "prefix drop-in"
+sbx_run_bg /tmp/sbxt-coding-bg.out -p coding --network none -- sleep 30
+assert_contains "$(systemctl cat "$(record_get "$RUN" .unit)")" "sbx-coding-.service.d/50-sbx-profile.conf" "the live unit reads it"
+assert_eq "yes" "$(systemctl show -P PrivateNetwork "$(record_get "$RUN" .unit)")"
+sbxctl stop "$RUN" >/dev/null 2>&1; wait "$CPID" 2>/dev/null
+
+t_begin "coding: named caches persist for the same caller, and only for it"
+assert_rc 0 sbxctl run -p coding --network none -- sh -c 'mkdir -p ~/.cache/pip && echo kept > ~/.cache/pip/marker && ls -ld ~/.cache/pip'
+assert_rc 0 sbxctl run -p coding --network none -- cat /home/sbx/.cache/pip/marker
+assert_eq "kept" "$T_OUT" "second run of the same caller sees the cache"
+assert_rc 0 sbxctl run -p coding --network none -- sh -c 'touch /home/sbx/.npm-outside 2>/dev/null; ls -A /home/sbx/.cache 2>&1'
+if id nobody >/dev/null 2>&1; then
+  out=$(cd / && runuser -u nobody -- sbxctl run -p coding --network none -- sh -c 'cat ~/.cache/pip/marker 2>&1; echo rc=$?' 2>&1)
+  assert_contains "$out" "rc=1" "another caller does not see the first caller's cache"
+  assert_not_contains "$out" "kept"
+fi
+
+t_begin "coding: a second concurrent run of the same caller gets ephemeral caches"
+sbx_run_bg /tmp/sbxt-cache-bg.out -p coding --network none -- sleep 30
+assert_rc 0 sbxctl run -p coding --network none -- sh -c 'cat ~/.cache/pip/marker 2>&1 || echo none'
+assert_contains "$T_OUT" "none" "the busy cache is not shared"
+sbxctl stop "$RUN" >/dev/null 2>&1; wait "$CPID" 2>/dev/null
+assert_rc 0 sbxctl run -p coding --network none -- cat /home/sbx/.cache/pip/marker
+assert_eq "kept" "$T_OUT" "the cache is back once the first run ended"
+
+# ---- browser -------------------------------------------------------------------------------------------
+# A network namespace of the test's own with a "public" address (198.51.100.2, a documentation range
+# sbx does not deny) and a private one (10.213.0.2), each with a listener.
+NS=sbxt-pub
+ip netns del $NS 2>/dev/null
+ip netns add $NS && ip link add sbxt-h type veth peer name sbxt-n && ip link set sbxt-n netns $NS \
+  && ip addr add 198.51.100.1/24 dev sbxt-h && ip addr add 10.213.0.1/24 dev sbxt-h && ip link set sbxt-h up \
+  && ip -n $NS addr add 198.51.100.2/24 dev sbxt-n && ip -n $NS addr add 10.213.0.2/24 dev sbxt-n \
+  && ip -n $NS link set sbxt-n up && ip -n $NS link set lo up
+t_on_exit "ip link del sbxt-h 2>/dev/null; ip netns del $NS 2>/dev/null"
+ip netns exec $NS $PY -c '
+import socket, threading, time
+def serve(addr):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((addr, 8080)); s.listen()
+    while True:
+        c, _ = s.accept(); c.sendall(b"hello " + addr.encode()); c.close()
+for a in ("198.51.100.2", "10.213.0.2"):
+    threading.Thread(target=serve, args=(a,), daemon=True).start()
+time.sleep(120)
+' & NSPID=$!
+t_on_exit "kill $NSPID 2>/dev/null"
+$PY -m http.server --bind 127.0.0.1 18080 >/dev/null 2>&1 & HPID=$!
+t_on_exit "kill $HPID 2>/dev/null"
+sleep 1
+PROBE='
+import socket, sys
+for host in sys.argv[1:]:
+    addr, port = host.rsplit(":", 1)
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    s = socket.socket(fam); s.settimeout(5)
+    try:
+        s.connect((addr.strip("[]"), int(port))); print("OPEN", host, s.recv(64).decode(errors="replace"))
+    except OSError as e:
+        print("blocked", host, e.errno)
+'
+
+t_begin "browser: a public address is reachable; loopback and private ranges are not"
+# control: from outside the sandbox both listeners answer
+out=$($PY -c "$PROBE" 198.51.100.2:8080 10.213.0.2:8080 127.0.0.1:18080 2>&1)
+assert_contains "$out" "OPEN 198.51.100.2:8080 hello" "control: public listener"
+assert_contains "$out" "OPEN 10.213.0.2:8080 hello" "control: private listener"
+assert_contains "$out" "OPEN 127.0.0.1:18080" "control: loopback listener"
+assert_rc 0 sbxctl run -p browser -- $PY -c "$PROBE" 198.51.100.2:8080 10.213.0.2:8080 127.0.0.1:18080 \
+  '[::1]:18080' '[::ffff:10.213.0.2]:8080' '[::ffff:127.0.0.1]:18080'
+assert_contains "$T_OUT" "OPEN 198.51.100.2:8080 hello 198.51.100.2"
+assert_contains "$T_OUT" "blocked 10.213.0.2:8080 1" "private range: EPERM"
+assert_contains "$T_OUT" "blocked 127.0.0.1:18080 1" "loopback: EPERM"
+assert_contains "$T_OUT" "blocked [::ffff:10.213.0.2]:8080" "IPv4-mapped private"
+assert_contains "$T_OUT" "blocked [::ffff:127.0.0.1]:18080" "IPv4-mapped loopback"
+assert_not_contains "$T_OUT" "OPEN 10."
+assert_not_contains "$T_OUT" "OPEN 127."
+
+t_begin "browser: UDP to loopback and private ranges is refused"
+assert_rc 0 sbxctl run -p browser -- $PY -c '
+import socket
+for a in ("127.0.0.53", "10.213.0.2", "169.254.169.254", "224.0.0.251"):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.sendto(b"x", (a, 53)); print("SENT", a)
+    except OSError as e:
+        print("refused", a, e.errno)
+'
+assert_not_contains "$T_OUT" "SENT"
+assert_contains "$T_OUT" "refused 169.254.169.254 1" "the cloud metadata address"
+
+t_begin "browser: host files outside the OS are hidden"
+mkdir -p /srv/sbxt-secret && echo SRV-SECRET > /srv/sbxt-secret/f; t_on_exit "rm -rf /srv/sbxt-secret"
+assert_rc 0 sbxctl run -p browser -- sh -c 'cat /srv/sbxt-secret/f 2>&1; ls /var/lib 2>&1; echo end'
+assert_not_contains "$T_OUT" "SRV-SECRET"
+assert_not_contains "$T_OUT" "dpkg" "/var/lib is hidden"
+
+t_begin "browser: the helper refuses to run when IPAddressDeny= is not in force"
+# The same profile, its deny-list emptied by a drop-in of higher priority than the generator's: the
+# helper's probe (a datagram to 127.0.0.1) goes through, and the run must be refused.
+mkdir -p /run/systemd/system/sbx-browser-.service.d
+printf '[Service]\nIPAddressDeny=\n' > /run/systemd/system/sbx-browser-.service.d/90-sbxt-weaken.conf
+t_on_exit "rm -rf /run/systemd/system/sbx-browser-.service.d; systemctl daemon-reload"
+systemctl daemon-reload
+assert_rc 123 sbxctl run -p browser -- true
+assert_contains "$T_OUT" "IPAddressDeny= is not in force"
+rm -rf /run/systemd/system/sbx-browser-.service.d; systemctl daemon-reload
+assert_rc 0 sbxctl run -p browser -- true
+
+# ---- data ----------------------------------------------------------------------------------------------
+t_begin "data: one dataset read-only, the workspace writable, no network"
+ds=$(mktemp -d /srv/sbxt-ds.XXXXXX); echo "1,2,3" > "$ds/table.csv"; chmod -R o+rX "$ds"
+t_on_exit "rm -rf $ds"
+ws2=$(mktemp -d /var/tmp/sbxt-ws2.XXXXXX); t_on_exit "rm -rf $ws2"
+assert_rc 0 sbxctl run -p data --dataset "$ds" -w "$ws2" -- sh -c \
+  'cat ~/dataset/table.csv; touch ~/dataset/x 2>&1 | grep -o "Read-only file system"; cp ~/dataset/table.csv ~/workspace/out.csv; ls /sys/class/net | tr "\n" " "'
+assert_contains "$T_OUT" "1,2,3"
+assert_contains "$T_OUT" "Read-only file system"
+assert_contains "$T_OUT" "lo " "no network"
+assert_file "$ws2/out.csv" "result written to the workspace"
+[ -e "$ds/x" ] && _t_err "the dataset was written"
+
+t_begin "data: a dataset outside the allowed places, or not the caller's, is refused"
+assert_rc 125 sbxctl run -p data --dataset /etc -- true
+assert_contains "$T_OUT" "dataset: '/etc' is a system directory"
+mkdir -p /opt/sbxt-ds; t_on_exit "rm -rf /opt/sbxt-ds"
+assert_rc 125 sbxctl run -p data --dataset /opt/sbxt-ds -- true
+assert_contains "$T_OUT" "is not below a directory profile 'data' allows"
+assert_rc 125 sbxctl run -p offline --dataset "$ds" -- true
+assert_contains "$T_OUT" "dataset: profile 'offline' does not let a run bind a dataset"
+if id nobody >/dev/null 2>&1; then
+  out=$(cd / && runuser -u nobody -- sbxctl run -p data --dataset "$ds" -- true 2>&1); rc=$?
+  assert_eq 125 "$rc" "another user's dataset"
+  assert_contains "$out" "is not owned by the caller"
+fi
+
+# ---- the search path -----------------------------------------------------------------------------------
+t_begin "an invalid profile is refused with its error, and other profiles still work"
+printf '{ "version": 1, "description": "broken", "network": {"mode": "none"},\n  "resources": {"memory": "1G", "tasks": 8, "wall_time": "1min", "bogus": 1} }\n' \
+  > $RUNTIME_DIR/sbxtbroken.json
+t_on_exit "rm -f $RUNTIME_DIR/sbxtbroken.json"
+assert_rc 123 sbxctl run -p sbxtbroken -- true
+assert_contains "$T_OUT" "$RUNTIME_DIR/sbxtbroken.json"
+assert_contains "$T_OUT" "bogus"
+assert_rc 0 sbxctl run -p offline -- true
+assert_rc 123 sbxctl profile list
+assert_contains "$T_OUT" "invalid"
+rm -f $RUNTIME_DIR/sbxtbroken.json
+
+t_begin "a runtime file masks the vendor profile of the same name"
+ln -sf /dev/null $RUNTIME_DIR/data.json; t_on_exit "rm -f $RUNTIME_DIR/data.json"
+assert_rc 125 sbxctl run -p data -- true
+assert_contains "$T_OUT" "'data' is masked by $RUNTIME_DIR/data.json"
+rm -f $RUNTIME_DIR/data.json
+
+t_begin "after all of it: nothing left behind"
+assert_clean
+
+t_summary

@@ -290,6 +290,9 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
 
         if (!t)
                 return -ENOMEM;
+        /* an empty SystemCallFilter= would reset the filter: no allow-list at all */
+        if (strv_length(p->syscall_allow) == 0)
+                return -EINVAL;
         r = tmpfs_options("0777", p->disk_max, &home_opts);
         r = r < 0 ? r : tmpfs_options("1777", p->disk_max, &tmp_opts);
         if (r < 0)

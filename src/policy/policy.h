@@ -50,9 +50,10 @@ typedef struct RunPlan {
 RunPlan *run_plan_free(RunPlan *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RunPlan *, run_plan_free);
 
-/* Checks what can be checked without touching the system. On failure returns a negative errno
- * (-ENOENT unknown profile, -EPERM a system directory or a limit above the profile's, -E2BIG too many
- * or too long arguments, -EINVAL anything else) and a one-line message in *ret_error. */
+/* Checks what can be checked without touching the system. On failure returns a negative errno (-EPERM
+ * a system directory, an option the profile does not offer or a limit above the profile's, -E2BIG too
+ * many or too long arguments, -EOPNOTSUPP a network policy sbx cannot enforce yet, -EINVAL anything
+ * else) and a one-line message in *ret_error. Finding the profile is profile_load()'s job. */
 bool run_request_term_is_valid(const char *term);
 int run_request_validate(const Profile *p, const RunRequest *req, char **ret_error);
 

@@ -66,6 +66,12 @@ static bool is_mask(int dir_fd, const char *fn) {
         return fstatat(dir_fd, fn, &st, 0) >= 0 && S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
+static bool is_dir(int dir_fd, const char *fn) {
+        struct stat st;
+
+        return fstatat(dir_fd, fn, &st, 0) >= 0 && S_ISDIR(st.st_mode);
+}
+
 static int path_join(const char *dir, const char *fn, char **ret) {
         return asprintf(ret, "%s/%s", dir, fn) < 0 ? -ENOMEM : 0;
 }
@@ -82,7 +88,7 @@ int profile_find(char *const *dirs, const char *name, char **ret_path) {
 
                 if (dfd < 0)
                         continue;
-                if (faccessat(dfd, fn, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                if (faccessat(dfd, fn, F_OK, AT_SYMLINK_NOFOLLOW) < 0 || is_dir(dfd, fn))
                         continue;
                 if (ret_path) {
                         int r = path_join(*d, fn, ret_path);
@@ -180,7 +186,8 @@ int profile_enumerate(char *const *dirs, char ***ret_names, char ***ret_paths, c
                         size_t l = strlen(de->d_name);
 
                         if (de->d_name[0] == '.' || l <= strlen(PROFILE_SUFFIX) ||
-                            !streq(de->d_name + l - strlen(PROFILE_SUFFIX), PROFILE_SUFFIX))
+                            !streq(de->d_name + l - strlen(PROFILE_SUFFIX), PROFILE_SUFFIX) ||
+                            is_dir(dirfd(dir), de->d_name))
                                 continue;
                         r = strv_push(&files, &n_files, strdup(de->d_name));
                         if (r < 0) {

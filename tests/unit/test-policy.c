@@ -1,32 +1,226 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* policy + profile: run-request validation and compilation into a property table and the exec helper's
- * command line. */
+/* policy: run-request validation against a profile, and compilation into a property table, the exec
+ * helper's command line and the argument-level syscall rules. The profiles are built here in C, shaped
+ * like the shipped ones; the last tests load the shipped files from the source tree. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <cmocka.h>
 
 #include "policy.h"
+#include "profile-load.h"
 #include "profile.h"
 #include "unit-test.h"
 
 #define EXEC_PATH "/usr/libexec/sbx/sbx-exec"
+#define TENANT "fedcba9876543210fedcba9876543210"
+#define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define DIGEST_OFFLINE "sha256:" HEX64
+#define DIGEST_CODING "sha256:c0d1456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 #define ARGV(...) ((char *[]) { __VA_ARGS__, NULL })
 
-static RunPlan *compile_ok(const RunRequest *req) {
+/* ---- helpers ---- */
+
+static char *xstrdup(const char *s) {
+        char *c = strdup(s);
+
+        assert_non_null(c);
+        return c;
+}
+
+/* A heap copy of a NULL-terminated list (NULL: an empty list), as the parser makes them. */
+static char **strv_copy(char *const *l) {
+        size_t n = strv_length(l);
+        char **c = calloc(n + 1, sizeof(char *));
+
+        assert_non_null(c);
+        for (size_t i = 0; i < n; i++)
+                c[i] = xstrdup(l[i]);
+        return c;
+}
+
+static bool strv_contains(char *const *l, const char *s) {
+        for (size_t i = 0; l && l[i]; i++)
+                if (streq(l[i], s))
+                        return true;
+        return false;
+}
+
+static ssize_t strv_index(char *const *l, const char *s) {
+        for (size_t i = 0; l && l[i]; i++)
+                if (streq(l[i], s))
+                        return (ssize_t) i;
+        return -1;
+}
+
+static bool strv_equal(char *const *a, char *const *b) {
+        size_t i;
+
+        for (i = 0; a[i] && b[i]; i++)
+                if (!streq(a[i], b[i]))
+                        return false;
+        return !a[i] && !b[i];
+}
+
+static void strv_print(const char *what, char *const *l) {
+        print_error("%s:", what);
+        for (size_t i = 0; l[i]; i++)
+                print_error(" '%s'", l[i]);
+        print_error("\n");
+}
+
+#define assert_strv_equal(a, b)                                                          \
+        do {                                                                             \
+                char *const *_a = (a), *const *_b = (b);                                 \
+                                                                                         \
+                assert_non_null(_a);                                                     \
+                if (!strv_equal(_a, _b)) {                                               \
+                        strv_print("actual  ", _a);                                      \
+                        strv_print("expected", _b);                                      \
+                        fail_msg("lists differ: %s", #a);                                \
+                }                                                                        \
+        } while (0)
+
+/* ---- profiles built by hand, allocated the way the parser allocates them (profile_free() frees) ---- */
+
+static void profile_set_name(Profile *p, const char *name) {
+        free(p->name);
+        p->name = xstrdup(name);
+}
+
+/* Like profiles/offline.json. */
+static Profile *profile_offline(void) {
+        Profile *p = calloc(1, sizeof(Profile));
+
+        assert_non_null(p);
+        p->name = xstrdup("offline");
+        p->description = xstrdup("No network; the host's OS read-only; a private writable workspace");
+        strcpy(p->digest, DIGEST_OFFLINE);
+        p->workspace = true;
+        p->syscall_allow = strv_copy(ARGV("@system-service"));
+        p->syscall_deny = strv_copy(NULL);
+        p->namespaces = 0;
+        p->write_execute_memory = true;
+        p->network = NETWORK_NONE;
+        p->memory_max = 2ULL << 30;
+        p->swap_max = 0;
+        p->cpu_quota_percent = 200;
+        p->tasks_max = 512;
+        p->runtime_max = 3600 * USEC_PER_SEC;
+        p->disk_max = 1ULL << 30;
+        p->output_max = 0;
+        p->request.memory = (RequestBound) { .allowed = true, .min = 16ULL << 20 };
+        p->request.tasks = (RequestBound) { .allowed = true, .min = 4 };
+        p->request.runtime = (RequestBound) { .allowed = true, .min = USEC_PER_SEC };
+        p->request.cpu = (RequestBound) { .allowed = true, .min = 10 };
+        return p;
+}
+
+static void profile_add_cache(Profile *p, const char *name, const char *path) {
+        ProfileCache *c = realloc(p->caches, (p->n_caches + 1) * sizeof(ProfileCache));
+
+        assert_non_null(c);
+        p->caches = c;
+        p->caches[p->n_caches++] = (ProfileCache) { .name = xstrdup(name), .path = xstrdup(path) };
+}
+
+/* Like profiles/coding.json: allowlist network, caches, an aggregate. */
+static Profile *profile_coding(bool network_none) {
+        Profile *p = profile_offline();
+
+        profile_set_name(p, "coding");
+        strcpy(p->digest, DIGEST_CODING);
+        p->network = NETWORK_ALLOWLIST;
+        p->destinations = calloc(1, sizeof(NetDestination));
+        assert_non_null(p->destinations);
+        p->destinations[0].host = xstrdup("pypi.org");
+        p->destinations[0].ports = calloc(1, sizeof(uint16_t));
+        assert_non_null(p->destinations[0].ports);
+        p->destinations[0].ports[0] = 443;
+        p->destinations[0].n_ports = 1;
+        p->n_destinations = 1;
+        p->memory_max = 4ULL << 30;
+        p->tasks_max = 1024;
+        p->runtime_max = 7200 * USEC_PER_SEC;
+        p->disk_max = 4ULL << 30;
+        p->slice_memory_max = 8ULL << 30;
+        p->slice_tasks_max = 4096;
+        profile_add_cache(p, "pip", ".cache/pip");
+        profile_add_cache(p, "npm", ".npm");
+        p->request.network_none = network_none;
+        return p;
+}
+
+/* Like profiles/browser.json: the public internet, no workspace, an output limit, fewer options. */
+static Profile *profile_browser(bool network_none) {
+        Profile *p = profile_offline();
+
+        profile_set_name(p, "browser");
+        memcpy(p->digest + 7, "b0", 2);
+        p->hidden = strv_copy(ARGV("/srv", "/mnt", "/var/lib"));
+        p->workspace = false;
+        p->network = NETWORK_PUBLIC;
+        p->memory_max = 4ULL << 30;
+        p->tasks_max = 1024;
+        p->disk_max = 2ULL << 30;
+        p->output_max = 64ULL << 20;
+        p->slice_memory_max = 8ULL << 30;
+        p->request.memory = (RequestBound) { .allowed = true, .min = 64ULL << 20 };
+        p->request.tasks = (RequestBound) {};
+        p->request.cpu = (RequestBound) {};
+        p->request.network_none = network_none;
+        return p;
+}
+
+/* Like profiles/data.json: one dataset below a list of directories. */
+static Profile *profile_data(void) {
+        Profile *p = profile_offline();
+
+        profile_set_name(p, "data");
+        memcpy(p->digest + 7, "da7a", 4);
+        p->memory_max = 8ULL << 30;
+        p->tasks_max = 256;
+        p->runtime_max = 4 * 3600 * USEC_PER_SEC;
+        p->disk_max = 2ULL << 30;
+        p->request.dataset_under = strv_copy(ARGV("/home", "/srv", "/mnt", "/media", "/var/tmp", "/tmp"));
+        return p;
+}
+
+/* ---- compilation helpers ---- */
+
+static RunPlan *compile_ok(const Profile *p, const RunRequest *req) {
         RunPlan *plan = NULL;
         char *error = NULL;
         int r;
 
-        r = policy_compile(req, EXEC_PATH, &plan, &error);
+        assert_int_equal(strlen(p->digest), 71); /* "sha256:" and 64 hex digits, as the parser makes it */
+
+        r = policy_compile(p, req, EXEC_PATH, &plan, &error);
         if (r < 0)
-                fail_msg("policy_compile() failed: %d %s", r, strna(error));
+                fail_msg("policy_compile(%s) failed: %d %s", p->name, r, strna(error));
         assert_null(error);
         assert_non_null(plan);
         return plan;
+}
+
+static void compile_fails(const Profile *p, const RunRequest *req, int expected_r, const char *expected_message) {
+        RunPlan *plan = (RunPlan *) 0x1;
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = policy_compile(p, req, EXEC_PATH, &plan, &error);
+        if (r != expected_r || !streq_ptr(error, expected_message))
+                fail_msg("policy_compile(%s) -> %d '%s', expected %d '%s'", p->name, r, strna(error), expected_r,
+                         expected_message);
+        assert_ptr_equal(plan, (RunPlan *) 0x1);
 }
 
 static const Prop *get(const RunPlan *plan, const char *name) {
@@ -37,39 +231,85 @@ static const Prop *get(const RunPlan *plan, const char *name) {
         return p;
 }
 
-static void assert_strv_equal(char **a, char **b) {
-        size_t i;
+static char *render(const PropTable *t) {
+        char *text = NULL;
 
-        assert_non_null(a);
-        for (i = 0; a[i] && b[i]; i++)
-                assert_string_equal(a[i], b[i]);
-        assert_null(a[i]);
-        assert_null(b[i]);
+        assert_int_equal(prop_table_render_text(t, &text), 0);
+        assert_non_null(text);
+        return text;
 }
 
-/* ---- profiles ---- */
+static PropTable *fixed_ok(const Profile *p) {
+        PropTable *t = NULL;
 
-static void test_profiles(void **state) {
-        const Profile *const *l = profile_list();
-        const Profile *p;
-
-        assert_non_null(l);
-        assert_non_null(l[0]);
-        assert_string_equal(l[0]->name, PROFILE_DEFAULT);
-
-        p = profile_find("offline");
-        assert_non_null(p);
-        assert_ptr_equal(p, l[0]);
-        assert_int_equal(p->memory_max, 2ULL << 30);
-        assert_int_equal(p->tasks_max, 512);
-        assert_int_equal(p->runtime_max, 3600 * USEC_PER_SEC);
-        assert_false(p->network);
-
-        assert_null(profile_find("Offline"));
-        assert_null(profile_find("online"));
-        assert_null(profile_find(""));
-        assert_null(profile_find(NULL));
+        assert_int_equal(policy_compile_fixed(p, &t), 0);
+        assert_non_null(t);
+        return t;
 }
+
+/* Fails unless the text has the line exactly once. */
+static void assert_has_line(const char *text, const char *line) {
+        size_t l = strlen(line), n = 0;
+
+        for (const char *s = text; *s; ) {
+                const char *e = strchrnul(s, '\n');
+
+                if ((size_t) (e - s) == l && strneq(s, line, l))
+                        n++;
+                s = *e ? e + 1 : e;
+        }
+        if (n != 1)
+                fail_msg("line '%s' found %zu times in:\n%s", line, n, text);
+}
+
+/* Fails if a line starts with "KEY=". */
+static void assert_no_key(const char *text, const char *key) {
+        size_t l = strlen(key);
+
+        for (const char *s = text; *s; ) {
+                const char *e = strchrnul(s, '\n');
+
+                if (strneq(s, key, l) && s[l] == '=')
+                        fail_msg("unexpected %s in:\n%s", key, text);
+                s = *e ? e + 1 : e;
+        }
+}
+
+/* Every key at most once in the text rendering, except SystemCallFilter= which systemd reads as the
+ * allow-list followed by the "~" deny-list. */
+static void assert_keys_unique(const char *text) {
+        const char *keys[128];
+        size_t n = 0, n_filter = 0;
+
+        for (const char *s = text; *s; ) {
+                const char *e = strchrnul(s, '\n'), *eq = memchr(s, '=', e - s);
+
+                if (!eq)
+                        fail_msg("line without '=': %.*s", (int) (e - s), s);
+                if ((size_t) (eq - s) == strlen("SystemCallFilter") && strneq(s, "SystemCallFilter", eq - s))
+                        n_filter++;
+                else {
+                        for (size_t i = 0; i < n; i++)
+                                if (strlen(keys[i]) == (size_t) (eq - s) && strneq(keys[i], s, eq - s))
+                                        fail_msg("%.*s appears twice in:\n%s", (int) (eq - s), s, text);
+                        assert_true(n < ELEMENTSOF(keys));
+                        keys[n] = strndupa(s, eq - s);
+                        n++;
+                }
+                s = *e ? e + 1 : e;
+        }
+        assert_true(n_filter <= 2);
+}
+
+/* The same, on the table: no property (by definition) twice. */
+static void assert_props_unique(const PropTable *t) {
+        for (size_t i = 0; i < t->n; i++)
+                for (size_t j = i + 1; j < t->n; j++)
+                        if (t->props[i].def == t->props[j].def)
+                                fail_msg("%s appears twice", t->props[i].def->name);
+}
+
+/* ---- profile names ---- */
 
 static void test_profile_name_is_valid(void **state) {
         static const struct {
@@ -99,29 +339,38 @@ static void test_profile_name_is_valid(void **state) {
         assert_false(profile_name_is_valid(NULL));
 }
 
+static void test_unit_names(void **state) {
+        _cleanup_free_ char *unit = NULL, *slice = NULL, *dropin = NULL;
+
+        assert_int_equal(policy_unit_name("coding", "0123456789abcdef0123456789abcdef", &unit), 0);
+        assert_string_equal(unit, "sbx-coding-0123456789abcdef0123456789abcdef.service");
+        assert_int_equal(policy_slice_name("coding", &slice), 0);
+        assert_string_equal(slice, "sbx-coding.slice");
+        assert_int_equal(policy_dropin_dir_name("coding", &dropin), 0);
+        assert_string_equal(dropin, "sbx-coding-.service.d");
+}
+
 /* ---- compilation ---- */
 
 static void test_compile_default(void **state) {
-        RunRequest req = { .argv = ARGV((char *) "make", (char *) "-j4") };
-        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(&req);
-        const Profile *profile = profile_find(PROFILE_DEFAULT);
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        RunRequest req = { .argv = ARGV("make", "-j4") };
+        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
+        _cleanup_free_ char *text = NULL;
         char digest[72];
-        const Prop *p;
 
-        assert_ptr_equal(plan->profile, profile);
+        assert_ptr_equal(plan->profile, p);
 
         /* booleans that must be on */
         static const char *const on[] = {
-                "DynamicUser", "NoNewPrivileges", "RestrictSUIDSGID", "PrivateTmp", "PrivateDevices", "PrivateIPC",
+                "DynamicUser", "NoNewPrivileges", "RestrictSUIDSGID", "PrivateDevices", "PrivateIPC",
                 "PrivateNetwork", "ProtectKernelTunables", "ProtectKernelModules", "ProtectKernelLogs",
                 "ProtectControlGroups", "ProtectClock", "ProtectHostname", "RestrictRealtime", "LockPersonality",
                 "SendSIGKILL",
         };
-        for (size_t i = 0; i < ELEMENTSOF(on); i++) {
-                p = get(plan, on[i]);
-                if (!p->b)
+        for (size_t i = 0; i < ELEMENTSOF(on); i++)
+                if (!get(plan, on[i])->b)
                         fail_msg("%s is not yes", on[i]);
-        }
 
         assert_string_equal(get(plan, "Type")->s, "exec");
         assert_string_equal(get(plan, "ProtectSystem")->s, "strict");
@@ -137,128 +386,272 @@ static void test_compile_default(void **state) {
         assert_int_equal(get(plan, "AmbientCapabilities")->u, 0);
         assert_int_equal(get(plan, "RestrictNamespaces")->u, 0);
         assert_int_equal(get(plan, "SystemCallErrorNumber")->i, EPERM);
-        assert_strv_equal(get(plan, "SystemCallFilter")->strv, ARGV((char *) "@system-service"));
-        assert_strv_equal(get(plan, "SystemCallArchitectures")->strv, ARGV((char *) "native"));
+        assert_strv_equal(get(plan, "SystemCallFilter")->strv, ARGV("@system-service"));
+        /* io_uring always denied: it bypasses the other filters */
+        assert_strv_equal(get(plan, "SystemCallFilter~")->strv,
+                          ARGV("io_uring_setup", "io_uring_enter", "io_uring_register"));
+        assert_strv_equal(get(plan, "SystemCallArchitectures")->strv, ARGV("native"));
+        assert_strv_equal(get(plan, "RestrictAddressFamilies")->strv, ARGV("AF_UNIX", "AF_INET", "AF_INET6"));
 
         /* resources: the profile's ceiling */
-        assert_int_equal(get(plan, "MemoryMax")->u, profile->memory_max);
+        assert_int_equal(get(plan, "MemoryMax")->u, p->memory_max);
         assert_int_equal(get(plan, "MemorySwapMax")->u, 0);
-        assert_int_equal(get(plan, "TasksMax")->u, profile->tasks_max);
-        assert_int_equal(get(plan, "RuntimeMaxSec")->u, profile->runtime_max);
-        assert_int_equal(get(plan, "CPUQuota")->u, (uint64_t) profile->cpu_quota_percent * 10000);
+        assert_int_equal(get(plan, "TasksMax")->u, p->tasks_max);
+        assert_int_equal(get(plan, "RuntimeMaxSec")->u, p->runtime_max);
+        assert_int_equal(get(plan, "CPUQuota")->u, (uint64_t) p->cpu_quota_percent * 10000);
         assert_int_equal(get(plan, "LimitCORE")->u, 0);
         assert_int_equal(get(plan, "UMask")->u, 0022);
+        assert_int_equal(get(plan, "TimeoutStopSec")->u, 5 * USEC_PER_SEC);
 
         /* a clean environment: exactly these three */
         assert_strv_equal(get(plan, "Environment")->strv,
-                          ARGV((char *) "HOME=/home/sbx", (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
-                               (char *) "LANG=C.UTF-8"));
+                          ARGV("HOME=/home/sbx", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"));
 
-        /* HOME is a tmpfs of the profile's size; no host directory is bound read-write */
+        /* HOME, /tmp and /var/tmp are tmpfs of the profile's size; /run is empty and read-only */
         assert_strv_equal(get(plan, "TemporaryFileSystem")->strv,
-                          ARGV((char *) "/run", (char *) "ro,mode=0755,nosuid,nodev,noexec", (char *) "/home/sbx",
-                               (char *) "mode=0777,nosuid,nodev,size=1073741824"));
-        assert_null(prop_table_get(plan->props, "BindPaths"));
+                          ARGV("/run", "ro,mode=0755,nosuid,nodev,noexec",
+                               "/home/sbx", "mode=0777,nosuid,nodev,size=1073741824",
+                               "/tmp", "mode=1777,nosuid,nodev,size=1073741824",
+                               "/var/tmp", "mode=1777,nosuid,nodev,size=1073741824"));
+        /* only the notify socket comes from the host; no host directory is bound read-write */
+        assert_strv_equal(get(plan, "BindReadOnlyPaths")->strv, ARGV("/run/systemd/notify", "/run/systemd/notify"));
+        static const char *const absent[] = {
+                "BindPaths", "StateDirectory", "IPAddressDeny", "MemoryDenyWriteExecute", "InaccessiblePaths",
+                "ReadWritePaths", "PrivateTmp",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(absent); i++)
+                if (prop_table_get(plan->props, absent[i]))
+                        fail_msg("%s is set", absent[i]);
+        assert_null(plan->pre_argv);
+        assert_null(plan->post_argv);
+
+        text = render(plan->props);
+        assert_has_line(text, "RestrictNamespaces=yes");
+        assert_has_line(text, "PrivateNetwork=yes");
+        assert_has_line(text, "CPUQuota=200%");
+        assert_has_line(text, "RuntimeMaxSec=3600s");
+        assert_has_line(text, "SystemCallFilter=~io_uring_setup io_uring_enter io_uring_register");
 
         /* the digest names exactly this table */
         assert_int_equal(prop_table_digest(plan->props, digest), 0);
         assert_string_equal(plan->digest, digest);
 }
 
-/* Every property at most once: a second assignment would silently win or merge in systemd. */
+/* Every property at most once: a second assignment would silently win or merge in systemd. Lists sbx
+ * extends (BindReadOnlyPaths, InaccessiblePaths, StateDirectory) are merged into one entry. */
 static void test_compile_no_duplicates(void **state) {
-        RunRequest req = { .argv = ARGV((char *) "true"), .workspace = (char *) "/home/user/project",
-                           .term = (char *) "xterm" };
-        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(&req);
+        _cleanup_(profile_freep) Profile *offline = profile_offline(), *coding = profile_coding(true),
+                                         *browser = profile_browser(true), *data = profile_data();
+        RunRequest plain = { .argv = ARGV("true"), .workspace = "/home/user/project", .term = "xterm" },
+                   cached = { .argv = ARGV("true"), .workspace = "/home/user/project", .network = "none",
+                              .tenant = TENANT, .term = "xterm" },
+                   narrowed = { .argv = ARGV("true"), .network = "none" },
+                   dataset = { .argv = ARGV("true"), .workspace = "/home/user/out", .dataset = "/srv/data",
+                               .tenant = TENANT };
+        struct {
+                const Profile *p;
+                const RunRequest *req;
+        } cases[] = {
+                { offline, &plain }, { coding, &cached }, { browser, &narrowed }, { data, &dataset },
+        };
 
-        for (size_t i = 0; i < plan->props->n; i++)
-                for (size_t j = i + 1; j < plan->props->n; j++)
-                        if (plan->props->props[i].def == plan->props->props[j].def)
-                                fail_msg("%s appears twice", plan->props->props[i].def->name);
+        /* the data profile with everything that adds to lists */
+        data->read_only = strv_copy(ARGV("/opt/tools", "/usr/share/dict"));
+        data->read_write = strv_copy(ARGV("/var/cache/shared"));
+        data->hidden = strv_copy(ARGV("/mnt", "/media"));
+        profile_add_cache(data, "pip", ".cache/pip");
+        profile_add_cache(data, "models", ".cache/models");
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(cases[i].p, cases[i].req);
+                _cleanup_free_ char *text = render(plan->props);
+
+                assert_props_unique(plan->props);
+                assert_keys_unique(text);
+        }
+
+        /* and the merged lists hold everything */
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(data, &dataset);
+
+                assert_strv_equal(get(plan, "BindReadOnlyPaths")->strv,
+                                  ARGV("/run/systemd/notify", "/run/systemd/notify", "/opt/tools", "/opt/tools",
+                                       "/usr/share/dict", "/usr/share/dict", "/srv/data", "/home/sbx/dataset"));
+                assert_strv_equal(get(plan, "BindPaths")->strv, ARGV("/home/user/out", "/home/sbx/workspace"));
+                assert_strv_equal(get(plan, "StateDirectory")->strv,
+                                  ARGV("sbx-cache/" TENANT "/data/pip", "sbx-cache/" TENANT "/data/models"));
+        }
 }
 
 static void test_compile_workspace(void **state) {
-        RunRequest req = { .argv = ARGV((char *) "make"), .workspace = (char *) "/home/user/project" };
-        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(&req);
+        _cleanup_(profile_freep) Profile *p = profile_offline(), *browser = profile_browser(false);
+        RunRequest req = { .argv = ARGV("make"), .workspace = "/home/user/project", .workspace_uid = 1000,
+                           .workspace_gid = 100 };
+        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
+        ssize_t ws, dd;
 
-        assert_strv_equal(get(plan, "BindPaths")->strv,
-                          ARGV((char *) "/home/user/project", (char *) "/home/sbx/workspace"));
-        assert_string_equal(plan->exec_argv[4], "--workspace=bound");
+        assert_strv_equal(get(plan, "BindPaths")->strv, ARGV("/home/user/project", "/home/sbx/workspace"));
+        ws = strv_index(plan->exec_argv, "--workspace=bound");
+        dd = strv_index(plan->exec_argv, "--");
+        assert_true(ws > 0);
+        assert_true(dd == ws + 1);
+        assert_false(strv_contains(plan->exec_argv, "--workspace=private"));
+
+        /* the privileged hand-over of the directory before and after the run */
+        assert_strv_equal(plan->pre_argv,
+                          ARGV(EXEC_PATH, "--handover=in", "--owner=1000:100", "--", "/home/user/project"));
+        assert_strv_equal(plan->post_argv,
+                          ARGV(EXEC_PATH, "--handover=out", "--owner=1000:100", "--", "/home/user/project"));
+
+        /* a profile without a workspace refuses one */
+        compile_fails(browser, &req, -EPERM, "workspace: profile 'browser' does not let a run bind a workspace");
 }
 
 static void test_compile_term(void **state) {
-        RunRequest req = { .argv = ARGV((char *) "vi"), .term = (char *) "xterm-256color" };
-        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(&req);
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        RunRequest req = { .argv = ARGV("vi"), .term = "xterm-256color" };
+        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
 
         assert_strv_equal(get(plan, "Environment")->strv,
-                          ARGV((char *) "HOME=/home/sbx", (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
-                               (char *) "LANG=C.UTF-8", (char *) "TERM=xterm-256color"));
+                          ARGV("HOME=/home/sbx", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
+                               "TERM=xterm-256color"));
 }
 
 static void test_exec_argv(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
         /* The command is passed on unchanged, including things that look like options. */
-        char *cmd[] = { (char *) "sh", (char *) "-c", (char *) "echo \"$1\"", (char *) "--", (char *) "",
-                        (char *) "--expect-network=host", (char *) "two words", NULL };
+        char *cmd[] = { "sh", "-c", "echo \"$1\"", "--", "", "--expect-network=public", "two words", NULL };
         RunRequest req = { .argv = cmd };
-        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(&req);
+        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
 
         assert_strv_equal(plan->exec_argv,
-                          ARGV((char *) EXEC_PATH, (char *) "--expect-memory-max=2147483648",
-                               (char *) "--expect-tasks-max=512", (char *) "--expect-network=none",
-                               (char *) "--workspace=private", (char *) "--", (char *) "sh", (char *) "-c",
-                               (char *) "echo \"$1\"", (char *) "--", (char *) "", (char *) "--expect-network=host",
-                               (char *) "two words"));
+                          ARGV(EXEC_PATH, "--expect-memory-max=2147483648", "--expect-swap-max=0",
+                               "--expect-tasks-max=512", "--expect-network=none",
+                               "--expect-profile-digest=" DIGEST_OFFLINE, "--workspace=private", "--", "sh", "-c",
+                               "echo \"$1\"", "--", "", "--expect-network=public", "two words"));
         /* copies, not the request's strings */
-        assert_ptr_not_equal(plan->exec_argv[6], cmd[0]);
+        assert_ptr_not_equal(plan->exec_argv[8], cmd[0]);
+}
+
+/* A profile with an output limit and swap; a request that tightens. */
+static void test_exec_argv_public(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_browser(true);
+        RunRequest req = { .argv = ARGV("curl", "https://example.org/"), .memory_max = 1ULL << 30 };
+        _cleanup_(run_plan_freep) RunPlan *plan = NULL;
+        _cleanup_free_ char *digest = NULL;
+
+        p->swap_max = 256ULL << 20;
+        plan = compile_ok(p, &req);
+        assert_int_equal(asprintf(&digest, "--expect-profile-digest=%s", p->digest), (int) strlen(p->digest) + 24);
+        assert_strv_equal(plan->exec_argv,
+                          ARGV(EXEC_PATH, "--expect-memory-max=1073741824", "--expect-swap-max=268435456",
+                               "--expect-tasks-max=1024", "--expect-network=public", digest,
+                               "--output-max=67108864", "--workspace=private", "--", "curl",
+                               "https://example.org/"));
+}
+
+static void test_run_plan_add_exec_option(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        RunRequest req = { .argv = ARGV("sh", "-c", "x", "--", "y") };
+        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req), *bare = NULL;
+        size_t n = strv_length(plan->exec_argv);
+
+        assert_int_equal(run_plan_add_exec_option(plan, "--seccomp-filter=00ff"), 0);
+        assert_int_equal(run_plan_add_exec_option(plan, "--second"), 0);
+        assert_int_equal(strv_length(plan->exec_argv), n + 2);
+        assert_strv_equal(plan->exec_argv,
+                          ARGV(EXEC_PATH, "--expect-memory-max=2147483648", "--expect-swap-max=0",
+                               "--expect-tasks-max=512", "--expect-network=none",
+                               "--expect-profile-digest=" DIGEST_OFFLINE, "--workspace=private",
+                               "--seccomp-filter=00ff", "--second", "--", "sh", "-c", "x", "--", "y"));
+
+        /* a command line without the separator is refused, and left alone */
+        bare = calloc(1, sizeof(RunPlan));
+        assert_non_null(bare);
+        bare->exec_argv = strv_copy(ARGV(EXEC_PATH, "--workspace=private", "true"));
+        assert_int_equal(run_plan_add_exec_option(bare, "--x"), -EINVAL);
+        assert_strv_equal(bare->exec_argv, ARGV(EXEC_PATH, "--workspace=private", "true"));
 }
 
 /* A request may tighten the profile's limits; they then show in the table and in the helper's
  * expectations. */
 static void test_compile_tighten(void **state) {
-        RunRequest req = { .argv = ARGV((char *) "true"), .memory_max = 512ULL << 20, .tasks_max = 16,
-                           .runtime_max = 90 * USEC_PER_SEC };
-        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(&req);
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        RunRequest req = { .argv = ARGV("true"), .memory_max = 512ULL << 20, .tasks_max = 16,
+                           .runtime_max = 90 * USEC_PER_SEC, .cpu_quota_percent = 50 };
+        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
         _cleanup_free_ char *text = NULL;
 
         assert_int_equal(get(plan, "MemoryMax")->u, 512ULL << 20);
         assert_int_equal(get(plan, "TasksMax")->u, 16);
         assert_int_equal(get(plan, "RuntimeMaxSec")->u, 90 * USEC_PER_SEC);
-        assert_string_equal(plan->exec_argv[1], "--expect-memory-max=536870912");
-        assert_string_equal(plan->exec_argv[2], "--expect-tasks-max=16");
+        assert_int_equal(get(plan, "CPUQuota")->u, 500000);
+        assert_true(strv_contains(plan->exec_argv, "--expect-memory-max=536870912"));
+        assert_true(strv_contains(plan->exec_argv, "--expect-tasks-max=16"));
 
-        assert_int_equal(prop_table_render_text(plan->props, &text), 0);
-        assert_non_null(strstr(text, "\nMemoryMax=536870912\n"));
-        assert_non_null(strstr(text, "\nTasksMax=16\n"));
-        assert_non_null(strstr(text, "\nRuntimeMaxSec=90s\n"));
+        text = render(plan->props);
+        assert_has_line(text, "MemoryMax=536870912");
+        assert_has_line(text, "TasksMax=16");
+        assert_has_line(text, "RuntimeMaxSec=90s");
+        assert_has_line(text, "CPUQuota=50%");
+}
+
+/* A profile without a CPU quota gets none, unless the run asks for one. */
+static void test_compile_no_cpu_quota(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        RunRequest req = { .argv = ARGV("true") }, quota = { .argv = ARGV("true"), .cpu_quota_percent = 800 };
+
+        p->cpu_quota_percent = 0;
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
+
+                assert_null(prop_table_get(plan->props, "CPUQuota"));
+        }
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &quota);
+
+                assert_int_equal(get(plan, "CPUQuota")->u, 8000000);
+        }
 }
 
 /* The ceiling itself and the smallest accepted values. */
 static void test_compile_limits_at_edges(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline(), *lowest = profile_offline();
         static const struct {
+                bool lowest;
                 uint64_t memory, tasks;
                 usec_t runtime;
+                unsigned cpu;
         } table[] = {
-                { 2ULL << 30, 512, 3600 * USEC_PER_SEC },
-                { 4ULL << 20, 2, 1 },
+                { false, 2ULL << 30, 512, 3600 * USEC_PER_SEC, 200 },
+                { false, 16ULL << 20, 4, USEC_PER_SEC, 10 },
+                /* a profile whose minimums are 0: what the compiler itself accepts at least */
+                { true, 4ULL << 20, 2, 1, 1 },
         };
 
+        lowest->request.memory.min = lowest->request.tasks.min = lowest->request.runtime.min = 0;
+        lowest->request.cpu.min = 0;
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                RunRequest req = { .argv = ARGV((char *) "true"), .memory_max = table[i].memory,
-                                   .tasks_max = table[i].tasks, .runtime_max = table[i].runtime };
-                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(&req);
+                RunRequest req = { .argv = ARGV("true"), .memory_max = table[i].memory, .tasks_max = table[i].tasks,
+                                   .runtime_max = table[i].runtime, .cpu_quota_percent = table[i].cpu };
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(table[i].lowest ? lowest : p, &req);
 
                 assert_int_equal(get(plan, "MemoryMax")->u, table[i].memory);
                 assert_int_equal(get(plan, "TasksMax")->u, table[i].tasks);
                 assert_int_equal(get(plan, "RuntimeMaxSec")->u, table[i].runtime);
+                assert_int_equal(get(plan, "CPUQuota")->u, (uint64_t) table[i].cpu * 10000);
         }
 }
 
 static void test_digest(void **state) {
-        RunRequest a = { .argv = ARGV((char *) "true") }, b = { .argv = ARGV((char *) "other", (char *) "cmd") },
-                   ws = { .argv = ARGV((char *) "true"), .workspace = (char *) "/home/user/p" },
-                   mem = { .argv = ARGV((char *) "true"), .memory_max = 1ULL << 30 };
-        _cleanup_(run_plan_freep) RunPlan *pa = compile_ok(&a), *pb = compile_ok(&b), *pws = compile_ok(&ws),
-                                          *pmem = compile_ok(&mem);
+        _cleanup_(profile_freep) Profile *p = profile_offline(), *browser = profile_browser(true);
+        RunRequest a = { .argv = ARGV("true") }, b = { .argv = ARGV("other", "cmd") },
+                   ws = { .argv = ARGV("true"), .workspace = "/home/user/p" },
+                   mem = { .argv = ARGV("true"), .memory_max = 1ULL << 30 },
+                   none = { .argv = ARGV("true"), .network = "none" };
+        _cleanup_(run_plan_freep) RunPlan *pa = compile_ok(p, &a), *pb = compile_ok(p, &b), *pws = compile_ok(p, &ws),
+                                          *pmem = compile_ok(p, &mem), *ppub = compile_ok(browser, &a),
+                                          *pnone = compile_ok(browser, &none);
 
         assert_int_equal(strlen(pa->digest), 71);
         assert_memory_equal(pa->digest, "sha256:", 7);
@@ -267,6 +660,357 @@ static void test_digest(void **state) {
         assert_string_not_equal(pa->digest, pws->digest);
         assert_string_not_equal(pa->digest, pmem->digest);
         assert_string_not_equal(pws->digest, pmem->digest);
+        assert_string_not_equal(ppub->digest, pnone->digest);
+        assert_string_not_equal(pa->digest, ppub->digest);
+}
+
+/* ---- network ---- */
+
+static void test_network_allowlist_refused(void **state) {
+        _cleanup_(profile_freep) Profile *with_none = profile_coding(true), *without = profile_coding(false);
+        RunRequest req = { .argv = ARGV("true") }, allowlist = { .argv = ARGV("true"), .network = "allowlist" },
+                   none = { .argv = ARGV("true"), .network = "none" },
+                   pub = { .argv = ARGV("true"), .network = "public" };
+        _cleanup_free_ char *e = NULL;
+
+        compile_fails(with_none, &req, -EOPNOTSUPP,
+                      "network: profile 'coding' allows listed destinations only, and sbx cannot enforce "
+                      "per-destination rules yet; refusing to run unfiltered (--network none runs it offline)");
+        compile_fails(with_none, &allowlist, -EOPNOTSUPP,
+                      "network: profile 'coding' allows listed destinations only, and sbx cannot enforce "
+                      "per-destination rules yet; refusing to run unfiltered (--network none runs it offline)");
+        compile_fails(without, &req, -EOPNOTSUPP,
+                      "network: profile 'coding' allows listed destinations only, and sbx cannot enforce "
+                      "per-destination rules yet; refusing to run unfiltered");
+        compile_fails(without, &allowlist, -EOPNOTSUPP,
+                      "network: profile 'coding' allows listed destinations only, and sbx cannot enforce "
+                      "per-destination rules yet; refusing to run unfiltered");
+        assert_int_equal(run_request_validate(without, &req, &e), -EOPNOTSUPP);
+        assert_non_null(e);
+        assert_int_equal(run_request_validate(without, &req, NULL), -EOPNOTSUPP);
+
+        /* narrowing: only to none, only if the profile says so */
+        compile_fails(without, &none, -EPERM, "network: profile 'coding' does not let a run choose 'none'");
+        compile_fails(with_none, &pub, -EPERM, "network: profile 'coding' does not let a run choose 'public'");
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(with_none, &none);
+                _cleanup_free_ char *text = render(plan->props);
+
+                assert_true(get(plan, "PrivateNetwork")->b);
+                assert_has_line(text, "PrivateNetwork=yes");
+                assert_null(prop_table_get(plan->props, "IPAddressDeny"));
+                assert_true(strv_contains(plan->exec_argv, "--expect-network=none"));
+        }
+}
+
+static void test_network_modes(void **state) {
+        _cleanup_(profile_freep) Profile *offline = profile_offline();
+        RunRequest none = { .argv = ARGV("true"), .network = "none" },
+                   pub = { .argv = ARGV("true"), .network = "public" },
+                   bogus = { .argv = ARGV("true"), .network = "bogus" },
+                   empty = { .argv = ARGV("true"), .network = "" },
+                   upper = { .argv = ARGV("true"), .network = "NONE" };
+
+        /* asking for the profile's own mode is not narrowing: fine without request.network */
+        assert_false(offline->request.network_none);
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(offline, &none);
+
+                assert_true(get(plan, "PrivateNetwork")->b);
+                assert_true(strv_contains(plan->exec_argv, "--expect-network=none"));
+        }
+        compile_fails(offline, &pub, -EPERM, "network: profile 'offline' does not let a run choose 'public'");
+        compile_fails(offline, &bogus, -EINVAL, "network: 'bogus' is not a network mode");
+        compile_fails(offline, &empty, -EINVAL, "network: '' is not a network mode");
+        compile_fails(offline, &upper, -EINVAL, "network: 'NONE' is not a network mode");
+}
+
+static void test_network_public(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_browser(true), *strict = profile_browser(false);
+        RunRequest req = { .argv = ARGV("true") }, none = { .argv = ARGV("true"), .network = "none" };
+        static const char *const denied[] = {
+                "127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10",
+                "0.0.0.0/8", "224.0.0.0/4", "::/127", "fc00::/7", "fe80::/10", "::ffff:0:0/96", "ff00::/8",
+        };
+        /* documentation ranges stand in for public addresses in tests */
+        static const char *const allowed[] = {
+                "198.51.100.0/24", "192.0.2.0/24", "203.0.113.0/24", "2001:db8::/32",
+        };
+
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
+                _cleanup_free_ char *text = render(plan->props);
+                const Prop *deny = get(plan, "IPAddressDeny");
+
+                for (size_t i = 0; i < ELEMENTSOF(denied); i++)
+                        if (!strv_contains(deny->strv, denied[i]))
+                                fail_msg("%s is not denied", denied[i]);
+                for (size_t i = 0; i < ELEMENTSOF(allowed); i++)
+                        if (strv_contains(deny->strv, allowed[i]))
+                                fail_msg("%s is denied", allowed[i]);
+                assert_null(prop_table_get(plan->props, "PrivateNetwork"));
+                assert_no_key(text, "PrivateNetwork");
+                assert_non_null(strstr(text, "\nIPAddressDeny=0.0.0.0/8 10.0.0.0/8 "));
+                assert_true(strv_contains(plan->exec_argv, "--expect-network=public"));
+                assert_false(strv_contains(plan->exec_argv, "--expect-network=none"));
+        }
+
+        /* narrowed to none: its own network namespace */
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &none);
+                _cleanup_free_ char *text = render(plan->props);
+
+                assert_true(get(plan, "PrivateNetwork")->b);
+                assert_has_line(text, "PrivateNetwork=yes");
+                assert_true(strv_contains(plan->exec_argv, "--expect-network=none"));
+        }
+        compile_fails(strict, &none, -EPERM, "network: profile 'browser' does not let a run choose 'none'");
+}
+
+/* The fixed table (the drop-in every run of the profile gets) decides the network on its own for the
+ * modes that are offline. */
+static void test_network_fixed(void **state) {
+        _cleanup_(profile_freep) Profile *offline = profile_offline(), *coding = profile_coding(true),
+                                         *browser = profile_browser(true);
+        _cleanup_(prop_table_freep) PropTable *f_offline = fixed_ok(offline), *f_coding = fixed_ok(coding),
+                                              *f_browser = fixed_ok(browser);
+        const Prop *pn;
+
+        pn = prop_table_get(f_offline, "PrivateNetwork");
+        assert_non_null(pn);
+        assert_true(pn->b);
+        assert_null(prop_table_get(f_offline, "IPAddressDeny"));
+        pn = prop_table_get(f_coding, "PrivateNetwork");
+        assert_non_null(pn);
+        assert_true(pn->b);
+        assert_null(prop_table_get(f_coding, "IPAddressDeny"));
+        assert_null(prop_table_get(f_browser, "PrivateNetwork"));
+        assert_non_null(prop_table_get(f_browser, "IPAddressDeny"));
+}
+
+/* ---- the fixed part and the per-run part ---- */
+
+static void test_fixed_prefix_of_plan(void **state) {
+        _cleanup_(profile_freep) Profile *offline = profile_offline(), *coding = profile_coding(true),
+                                         *browser = profile_browser(true), *data = profile_data();
+        RunRequest plain = { .argv = ARGV("true") },
+                   full = { .argv = ARGV("true"), .workspace = "/home/user/p", .memory_max = 64ULL << 20,
+                            .tasks_max = 8, .runtime_max = 10 * USEC_PER_SEC, .cpu_quota_percent = 20,
+                            .term = "xterm" },
+                   cached = { .argv = ARGV("true"), .network = "none", .tenant = TENANT, .workspace = "/srv/w" },
+                   narrowed = { .argv = ARGV("true"), .network = "none", .memory_max = 1ULL << 30 },
+                   dataset = { .argv = ARGV("true"), .dataset = "/srv/d", .workspace = "/srv/w" };
+        struct {
+                const Profile *p;
+                const RunRequest *req;
+                bool extends_fixed; /* the request adds to a list the fixed part has */
+        } cases[] = {
+                { offline, &plain, false },  { offline, &full, false },   { coding, &cached, false },
+                { browser, &narrowed, false }, { browser, &plain, false }, { data, &dataset, true },
+        };
+        static const char *const per_run[] = {
+                "MemoryMax", "TasksMax", "CPUQuota", "RuntimeMaxSec", "Environment", "BindPaths", "StateDirectory",
+                "Type",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(prop_table_freep) PropTable *fixed = fixed_ok(cases[i].p);
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(cases[i].p, cases[i].req);
+                _cleanup_free_ char *ft = render(fixed), *pt = render(plan->props);
+
+                for (size_t k = 0; k < ELEMENTSOF(per_run); k++)
+                        if (prop_table_get(fixed, per_run[k]))
+                                fail_msg("%s is in the fixed table of %s", per_run[k], cases[i].p->name);
+                /* the same properties, in the same order, first */
+                assert_true(plan->props->n > fixed->n);
+                for (size_t k = 0; k < fixed->n; k++)
+                        if (plan->props->props[k].def != fixed->props[k].def)
+                                fail_msg("case %zu: property %zu is %s in the plan, %s in the fixed table", i, k,
+                                         plan->props->props[k].def->name, fixed->props[k].def->name);
+                /* with the same values: the fixed rendering starts the plan's */
+                if (!cases[i].extends_fixed && !strneq(pt, ft, strlen(ft)))
+                        fail_msg("case %zu: the plan does not start with the fixed table:\n%s\n---\n%s", i, ft, pt);
+        }
+
+        /* a dataset extends the fixed BindReadOnlyPaths: every other fixed line is unchanged */
+        {
+                _cleanup_(prop_table_freep) PropTable *fixed = fixed_ok(data);
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(data, &dataset);
+                _cleanup_free_ char *ft = render(fixed), *pt = render(plan->props);
+
+                for (const char *s = ft; *s; ) {
+                        const char *e = strchr(s, '\n');
+                        _cleanup_free_ char *line = strndup(s, e - s);
+
+                        assert_non_null(line);
+                        if (!strneq(line, "BindReadOnlyPaths=", 18))
+                                assert_has_line(pt, line);
+                        s = e + 1;
+                }
+                assert_has_line(pt, "BindReadOnlyPaths=/run/systemd/notify:/run/systemd/notify:rbind "
+                                    "/srv/d:/home/sbx/dataset:rbind");
+        }
+}
+
+static void test_fixed_files_and_kernel(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        _cleanup_(prop_table_freep) PropTable *t = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        p->read_only = strv_copy(ARGV("/opt/tools", "/srv/reference"));
+        p->read_write = strv_copy(ARGV("/var/cache/shared", "/srv/scratch"));
+        p->hidden = strv_copy(ARGV("/mnt", "/opt/secret"));
+        p->write_execute_memory = false;
+        p->namespaces = CLONE_NEWNET | CLONE_NEWUSER;
+        p->swap_max = 512ULL << 20;
+        p->disk_max = 256ULL << 20;
+        strv_free(p->syscall_deny);
+        p->syscall_deny = strv_copy(ARGV("@obsolete", "ptrace"));
+        t = fixed_ok(p);
+        text = render(t);
+
+        assert_has_line(text, "InaccessiblePaths=-/mnt -/opt/secret");
+        assert_has_line(text, "BindReadOnlyPaths=/run/systemd/notify:/run/systemd/notify:rbind "
+                              "/opt/tools:/opt/tools:rbind /srv/reference:/srv/reference:rbind");
+        assert_has_line(text, "ReadWritePaths=/var/cache/shared /srv/scratch");
+        assert_has_line(text, "MemoryDenyWriteExecute=yes");
+        assert_has_line(text, "RestrictNamespaces=net user");
+        assert_has_line(text, "TemporaryFileSystem=/run:ro,mode=0755,nosuid,nodev,noexec "
+                              "/home/sbx:mode=0777,nosuid,nodev,size=268435456 "
+                              "/tmp:mode=1777,nosuid,nodev,size=268435456 "
+                              "/var/tmp:mode=1777,nosuid,nodev,size=268435456");
+        assert_has_line(text, "MemorySwapMax=536870912");
+        assert_has_line(text, "SystemCallFilter=@system-service");
+        assert_has_line(text, "SystemCallFilter=~@obsolete ptrace io_uring_setup io_uring_enter io_uring_register");
+        assert_has_line(text, "SystemCallErrorNumber=EPERM");
+        assert_keys_unique(text);
+
+        /* every namespace type, in the table's order */
+        p->namespaces = CLONE_NEWCGROUP | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUSER |
+                        CLONE_NEWUTS;
+        t = prop_table_free(t);
+        text = mfree(text);
+        t = fixed_ok(p);
+        text = render(t);
+        assert_has_line(text, "RestrictNamespaces=cgroup ipc net mnt pid user uts");
+
+        /* write+execute memory allowed: no MemoryDenyWriteExecute at all (not "no") */
+        p->write_execute_memory = true;
+        p->namespaces = 0;
+        t = prop_table_free(t);
+        text = mfree(text);
+        t = fixed_ok(p);
+        text = render(t);
+        assert_no_key(text, "MemoryDenyWriteExecute");
+        assert_has_line(text, "RestrictNamespaces=yes");
+
+        /* and the swap figure goes to the helper too */
+        {
+                RunRequest req = { .argv = ARGV("true") };
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
+
+                assert_int_equal(get(plan, "MemorySwapMax")->u, 512ULL << 20);
+                assert_true(strv_contains(plan->exec_argv, "--expect-swap-max=536870912"));
+        }
+}
+
+/* ---- caches ---- */
+
+#define CACHE_OPT(name, path) "--cache=/var/lib/private/sbx-cache/" TENANT "/coding/" name ":" path
+
+/* A cache is a state directory systemd creates for the run's user (StateDirectory=); the exec helper
+ * links it into HOME (--cache=STATEDIR:PATH). */
+static void test_caches(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_coding(true);
+        RunRequest req = { .argv = ARGV("pip", "install", "x"), .network = "none", .tenant = TENANT,
+                           .workspace = "/home/user/p" },
+                   busy = { .argv = ARGV("true"), .network = "none", .tenant = TENANT,
+                            .busy_caches = ARGV("pip", "nosuch") },
+                   all_busy = { .argv = ARGV("true"), .network = "none", .tenant = TENANT,
+                                .busy_caches = ARGV("npm", "pip") },
+                   anonymous = { .argv = ARGV("true"), .network = "none" };
+
+        p->output_max = 1ULL << 20;
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
+
+                assert_strv_equal(get(plan, "StateDirectory")->strv,
+                                  ARGV("sbx-cache/" TENANT "/coding/pip", "sbx-cache/" TENANT "/coding/npm"));
+                /* the workspace is the only bind: caches are not bound, they are linked */
+                assert_strv_equal(get(plan, "BindPaths")->strv, ARGV("/home/user/p", "/home/sbx/workspace"));
+                assert_strv_equal(plan->exec_argv,
+                                  ARGV(EXEC_PATH, "--expect-memory-max=4294967296", "--expect-swap-max=0",
+                                       "--expect-tasks-max=1024", "--expect-network=none",
+                                       "--expect-profile-digest=" DIGEST_CODING, "--output-max=1048576",
+                                       CACHE_OPT("pip", ".cache/pip"), CACHE_OPT("npm", ".npm"),
+                                       "--workspace=bound", "--", "pip", "install", "x"));
+                /* and an option added later still goes before the separator */
+                assert_int_equal(run_plan_add_exec_option(plan, "--seccomp-filter=00"), 0);
+                assert_int_equal(strv_index(plan->exec_argv, "--seccomp-filter=00") + 1,
+                                 strv_index(plan->exec_argv, "--"));
+        }
+        /* a cache another run of the caller holds: this run's copy is ephemeral */
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &busy);
+
+                assert_strv_equal(get(plan, "StateDirectory")->strv, ARGV("sbx-cache/" TENANT "/coding/npm"));
+                assert_true(strv_contains(plan->exec_argv, CACHE_OPT("npm", ".npm")));
+                assert_false(strv_contains(plan->exec_argv, CACHE_OPT("pip", ".cache/pip")));
+                assert_null(prop_table_get(plan->props, "BindPaths"));
+        }
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &all_busy);
+
+                assert_null(prop_table_get(plan->props, "StateDirectory"));
+                assert_null(prop_table_get(plan->props, "BindPaths"));
+                for (size_t i = 0; plan->exec_argv[i]; i++)
+                        assert_false(strneq(plan->exec_argv[i], "--cache=", 8));
+        }
+        /* no tenant: no caches */
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &anonymous);
+
+                assert_null(prop_table_get(plan->props, "StateDirectory"));
+                assert_null(prop_table_get(plan->props, "BindPaths"));
+                for (size_t i = 0; plan->exec_argv[i]; i++)
+                        assert_false(strneq(plan->exec_argv[i], "--cache=", 8));
+        }
+}
+
+/* ---- datasets ---- */
+
+static void test_dataset(void **state) {
+        _cleanup_(profile_freep) Profile *data = profile_data();
+        static const char *const ok[] = {
+                "/srv/datasets/imagenet", "/srv", "/home/user/data", "/var/tmp/d", "/tmp/d", "/media/usb",
+        };
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+                RunRequest req = { .argv = ARGV("true"), .dataset = (char *) ok[i] };
+                _cleanup_(run_plan_freep) RunPlan *plan = NULL;
+                _cleanup_free_ char *e = NULL;
+                int r = policy_compile(data, &req, EXEC_PATH, &plan, &e);
+
+                check_row(failures, r == 0 && !e, "'%s' -> %d '%s'", ok[i], r, strna(e));
+                if (r < 0)
+                        continue;
+                const Prop *b = prop_table_get(plan->props, "BindReadOnlyPaths");
+                size_t n = b ? strv_length(b->strv) : 0;
+                check_row(failures, n >= 2 && streq(b->strv[n - 2], ok[i]) && streq(b->strv[n - 1], SBX_DATASET),
+                          "'%s': not bound", ok[i]);
+        }
+        assert_int_equal(failures, 0);
+
+        /* next to a workspace that does not overlap it (a shared prefix is no overlap) */
+        {
+                RunRequest req = { .argv = ARGV("true"), .dataset = "/srv/a", .workspace = "/srv/ab" };
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(data, &req);
+
+                assert_strv_equal(get(plan, "BindPaths")->strv, ARGV("/srv/ab", "/home/sbx/workspace"));
+                assert_strv_equal(get(plan, "BindReadOnlyPaths")->strv,
+                                  ARGV("/run/systemd/notify", "/run/systemd/notify", "/srv/a", "/home/sbx/dataset"));
+        }
 }
 
 /* ---- refusals ---- */
@@ -276,9 +1020,10 @@ typedef struct Refusal {
         RunRequest req;
         int r;
         const char *message;
+        bool compile_only; /* validation passes, only compilation refuses */
 } Refusal;
 
-static unsigned check_refusals(const Refusal *table, size_t n) {
+static unsigned check_refusals(const Profile *p, const Refusal *table, size_t n) {
         unsigned failures = 0;
 
         for (size_t i = 0; i < n; i++) {
@@ -286,48 +1031,53 @@ static unsigned check_refusals(const Refusal *table, size_t n) {
                 _cleanup_free_ char *e1 = NULL, *e2 = NULL;
                 int r1, r2;
 
-                r1 = run_request_validate(&table[i].req, &e1);
-                r2 = policy_compile(&table[i].req, EXEC_PATH, &plan, &e2);
-                if (table[i].r == 0) /* policy_compile only: validation must pass */
+                r1 = run_request_validate(p, &table[i].req, &e1);
+                r2 = policy_compile(p, &table[i].req, EXEC_PATH, &plan, &e2);
+                if (table[i].compile_only)
                         check_row(failures, r1 == 0 && !e1, "%s: validate -> %d '%s'", table[i].what, r1, strna(e1));
                 else
                         check_row(failures, r1 == table[i].r && streq_ptr(e1, table[i].message),
                                   "%s: validate -> %d '%s', expected %d '%s'", table[i].what, r1, strna(e1),
                                   table[i].r, table[i].message);
-                check_row(failures, r2 == (table[i].r ?: -EPERM) && streq_ptr(e2, table[i].message),
-                          "%s: compile -> %d '%s', expected %d '%s'", table[i].what, r2, strna(e2),
-                          table[i].r ?: -EPERM, table[i].message);
+                check_row(failures, r2 == table[i].r && streq_ptr(e2, table[i].message),
+                          "%s: compile -> %d '%s', expected %d '%s'", table[i].what, r2, strna(e2), table[i].r,
+                          table[i].message);
                 check_row(failures, plan == (RunPlan *) 0x1, "%s: *ret set on failure", table[i].what);
                 /* without ret_error, same result */
-                r1 = run_request_validate(&table[i].req, NULL);
-                check_row(failures, r1 == table[i].r, "%s: validate(NULL) -> %d", table[i].what, r1);
+                r1 = run_request_validate(p, &table[i].req, NULL);
+                check_row(failures, r1 == (table[i].compile_only ? 0 : table[i].r), "%s: validate(NULL) -> %d",
+                          table[i].what, r1);
+                plan = (RunPlan *) 0x1;
+                r2 = policy_compile(p, &table[i].req, EXEC_PATH, &plan, NULL);
+                check_row(failures, r2 == table[i].r && plan == (RunPlan *) 0x1, "%s: compile(NULL) -> %d",
+                          table[i].what, r2);
         }
         return failures;
 }
 
 static void test_refuse_profile_and_command(void **state) {
-        static char *one[] = { (char *) "true", NULL };
-        static char *empty_name[] = { (char *) "", (char *) "x", NULL };
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        static char *one[] = { "true", NULL };
+        static char *empty_name[] = { "", "x", NULL };
         static char *none[] = { NULL };
         const Refusal table[] = {
-                { "unknown profile", { .profile = (char *) "nosuch", .argv = one }, -ENOENT,
-                  "profile: no profile named 'nosuch'" },
-                { "upper-case profile", { .profile = (char *) "Offline", .argv = one }, -EINVAL,
-                  "profile: 'Offline' is not a valid profile name" },
-                { "empty profile", { .profile = (char *) "", .argv = one }, -EINVAL,
-                  "profile: '' is not a valid profile name" },
-                { "path as profile", { .profile = (char *) "../offline", .argv = one }, -EINVAL,
-                  "profile: '../offline' is not a valid profile name" },
+                { "other profile", { .profile = "browser", .argv = one }, -EINVAL,
+                  "profile: the request names 'browser', the profile is 'offline'" },
+                { "upper-case profile", { .profile = "Offline", .argv = one }, -EINVAL,
+                  "profile: the request names 'Offline', the profile is 'offline'" },
                 { "no argv", { .argv = NULL }, -EINVAL, "command: no command given" },
                 { "empty argv", { .argv = none }, -EINVAL, "command: no command given" },
                 { "empty argv[0]", { .argv = empty_name }, -EINVAL, "command: the command name is empty" },
         };
+        RunRequest named = { .profile = "offline", .argv = one };
 
-        assert_int_equal(check_refusals(table, ELEMENTSOF(table)), 0);
+        assert_int_equal(check_refusals(p, table, ELEMENTSOF(table)), 0);
+        assert_int_equal(run_request_validate(p, &named, NULL), 0);
 }
 
 static void test_refuse_workspace(void **state) {
-        static char *one[] = { (char *) "true", NULL };
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        static char *one[] = { "true", NULL };
 #define NOT_NORMALIZED(w) { "workspace " w, { .workspace = (char *) w, .argv = one }, -EINVAL, \
                             "workspace: '" w "' is not a normalized absolute path" }
 #define BAD_CHAR(w) { "workspace " w, { .workspace = (char *) w, .argv = one }, -EINVAL, \
@@ -377,12 +1127,13 @@ static void test_refuse_workspace(void **state) {
 #undef BAD_CHAR
 #undef SYSTEM_DIR
 
-        assert_int_equal(check_refusals(table, ELEMENTSOF(table)), 0);
+        assert_int_equal(check_refusals(p, table, ELEMENTSOF(table)), 0);
 }
 
 /* Directories that only share a prefix with a system directory, or that live below /home, /var or /tmp,
  * are fine. */
 static void test_workspace_accepted(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
         static const char *const ok[] = {
                 "/home/user", "/home/user/project", "/tmp/work", "/var/tmp/build", "/srv/data", "/opt/src",
                 "/etcetera", "/usr2", "/homes/x", "/rooted", "/devel/x", "/library",
@@ -390,9 +1141,9 @@ static void test_workspace_accepted(void **state) {
         unsigned failures = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
-                RunRequest req = { .argv = ARGV((char *) "true"), .workspace = (char *) ok[i] };
+                RunRequest req = { .argv = ARGV("true"), .workspace = (char *) ok[i] };
                 _cleanup_free_ char *e = NULL;
-                int r = run_request_validate(&req, &e);
+                int r = run_request_validate(p, &req, &e);
 
                 check_row(failures, r == 0 && !e, "'%s' -> %d '%s'", ok[i], r, strna(e));
         }
@@ -400,7 +1151,8 @@ static void test_workspace_accepted(void **state) {
 }
 
 static void test_refuse_term(void **state) {
-        static char *one[] = { (char *) "true", NULL };
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        static char *one[] = { "true", NULL };
 #define BAD_TERM(t) { "term " t, { .term = (char *) t, .argv = one }, -EINVAL, \
                       "term: '" t "' is not a valid terminal name" }
         const Refusal table[] = {
@@ -420,113 +1172,446 @@ static void test_refuse_term(void **state) {
         };
         unsigned failures = 0;
 
-        assert_int_equal(check_refusals(table, ELEMENTSOF(table)), 0);
+        assert_int_equal(check_refusals(p, table, ELEMENTSOF(table)), 0);
         for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
-                RunRequest req = { .argv = ARGV((char *) "true"), .term = (char *) ok[i] };
-                int r = run_request_validate(&req, NULL);
+                RunRequest req = { .argv = ARGV("true"), .term = (char *) ok[i] };
+                int r = run_request_validate(p, &req, NULL);
 
                 check_row(failures, r == 0, "'%s' -> %d", ok[i], r);
+                check_row(failures, run_request_term_is_valid(ok[i]), "'%s' invalid", ok[i]);
         }
         assert_int_equal(failures, 0);
+        assert_false(run_request_term_is_valid(""));
+        assert_false(run_request_term_is_valid("a b"));
 }
 
-/* A request may not loosen the profile: above the ceiling is refused naming the limit. */
+/* A request may not loosen the profile: above the ceiling is refused naming the limit, in the units a
+ * profile is written in. */
 static void test_refuse_loosening(void **state) {
-        static char *one[] = { (char *) "true", NULL };
-        /* r == 0 in this table means "validation passes, compilation refuses with -EPERM" */
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        static char *one[] = { "true", NULL };
         const Refusal table[] = {
-                { "memory above", { .argv = one, .memory_max = 3ULL << 30 }, 0,
-                  "memory: 3221225472 is above the limit of profile 'offline' (2147483648)" },
-                { "memory one byte above", { .argv = one, .memory_max = (2ULL << 30) + 1 }, 0,
-                  "memory: 2147483649 is above the limit of profile 'offline' (2147483648)" },
-                { "memory infinity", { .argv = one, .memory_max = UINT64_MAX }, 0,
-                  "memory: 18446744073709551615 is above the limit of profile 'offline' (2147483648)" },
-                { "tasks above", { .argv = one, .tasks_max = 513 }, 0,
+                { "memory above", { .argv = one, .memory_max = 3ULL << 30 }, -EPERM,
+                  "memory: 3G is above the limit of profile 'offline' (2G)" },
+                { "memory one byte above", { .argv = one, .memory_max = (2ULL << 30) + 1 }, -EPERM,
+                  "memory: 2147483649 is above the limit of profile 'offline' (2G)" },
+                { "memory 1T", { .argv = one, .memory_max = 1ULL << 40 }, -EPERM,
+                  "memory: 1T is above the limit of profile 'offline' (2G)" },
+                { "memory 2049M", { .argv = one, .memory_max = 2049ULL << 20 }, -EPERM,
+                  "memory: 2049M is above the limit of profile 'offline' (2G)" },
+                { "memory infinity", { .argv = one, .memory_max = UINT64_MAX }, -EPERM,
+                  "memory: 18446744073709551615 is above the limit of profile 'offline' (2G)" },
+                { "tasks above", { .argv = one, .tasks_max = 513 }, -EPERM,
                   "tasks: 513 is above the limit of profile 'offline' (512)" },
-                { "timeout above", { .argv = one, .runtime_max = 7200 * USEC_PER_SEC }, 0,
+                { "timeout above", { .argv = one, .runtime_max = 7200 * USEC_PER_SEC }, -EPERM,
                   "timeout: 7200s is above the limit of profile 'offline' (3600s)" },
+                { "timeout 1us above", { .argv = one, .runtime_max = 3600 * USEC_PER_SEC + 1 }, -EPERM,
+                  "timeout: 3600.000001s is above the limit of profile 'offline' (3600s)" },
+                { "cpu above", { .argv = one, .cpu_quota_percent = 201 }, -EPERM,
+                  "cpu: 201% is above the limit of profile 'offline' (200%)" },
         };
 
-        assert_int_equal(check_refusals(table, ELEMENTSOF(table)), 0);
+        assert_int_equal(check_refusals(p, table, ELEMENTSOF(table)), 0);
+}
+
+static void test_refuse_below_min(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        static char *one[] = { "true", NULL };
+        const Refusal table[] = {
+                { "memory one byte below", { .argv = one, .memory_max = (16ULL << 20) - 1 }, -EINVAL,
+                  "memory: 16777215 is below the lowest profile 'offline' accepts (16M)" },
+                { "memory 15M", { .argv = one, .memory_max = 15ULL << 20 }, -EINVAL,
+                  "memory: 15M is below the lowest profile 'offline' accepts (16M)" },
+                { "memory 1023K", { .argv = one, .memory_max = 1023ULL << 10 }, -EINVAL,
+                  "memory: 1023K is below the lowest profile 'offline' accepts (16M)" },
+                { "memory 1", { .argv = one, .memory_max = 1 }, -EINVAL,
+                  "memory: 1 is below the lowest profile 'offline' accepts (16M)" },
+                { "tasks", { .argv = one, .tasks_max = 3 }, -EINVAL,
+                  "tasks: 3 is below the lowest profile 'offline' accepts (4)" },
+                { "timeout", { .argv = one, .runtime_max = USEC_PER_SEC - 1 }, -EINVAL,
+                  "timeout: 0.999999s is below the lowest profile 'offline' accepts (1s)" },
+                { "cpu", { .argv = one, .cpu_quota_percent = 9 }, -EINVAL,
+                  "cpu: 9% is below the lowest profile 'offline' accepts (10%)" },
+        };
+
+        assert_int_equal(check_refusals(p, table, ELEMENTSOF(table)), 0);
+}
+
+/* An option the profile does not list cannot be set at all, not even to the profile's own value. */
+static void test_refuse_not_allowed(void **state) {
+        _cleanup_(profile_freep) Profile *browser = profile_browser(true), *fixed = profile_offline();
+        static char *one[] = { "true", NULL };
+        const Refusal browser_table[] = {
+                { "tasks", { .argv = one, .tasks_max = 16 }, -EPERM,
+                  "tasks: profile 'browser' does not let a run set it" },
+                { "tasks at the ceiling", { .argv = one, .tasks_max = 1024 }, -EPERM,
+                  "tasks: profile 'browser' does not let a run set it" },
+                { "cpu", { .argv = one, .cpu_quota_percent = 50 }, -EPERM,
+                  "cpu: profile 'browser' does not let a run set it" },
+                /* checked before the ceiling */
+                { "cpu above", { .argv = one, .cpu_quota_percent = 1000 }, -EPERM,
+                  "cpu: profile 'browser' does not let a run set it" },
+                { "memory below its min", { .argv = one, .memory_max = 32ULL << 20 }, -EINVAL,
+                  "memory: 32M is below the lowest profile 'browser' accepts (64M)" },
+        };
+        const Refusal fixed_table[] = {
+                { "memory", { .argv = one, .memory_max = 1ULL << 30 }, -EPERM,
+                  "memory: profile 'fixed' does not let a run set it" },
+                { "memory at the ceiling", { .argv = one, .memory_max = 2ULL << 30 }, -EPERM,
+                  "memory: profile 'fixed' does not let a run set it" },
+                { "timeout", { .argv = one, .runtime_max = 60 * USEC_PER_SEC }, -EPERM,
+                  "timeout: profile 'fixed' does not let a run set it" },
+        };
+        RunRequest ok = { .argv = one, .memory_max = 64ULL << 20, .runtime_max = USEC_PER_SEC };
+
+        profile_set_name(fixed, "fixed");
+        fixed->request.memory = (RequestBound) {};
+        fixed->request.runtime = (RequestBound) {};
+        assert_int_equal(check_refusals(browser, browser_table, ELEMENTSOF(browser_table)), 0);
+        assert_int_equal(check_refusals(fixed, fixed_table, ELEMENTSOF(fixed_table)), 0);
+        assert_int_equal(run_request_validate(browser, &ok, NULL), 0);
 }
 
 static void test_refuse_too_little(void **state) {
-        char *one[] = { (char *) "true", NULL };
-        RunRequest mem = { .argv = one, .memory_max = (4ULL << 20) - 1 }, tasks = { .argv = one, .tasks_max = 1 };
-        _cleanup_free_ char *e1 = NULL, *e2 = NULL;
-        RunPlan *plan = NULL;
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        static char *one[] = { "true", NULL };
+        const Refusal table[] = {
+                { "memory", { .argv = one, .memory_max = (4ULL << 20) - 1 }, -EINVAL,
+                  "memory: 4194303 bytes is too little to start anything (at least 4M)", true },
+                { "tasks", { .argv = one, .tasks_max = 1 }, -EINVAL,
+                  "tasks: at least 2 are needed (the helper and the command)", true },
+        };
 
-        assert_int_equal(policy_compile(&mem, EXEC_PATH, &plan, &e1), -EINVAL);
-        assert_string_equal(e1, "memory: 4194303 bytes is too little to start anything (at least 4M)");
-        assert_int_equal(policy_compile(&tasks, EXEC_PATH, &plan, &e2), -EINVAL);
-        assert_string_equal(e2, "tasks: at least 2 are needed (the helper and the command)");
-        assert_null(plan);
+        p->request.memory.min = 0;
+        p->request.tasks.min = 0;
+        assert_int_equal(check_refusals(p, table, ELEMENTSOF(table)), 0);
+}
+
+static void test_refuse_dataset(void **state) {
+        _cleanup_(profile_freep) Profile *offline = profile_offline(), *data = profile_data();
+        static char *one[] = { "true", NULL };
+        const Refusal offline_table[] = {
+                { "not allowed", { .argv = one, .dataset = "/srv/d" }, -EPERM,
+                  "dataset: profile 'offline' does not let a run bind a dataset" },
+        };
+        const Refusal data_table[] = {
+                { "not below", { .argv = one, .dataset = "/opt/d" }, -EPERM,
+                  "dataset: '/opt/d' is not below a directory profile 'data' allows" },
+                { "prefix only", { .argv = one, .dataset = "/srvx/d" }, -EPERM,
+                  "dataset: '/srvx/d' is not below a directory profile 'data' allows" },
+                { "below /var but not /var/tmp", { .argv = one, .dataset = "/var/lib/x" }, -EPERM,
+                  "dataset: '/var/lib/x' is not below a directory profile 'data' allows" },
+                { "relative", { .argv = one, .dataset = "srv/d" }, -EINVAL,
+                  "dataset: 'srv/d' is not a normalized absolute path" },
+                { "trailing slash", { .argv = one, .dataset = "/srv/d/" }, -EINVAL,
+                  "dataset: '/srv/d/' is not a normalized absolute path" },
+                { "dot-dot", { .argv = one, .dataset = "/srv/../etc" }, -EINVAL,
+                  "dataset: '/srv/../etc' is not a normalized absolute path" },
+                { "space", { .argv = one, .dataset = "/srv/a b" }, -EINVAL,
+                  "dataset: '/srv/a b' contains a character sbx does not accept (: \" \\ or white space)" },
+                { "colon", { .argv = one, .dataset = "/srv/a:b" }, -EINVAL,
+                  "dataset: '/srv/a:b' contains a character sbx does not accept (: \" \\ or white space)" },
+                { "system dir", { .argv = one, .dataset = "/home" }, -EPERM, "dataset: '/home' is a system directory" },
+                { "same as workspace", { .argv = one, .dataset = "/srv/a", .workspace = "/srv/a" }, -EINVAL,
+                  "dataset: '/srv/a' overlaps the workspace '/srv/a'" },
+                { "below the workspace", { .argv = one, .dataset = "/srv/a/in", .workspace = "/srv/a" }, -EINVAL,
+                  "dataset: '/srv/a/in' overlaps the workspace '/srv/a'" },
+                { "above the workspace", { .argv = one, .dataset = "/srv/a", .workspace = "/srv/a/out" }, -EINVAL,
+                  "dataset: '/srv/a' overlaps the workspace '/srv/a/out'" },
+        };
+
+        assert_int_equal(check_refusals(offline, offline_table, ELEMENTSOF(offline_table)), 0);
+        assert_int_equal(check_refusals(data, data_table, ELEMENTSOF(data_table)), 0);
 }
 
 static void test_refuse_too_many_args(void **state) {
-        char **argv = calloc(SBX_ARGV_MAX_ARGS + 2, sizeof(char *));
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        _cleanup_free_ char **argv = calloc(SBX_ARGV_MAX_ARGS + 2, sizeof(char *));
         _cleanup_free_ char *e = NULL;
         RunRequest req = { .argv = argv };
 
         assert_non_null(argv);
         for (size_t i = 0; i < SBX_ARGV_MAX_ARGS; i++)
-                argv[i] = (char *) "a";
+                argv[i] = "a";
         /* exactly the limit: fine, and passed on whole */
         {
-                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(&req);
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
 
-                assert_int_equal(strv_length(plan->exec_argv), 6 + SBX_ARGV_MAX_ARGS);
+                assert_int_equal(strv_length(plan->exec_argv), 8 + SBX_ARGV_MAX_ARGS);
         }
-        argv[SBX_ARGV_MAX_ARGS] = (char *) "a";
-        assert_int_equal(run_request_validate(&req, &e), -E2BIG);
+        argv[SBX_ARGV_MAX_ARGS] = "a";
+        assert_int_equal(run_request_validate(p, &req, &e), -E2BIG);
         assert_string_equal(e, "command: 4097 arguments, at most 4096 allowed");
-        free(argv);
 }
 
 static void test_refuse_too_long_args(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
         /* "cat" + NUL = 4 bytes; the second argument fills up to the limit (its NUL counted). */
         size_t fill = SBX_ARGV_MAX_BYTES - 4 - 1;
-        char *big = malloc(fill + 2);
-        _cleanup_free_ char *e = NULL;
-        RunRequest req = { .argv = ARGV((char *) "cat", big) };
+        _cleanup_free_ char *big = malloc(fill + 2), *e = NULL;
+        RunRequest req = { .argv = ARGV("cat", big) };
 
         assert_non_null(big);
         memset(big, 'x', fill + 1);
         big[fill] = 0;
-        assert_int_equal(run_request_validate(&req, NULL), 0);
+        assert_int_equal(run_request_validate(p, &req, NULL), 0);
 
         big[fill] = 'x';
         big[fill + 1] = 0;
-        assert_int_equal(run_request_validate(&req, &e), -E2BIG);
+        assert_int_equal(run_request_validate(p, &req, &e), -E2BIG);
         assert_string_equal(e, "command: 262145 bytes of arguments, at most 262144 allowed");
-        free(big);
+}
+
+/* ---- syscall rules, slice ---- */
+
+static void test_rules(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        RunRequest req = { .argv = ARGV("true") };
+        const SyscallRule *base;
+        size_t n_base;
+
+        base = policy_baseline_rules(&n_base);
+        assert_int_equal(n_base, 3);
+        assert_string_equal(base[0].syscall, "ioctl");
+        assert_int_equal(base[0].nr, __NR_ioctl);
+        assert_true(base[0].has_arg);
+        assert_int_equal(base[0].arg, 1);
+        assert_int_equal(base[0].cmp, SYSCALL_CMP_EQ);
+        assert_int_equal(base[0].value, TIOCSTI);
+        assert_true(base[0].arg32);
+        assert_string_equal(base[0].value_name, "TIOCSTI");
+        assert_string_equal(base[1].syscall, "ioctl");
+        assert_int_equal(base[1].nr, __NR_ioctl);
+        assert_true(base[1].has_arg);
+        assert_int_equal(base[1].arg, 1);
+        assert_int_equal(base[1].cmp, SYSCALL_CMP_EQ);
+        assert_int_equal(base[1].value, TIOCLINUX);
+        assert_true(base[1].arg32);
+        assert_string_equal(base[1].value_name, "TIOCLINUX");
+        assert_string_equal(base[2].syscall, "io_uring_setup");
+        assert_int_equal(base[2].nr, __NR_io_uring_setup);
+        assert_false(base[2].has_arg);
+
+        /* a profile without rules: the baseline alone */
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
+
+                assert_int_equal(plan->n_rules, n_base);
+                assert_memory_equal(plan->rules, base, n_base * sizeof(SyscallRule));
+        }
+
+        /* the profile's rules follow the baseline */
+        p->rules = calloc(2, sizeof(SyscallRule));
+        assert_non_null(p->rules);
+        p->rules[0] = (SyscallRule) { .syscall = xstrdup("personality"), .nr = __NR_personality, .has_arg = true,
+                                      .arg = 0, .cmp = SYSCALL_CMP_NE, .value = 0 };
+        p->rules[1] = (SyscallRule) { .syscall = xstrdup("ioctl"), .nr = __NR_ioctl, .has_arg = true, .arg = 1,
+                                      .cmp = SYSCALL_CMP_MASKED_EQ, .value = 0x5400, .mask = 0xff00, .arg32 = true };
+        p->n_rules = 2;
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
+
+                assert_int_equal(plan->n_rules, n_base + 2);
+                assert_memory_equal(plan->rules, base, n_base * sizeof(SyscallRule));
+                assert_memory_equal(plan->rules + n_base, p->rules, 2 * sizeof(SyscallRule));
+                assert_string_equal(plan->rules[n_base].syscall, "personality");
+                assert_int_equal(plan->rules[n_base + 1].mask, 0xff00);
+        }
+}
+
+static void test_slice(void **state) {
+        _cleanup_(profile_freep) Profile *offline = profile_offline(), *coding = profile_coding(true);
+        _cleanup_(prop_table_freep) PropTable *t = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        assert_int_equal(policy_compile_slice(offline, &t), 0);
+        assert_non_null(t);
+        assert_int_equal(t->n, 0);
+        text = render(t);
+        assert_string_equal(text, "");
+        t = prop_table_free(t);
+        text = mfree(text);
+
+        assert_int_equal(policy_compile_slice(coding, &t), 0);
+        text = render(t);
+        assert_string_equal(text, "MemoryMax=8589934592\nTasksMax=4096\n");
+        t = prop_table_free(t);
+        text = mfree(text);
+
+        coding->slice_cpu_quota_percent = 400;
+        assert_int_equal(policy_compile_slice(coding, &t), 0);
+        text = render(t);
+        assert_string_equal(text, "MemoryMax=8589934592\nTasksMax=4096\nCPUQuota=400%\n");
+        t = prop_table_free(t);
+        text = mfree(text);
+
+        coding->slice_memory_max = coding->slice_tasks_max = 0;
+        assert_int_equal(policy_compile_slice(coding, &t), 0);
+        text = render(t);
+        assert_string_equal(text, "CPUQuota=400%\n");
+}
+
+/* ---- the shipped profiles ---- */
+
+static void test_shipped_profiles(void **state) {
+        const char *root = getenv("SBX_SOURCE_ROOT");
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_strv_free_ char **names = NULL, **paths = NULL, **ignored = NULL;
+        char *dirs[2] = {};
+
+        if (isempty(root)) {
+                print_message("SBX_SOURCE_ROOT is not set: cannot find the shipped profiles\n");
+                skip();
+        }
+        assert_int_equal(asprintf(&dir, "%s/profiles", root), (int) strlen(root) + 9);
+        dirs[0] = dir;
+
+        assert_int_equal(profile_enumerate(dirs, &names, &paths, &ignored), 0);
+        assert_strv_equal(names, ARGV("browser", "coding", "data", "offline"));
+        assert_int_equal(strv_length(ignored), 0);
+
+        for (size_t i = 0; names[i]; i++) {
+                _cleanup_(profile_freep) Profile *p = NULL;
+                _cleanup_(prop_table_freep) PropTable *fixed = NULL, *slice = NULL;
+                _cleanup_free_ char *e = NULL, *ft = NULL, *st = NULL;
+                RunRequest req = { .argv = ARGV("true") }, none = { .argv = ARGV("true"), .network = "none" };
+                RunPlan *plan = NULL;
+                int r;
+
+                r = profile_load(dirs, names[i], &p, &e);
+                if (r < 0)
+                        fail_msg("profile_load(%s): %d %s", names[i], r, strna(e));
+                assert_string_equal(p->name, names[i]);
+                assert_string_equal(p->path, paths[i]);
+                assert_int_equal(strlen(p->digest), 71);
+                assert_memory_equal(p->digest, "sha256:", 7);
+
+                /* every table renders (no value the renderers cannot name) */
+                assert_int_equal(policy_compile_fixed(p, &fixed), 0);
+                ft = render(fixed);
+                assert_keys_unique(ft);
+                assert_int_equal(policy_compile_slice(p, &slice), 0);
+                st = render(slice);
+
+                r = policy_compile(p, &req, EXEC_PATH, &plan, &e);
+                if (streq(p->name, "coding")) {
+                        assert_int_equal(r, -EOPNOTSUPP);
+                        assert_non_null(e);
+                        assert_non_null(strstr(e, "(--network none runs it offline)"));
+                        r = policy_compile(p, &none, EXEC_PATH, &plan, NULL);
+                }
+                if (r < 0)
+                        fail_msg("policy_compile(%s): %d %s", names[i], r, strna(e));
+                {
+                        _cleanup_(run_plan_freep) RunPlan *pl = plan;
+                        _cleanup_free_ char *pt = render(pl->props);
+                        _cleanup_free_ char *digest_opt = NULL;
+
+                        assert_keys_unique(pt);
+                        assert_true(strneq(pt, ft, strlen(ft)));
+                        assert_int_equal(asprintf(&digest_opt, "--expect-profile-digest=%s", p->digest), 24 + 71);
+                        assert_true(strv_contains(pl->exec_argv, digest_opt));
+                        if (streq(p->name, "browser")) {
+                                assert_non_null(prop_table_get(pl->props, "IPAddressDeny"));
+                                assert_null(prop_table_get(pl->props, "PrivateNetwork"));
+                                assert_true(strv_contains(pl->exec_argv, "--expect-network=public"));
+                                assert_true(strv_contains(pl->exec_argv, "--output-max=67108864"));
+                                assert_string_equal(st, "MemoryMax=8589934592\n");
+                        } else {
+                                assert_true(get(pl, "PrivateNetwork")->b);
+                                assert_true(strv_contains(pl->exec_argv, "--expect-network=none"));
+                        }
+                        if (streq(p->name, "offline")) {
+                                assert_int_equal(p->memory_max, 2ULL << 30);
+                                assert_int_equal(p->tasks_max, 512);
+                                assert_int_equal(p->runtime_max, 3600 * USEC_PER_SEC);
+                                assert_true(p->workspace);
+                                assert_null(p->request.dataset_under);
+                                assert_string_equal(st, "");
+                        }
+                        if (streq(p->name, "coding")) {
+                                assert_int_equal(p->n_caches, 4);
+                                assert_string_equal(st, "MemoryMax=8589934592\nTasksMax=4096\n");
+                        }
+                }
+
+                if (streq(p->name, "data")) {
+                        RunRequest ds = { .argv = ARGV("true"), .dataset = "/srv/datasets/x",
+                                          .workspace = "/home/user/out" };
+                        _cleanup_(run_plan_freep) RunPlan *pl = compile_ok(p, &ds);
+                        const Prop *b = get(pl, "BindReadOnlyPaths");
+                        size_t n = strv_length(b->strv);
+
+                        assert_true(n >= 2);
+                        assert_string_equal(b->strv[n - 2], "/srv/datasets/x");
+                        assert_string_equal(b->strv[n - 1], SBX_DATASET);
+                } else {
+                        RunRequest ds = { .argv = ARGV("true"), .dataset = "/srv/datasets/x" };
+                        _cleanup_free_ char *de = NULL;
+
+                        assert_int_equal(run_request_validate(p, &ds, &de), -EPERM);
+                        assert_non_null(de);
+                }
+        }
 }
 
 static void test_free_null(void **state) {
+        RunRequest *req = calloc(1, sizeof(RunRequest));
+
         assert_null(run_request_free(NULL));
         assert_null(run_plan_free(NULL));
+        assert_null(profile_free(NULL));
+
+        /* a request as sbxd fills it: every field owned */
+        assert_non_null(req);
+        req->profile = xstrdup("offline");
+        req->workspace = xstrdup("/home/user/p");
+        req->dataset = xstrdup("/srv/d");
+        req->argv = strv_copy(ARGV("true"));
+        req->network = xstrdup("none");
+        req->term = xstrdup("xterm");
+        req->tenant = xstrdup(TENANT);
+        req->busy_caches = strv_copy(ARGV("pip"));
+        assert_null(run_request_free(req));
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_profiles),
                 cmocka_unit_test(test_profile_name_is_valid),
+                cmocka_unit_test(test_unit_names),
                 cmocka_unit_test(test_compile_default),
                 cmocka_unit_test(test_compile_no_duplicates),
                 cmocka_unit_test(test_compile_workspace),
                 cmocka_unit_test(test_compile_term),
                 cmocka_unit_test(test_exec_argv),
+                cmocka_unit_test(test_exec_argv_public),
+                cmocka_unit_test(test_run_plan_add_exec_option),
                 cmocka_unit_test(test_compile_tighten),
+                cmocka_unit_test(test_compile_no_cpu_quota),
                 cmocka_unit_test(test_compile_limits_at_edges),
                 cmocka_unit_test(test_digest),
+                cmocka_unit_test(test_network_allowlist_refused),
+                cmocka_unit_test(test_network_modes),
+                cmocka_unit_test(test_network_public),
+                cmocka_unit_test(test_network_fixed),
+                cmocka_unit_test(test_fixed_prefix_of_plan),
+                cmocka_unit_test(test_fixed_files_and_kernel),
+                cmocka_unit_test(test_caches),
+                cmocka_unit_test(test_dataset),
                 cmocka_unit_test(test_refuse_profile_and_command),
                 cmocka_unit_test(test_refuse_workspace),
                 cmocka_unit_test(test_workspace_accepted),
                 cmocka_unit_test(test_refuse_term),
                 cmocka_unit_test(test_refuse_loosening),
+                cmocka_unit_test(test_refuse_below_min),
+                cmocka_unit_test(test_refuse_not_allowed),
                 cmocka_unit_test(test_refuse_too_little),
+                cmocka_unit_test(test_refuse_dataset),
                 cmocka_unit_test(test_refuse_too_many_args),
                 cmocka_unit_test(test_refuse_too_long_args),
+                cmocka_unit_test(test_rules),
+                cmocka_unit_test(test_slice),
+                cmocka_unit_test(test_shipped_profiles),
                 cmocka_unit_test(test_free_null),
         };
 

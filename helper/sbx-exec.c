@@ -6,7 +6,9 @@
  * (fail closed: systemd silently skips some settings when the kernel lacks a feature). Then it runs the
  * command as its child, waits for it, ends whatever the command left behind in the cgroup, reads the
  * cgroup's resource figures, reports them to systemd (STATUS=, NotifyAccess=main) and exits with the
- * command's own status (re-raising its signal), so the unit's ExecMainStatus is the command's. */
+ * command's own status (re-raising its signal), so the unit's ExecMainStatus is the command's.
+ * While it waits it may also enforce the profile's argument-level syscall rules and its output ceiling
+ * (--seccomp-filter=, --output-max=; supervise.h). */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <getopt.h>

@@ -284,8 +284,8 @@ static int add_same_place(PropTable *t, const char *name, char **paths) {
 int policy_compile_fixed(const Profile *p, PropTable **ret) {
         _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
         _cleanup_free_ char *home_opts = NULL, *tmp_opts = NULL;
-        _cleanup_strv_free_ char **deny = NULL;
-        size_t n_deny;
+        _cleanup_strv_free_ char **deny = NULL, **allow = NULL;
+        size_t n_deny, n_allow;
         int r;
 
         if (!t)
@@ -297,6 +297,15 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
         r = r < 0 ? r : tmpfs_options("1777", p->disk_max, &tmp_opts);
         if (r < 0)
                 return r;
+        n_allow = strv_length(p->syscall_allow);
+        allow = calloc(n_allow + 2, sizeof(char *));
+        if (!allow)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_allow; i++)
+                if (!(allow[i] = strdup(p->syscall_allow[i])))
+                        return -ENOMEM;
+        if (!strv_contains(allow, "seccomp") && !(allow[n_allow] = strdup("seccomp")))
+                return -ENOMEM;
         n_deny = strv_length(p->syscall_deny);
         deny = calloc(n_deny + 4, sizeof(char *));
         if (!deny)
@@ -357,7 +366,10 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
         if (r == 0 && !p->write_execute_memory)
                 r = prop_table_add_bool(t, "MemoryDenyWriteExecute", true);
         r = r ?: prop_table_add_strv(t, "SystemCallArchitectures", (char *[]) { (char *) "native", NULL });
-        r = r ?: prop_table_add_strv(t, "SystemCallFilter", p->syscall_allow);
+        /* seccomp() is outside @system-service, but the exec helper needs it to install sbx's own filter
+         * (with a listener, for counting) right before exec; that filter then catches every seccomp()
+         * call of the command. */
+        r = r ?: prop_table_add_strv(t, "SystemCallFilter", allow);
         r = r ?: prop_table_add_strv(t, "SystemCallFilter~", deny);
         r = r ?: prop_table_add_errno(t, "SystemCallErrorNumber", EPERM);
         /* Network. An allowlist cannot be enforced per destination yet: until it can, the drop-in holds

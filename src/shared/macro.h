@@ -87,6 +87,13 @@ static inline size_t strv_length(char * const *l) {
 
 #define STRV_FOREACH(s, l) for (char **s = (l); s && *s; s++)
 
+static inline bool strv_contains(char * const *l, const char *s) {
+        for (size_t i = 0; l && l[i]; i++)
+                if (strcmp(l[i], s) == 0)
+                        return true;
+        return false;
+}
+
 static inline bool isempty(const char *s) {
         return !s || !*s;
 }

@@ -81,7 +81,7 @@ fi
 
 t_begin "a request may only tighten the profile"
 assert_rc 125 sbxctl run --memory 64G -- true
-assert_contains "$T_OUT" "memory: 68719476736 is above the limit of profile 'offline'"
+assert_contains "$T_OUT" "memory: 64G is above the limit of profile 'offline' (2G)"
 assert_rc 125 sbxctl run --timeout 5h -- true
 assert_contains "$T_OUT" "timeout: 18000s is above the limit of profile 'offline' (3600s)"
 assert_rc 125 sbxctl run --tasks 100000 -- true

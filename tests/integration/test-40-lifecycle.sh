@@ -43,7 +43,7 @@ assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
 assert_clean
 
 t_begin "forged signals from another user neither end nor cancel a run"
-sbx_run_bg "$W/o" -- sleep 6
+sbx_run_bg "$W/o" -- sleep 25  # long enough for six busctl calls under emulation
 cpid=$CPID id=$RUN
 unit=sbx-offline-$id.service
 upath=$(busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager GetUnit s "$unit" | awk '{print $2}' | tr -d '"')

@@ -95,6 +95,13 @@ static void assert_records_equal(const RunRecord *a, const RunRecord *b) {
         assert_int_equal(a->unit_gone, b->unit_gone);
         assert_int_equal(a->cgroup_gone, b->cgroup_gone);
         assert_true(streq_ptr(a->error, b->error));
+        assert_int_equal(a->output_bytes, b->output_bytes);
+        assert_int_equal(a->output_truncated, b->output_truncated);
+        assert_int_equal(a->n_denied, b->n_denied);
+        for (size_t i = 0; i < a->n_denied; i++) {
+                assert_string_equal(a->denied[i].name, b->denied[i].name);
+                assert_int_equal(a->denied[i].count, b->denied[i].count);
+        }
 }
 
 /* JSON helpers for checking what was written. */
@@ -171,9 +178,34 @@ static void test_to_json_finished(void **state) {
         assert_json_bool(o, "cleanup.unit_gone", true);
         assert_json_bool(o, "cleanup.cgroup_gone", true);
         assert_json_bool(o, "cleanup.completed", true);
+        /* output not counted (no limit), nothing denied */
+        assert_json_null(o, "resources.output_bytes");
+        assert_json_bool(o, "output_truncated", false);
+        assert_true(json_object_is_type(lookup(o, "denied_syscalls"), json_type_object));
+        assert_int_equal(json_object_object_length(lookup(o, "denied_syscalls")), 0);
         /* no "error" key without an error, and nothing else: the record keeps no command line, no uid */
         assert_false(json_object_object_get_ex(o, "error", NULL));
-        assert_int_equal(json_object_object_length(o), 13);
+        assert_int_equal(json_object_object_length(o), 15);
+        json_object_put(o);
+}
+
+static void test_to_json_denied_and_output(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = finished_record();
+        _cleanup_free_ char *text = NULL;
+        json_object *o;
+
+        assert_int_equal(run_record_add_denied(r, "ioctl", 2), 0);
+        assert_int_equal(run_record_add_denied(r, "io_uring_setup", 1), 0);
+        r->output_bytes = 1048576;
+        r->output_truncated = true;
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_non_null(o);
+        assert_json_int(o, "denied_syscalls.ioctl", 2);
+        assert_json_int(o, "denied_syscalls.io_uring_setup", 1);
+        assert_int_equal(json_object_object_length(lookup(o, "denied_syscalls")), 2);
+        assert_json_int(o, "resources.output_bytes", 1048576);
+        assert_json_bool(o, "output_truncated", true);
         json_object_put(o);
 }
 
@@ -281,7 +313,7 @@ static void test_round_trip_running(void **state) {
 }
 
 static void test_round_trip_variants(void **state) {
-        for (int v = 0; v < 5; v++) {
+        for (int v = 0; v < 7; v++) {
                 _cleanup_(run_record_freep) RunRecord *r = finished_record();
 
                 switch (v) {
@@ -317,6 +349,16 @@ static void test_round_trip_variants(void **state) {
                 case 4:
                         r->stop_reason = STOP_LOST;
                         r->exit_code = 0;
+                        break;
+                case 5: /* denied calls and cut output */
+                        assert_int_equal(run_record_add_denied(r, "ioctl", 3), 0);
+                        assert_int_equal(run_record_add_denied(r, "io_uring_setup", 1), 0);
+                        assert_int_equal(run_record_add_denied(r, "425", UINT64_MAX - 1), 0);
+                        r->output_bytes = 123456789;
+                        r->output_truncated = true;
+                        break;
+                case 6: /* output counted, not cut */
+                        r->output_bytes = 0;
                         break;
                 }
                 print_message("variant %d\n", v);
@@ -444,6 +486,21 @@ static void test_from_json_refused(void **state) {
                 { "cleanup.cgroup_gone", DEL, "cleanup.cgroup_gone: expected a boolean" },
                 { "cleanup.cgroup_gone", "null", "cleanup.cgroup_gone: expected a boolean" },
                 { "error", "5", "error: expected a string" },
+                { "resources.output_bytes", "-1", "resources.output_bytes: expected a non-negative integer or null" },
+                { "resources.output_bytes", "\"7\"", "resources.output_bytes: expected a non-negative integer or null" },
+                { "resources.output_bytes", "18446744073709551615", "resources.output_bytes: out of range" },
+                { "output_truncated", "1", "output_truncated: expected a boolean" },
+                { "output_truncated", "null", "output_truncated: expected a boolean" },
+                { "denied_syscalls", "[]", "denied_syscalls: expected an object" },
+                { "denied_syscalls", "null", "denied_syscalls: expected an object" },
+                { "denied_syscalls", "{\"ioctl\": -1}", "denied_syscalls.ioctl: expected a non-negative integer" },
+                { "denied_syscalls", "{\"ioctl\": \"2\"}", "denied_syscalls.ioctl: expected a non-negative integer" },
+                { "denied_syscalls", "{\"ioctl\": 1.5}", "denied_syscalls.ioctl: expected a non-negative integer" },
+                { "denied_syscalls", "{\"ioctl\": 18446744073709551615}",
+                  "denied_syscalls.ioctl: expected a non-negative integer" },
+                { "denied_syscalls", "{\"IOCTL\": 1}", "denied_syscalls: 'IOCTL' is not a syscall name" },
+                { "denied_syscalls", "{\"\": 1}", "denied_syscalls: '' is not a syscall name" },
+                { "denied_syscalls", "{\"a b\": 1}", "denied_syscalls: 'a b' is not a syscall name" },
         };
 #undef DEL
         unsigned failures = 0;
@@ -489,6 +546,15 @@ static void test_from_json_accepted(void **state) {
                 { "cleanup.completed", NULL }, /* derived, not read */
                 { "stop_reason", "\"refused\"" },
                 { "stop_reason", "\"lost\"" },
+                /* added later in version 1: older records have none of these */
+                { "resources.output_bytes", NULL },
+                { "output_truncated", NULL },
+                { "denied_syscalls", NULL },
+                { "resources.output_bytes", "null" },
+                { "resources.output_bytes", "0" },
+                { "output_truncated", "true" },
+                { "denied_syscalls", "{}" },
+                { "denied_syscalls", "{\"ioctl\": 2, \"io_uring_setup\": 0, \"425\": 1}" },
         };
         unsigned failures = 0;
 
@@ -545,6 +611,105 @@ static void test_from_json_not_an_object(void **state) {
                 run_record_free(r);
         }
         assert_int_equal(failures, 0);
+}
+
+static void test_from_json_denied(void **state) {
+        _cleanup_free_ char *text = mutate("denied_syscalls", "{\"ioctl\": 2, \"io_uring_setup\": 1}"), *error = NULL;
+        _cleanup_(run_record_freep) RunRecord *r = NULL;
+
+        assert_int_equal(run_record_from_json(text, &r, &error), 0);
+        assert_int_equal(r->n_denied, 2);
+        assert_string_equal(r->denied[0].name, "ioctl");
+        assert_int_equal(r->denied[0].count, 2);
+        assert_string_equal(r->denied[1].name, "io_uring_setup");
+        assert_int_equal(run_record_get_denied(r, "io_uring_setup"), 1);
+        assert_int_equal(run_record_get_denied(r, "open"), 0);
+        /* an older record: nothing denied, output not counted */
+        r = run_record_free(r);
+        assert_int_equal(run_record_from_json(base_json, &r, &error), 0);
+        assert_int_equal(r->n_denied, 0);
+        assert_int_equal(r->output_bytes, UINT64_MAX);
+        assert_false(r->output_truncated);
+}
+
+/* ---- the exec helper's list of denied calls ---- */
+
+static void test_parse_denied(void **state) {
+        static const struct {
+                const char *list;
+                int ret;
+                const char *json; /* denied_syscalls afterwards, as "name=count;..." */
+        } table[] = {
+                { "", 0, "" },
+                { " cpu_usec=5", 0, "" },
+                { "ioctl:2", 0, "ioctl=2;" },
+                { "ioctl:2,io_uring_setup:1", 0, "ioctl=2;io_uring_setup=1;" },
+                { "ioctl:2,io_uring_setup:1 output_bytes=5", 0, "ioctl=2;io_uring_setup=1;" },
+                { "ioctl:2,ioctl:3\n", 0, "ioctl=5;" },
+                { "425:1", 0, "425=1;" },
+                { "ioctl:18446744073709551614", 0, "ioctl=18446744073709551614;" },
+                { "ioctl", -EBADMSG, "" },
+                { "ioctl:", -EBADMSG, "" },
+                { "ioctl:x", -EBADMSG, "" },
+                { "ioctl:-1", -EBADMSG, "" },
+                { "ioctl:+1", -EBADMSG, "" },
+                { "ioctl:2,", -EBADMSG, "" },
+                { "ioctl:2,,open:1", -EBADMSG, "" },
+                { ":2", -EBADMSG, "" },
+                { "IOCTL:2", -EBADMSG, "" },
+                { "ioctl:2;open:1", -EBADMSG, "" },
+                { "ioctl:18446744073709551615", -EBADMSG, "" },
+                { "ioctl:99999999999999999999", -EBADMSG, "" },
+                /* all or nothing */
+                { "ioctl:2,open:x", -EBADMSG, "" },
+        };
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_(run_record_freep) RunRecord *r = finished_record();
+                _cleanup_free_ char *got = NULL;
+                size_t size = 0;
+                FILE *f = open_memstream(&got, &size);
+                int k;
+
+                /* a list replaces what was there; a bad one leaves it */
+                assert_int_equal(run_record_add_denied(r, "old", 1), 0);
+                k = run_record_parse_denied(r, table[i].list);
+                if (k < 0) {
+                        assert_int_equal(r->n_denied, 1);
+                        assert_int_equal(run_record_get_denied(r, "old"), 1);
+                        r->n_denied = 0;
+                        free(r->denied[0].name);
+                }
+
+                assert_non_null(f);
+                for (size_t j = 0; j < r->n_denied; j++)
+                        fprintf(f, "%s=%" PRIu64 ";", r->denied[j].name, r->denied[j].count);
+                fclose(f);
+                check_row(failures, k == table[i].ret && streq(got, table[i].json), "'%s' -> %d '%s'",
+                          table[i].list, k, got);
+        }
+        assert_int_equal(failures, 0);
+}
+
+static void test_add_denied(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = finished_record();
+        char name[16];
+
+        assert_int_equal(run_record_add_denied(r, "Ioctl", 1), -EINVAL);
+        assert_int_equal(run_record_add_denied(r, "", 1), -EINVAL);
+        assert_int_equal(run_record_add_denied(r, NULL, 1), -EINVAL);
+        assert_int_equal(run_record_add_denied(r, "ioctl", UINT64_MAX), -ERANGE);
+        assert_int_equal(run_record_add_denied(r, "ioctl", UINT64_MAX - 1), 0);
+        assert_int_equal(run_record_add_denied(r, "ioctl", 1), -ERANGE);
+        assert_int_equal(run_record_get_denied(r, "ioctl"), UINT64_MAX - 1);
+        for (int i = 1; i < RECORD_DENIED_MAX; i++) {
+                snprintf(name, sizeof(name), "s%d", i);
+                assert_int_equal(run_record_add_denied(r, name, 1), 0);
+        }
+        assert_int_equal(run_record_add_denied(r, "one_too_many", 1), -E2BIG);
+        assert_int_equal(run_record_add_denied(r, "s1", 1), 0); /* an existing one still counts */
+        assert_int_equal(r->n_denied, RECORD_DENIED_MAX);
 }
 
 /* An exit code of 2^64-1 is out of range, not "no exit code". */
@@ -688,12 +853,16 @@ static void test_new_and_free(void **state) {
         assert_int_equal(r->cpu_usec, UINT64_MAX);
         assert_int_equal(r->memory_peak, UINT64_MAX);
         assert_int_equal(r->tasks_peak, UINT64_MAX);
+        assert_int_equal(r->output_bytes, UINT64_MAX);
+        assert_false(r->output_truncated);
+        assert_int_equal(r->n_denied, 0);
         assert_null(run_record_free(NULL));
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_to_json_finished),
+                cmocka_unit_test(test_to_json_denied_and_output),
                 cmocka_unit_test(test_to_json_running),
                 cmocka_unit_test(test_to_json_completed),
                 cmocka_unit_test(test_to_json_unformattable_time),
@@ -705,6 +874,9 @@ int main(void) {
                 cmocka_unit_test(test_from_json_accepted),
                 cmocka_unit_test(test_from_json_running),
                 cmocka_unit_test(test_from_json_not_an_object),
+                cmocka_unit_test(test_from_json_denied),
+                cmocka_unit_test(test_parse_denied),
+                cmocka_unit_test(test_add_denied),
                 cmocka_unit_test(test_from_json_exit_code_u64_max),
                 cmocka_unit_test(test_from_json_trailing_garbage),
                 cmocka_unit_test(test_stop_reason_strings),

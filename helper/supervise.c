@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+
+#include "supervise.h"
+
+_printf_(3, 4) static int fail(char **ret_error, int r, const char *fmt, ...) {
+        va_list ap;
+
+        if (ret_error) {
+                va_start(ap, fmt);
+                if (vasprintf(ret_error, fmt, ap) < 0)
+                        *ret_error = NULL;
+                va_end(ap);
+        }
+        return r;
+}
+
+void supervisor_done(Supervisor *s) {
+        seccomp_program_done(&s->prog);
+        s->sock[0] = safe_close(s->sock[0]);
+        s->sock[1] = safe_close(s->sock[1]);
+        s->listener = safe_close(s->listener);
+        seccomp_denials_done(&s->denials);
+        for (size_t i = 0; i < ELEMENTSOF(s->streams); i++) {
+                s->streams[i].src = safe_close(s->streams[i].src);
+                s->streams[i].child_fd = safe_close(s->streams[i].child_fd);
+        }
+}
+
+static void on_sigchld(int sig) {
+        /* only here to interrupt ppoll() */
+}
+
+static bool same_file(int a, int b) {
+        struct stat x, y;
+
+        return fstat(a, &x) >= 0 && fstat(b, &y) >= 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino &&
+               x.st_rdev == y.st_rdev;
+}
+
+static int open_pty(OutputStream *o) {
+        _cleanup_close_ int master = -EBADF, slave = -EBADF;
+        struct termios t;
+        struct winsize ws;
+
+        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+        if (master < 0)
+                return negative_errno();
+        if (unlockpt(master) < 0)
+                return negative_errno();
+        slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (slave < 0)
+                return negative_errno();
+        /* The caller's settings, but no output processing here: the caller's terminal turns "\n" into
+         * "\r\n" itself, and the bytes counted are the bytes the command wrote. */
+        if (tcgetattr(o->dst, &t) >= 0) {
+                t.c_oflag &= ~(tcflag_t) OPOST;
+                (void) tcsetattr(slave, TCSANOW, &t);
+        }
+        if (ioctl(o->dst, TIOCGWINSZ, &ws) >= 0)
+                (void) ioctl(master, TIOCSWINSZ, &ws);
+        o->src = TAKE_FD(master);
+        o->child_fd = TAKE_FD(slave);
+        return 0;
+}
+
+/* A terminal stays a terminal: when the caller's fd is one, the command writes to a pty of its own
+ * whose master the helper relays (termios and window size copied from the caller's terminal), so
+ * isatty() stays true and colours, line buffering and progress output behave as they would without a
+ * limit. Later window size changes are not passed on. Where no pty can be had (no /dev/ptmx), a pipe:
+ * the limit holds, but the command then sees no terminal. Anything else (file, pipe, socket) gets a
+ * pipe. */
+static int open_stream(OutputStream *o) {
+        int fds[2];
+
+        if (isatty(o->dst) && open_pty(o) >= 0)
+                return 0;
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return negative_errno();
+        o->src = fds[0];
+        o->child_fd = fds[1];
+        if (fcntl(o->src, F_SETFL, O_NONBLOCK) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_max, char **ret_error) {
+        struct sigaction sa = { .sa_handler = on_sigchld, .sa_flags = SA_NOCLDSTOP };
+        sigset_t chld;
+        int r;
+
+        if (seccomp_hex) {
+                r = seccomp_program_from_hex(seccomp_hex, &s->prog);
+                if (r < 0)
+                        return fail(ret_error, r, "the seccomp filter is invalid: %s", strerror(-r));
+                if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s->sock) < 0)
+                        return fail(ret_error, negative_errno(),
+                                    "cannot create the socket for the seccomp filter's listener: %m");
+        }
+
+        s->output_max = output_max;
+        if (output_max > 0) {
+                /* One stream when the caller's stdout and stderr are one file (2>&1, one terminal): the
+                 * order of what the command writes to both is kept. */
+                s->stderr_shared = same_file(STDOUT_FILENO, STDERR_FILENO);
+                for (size_t i = 0; i < (s->stderr_shared ? 1 : 2); i++) {
+                        r = open_stream(&s->streams[i]);
+                        if (r < 0)
+                                return fail(ret_error, r, "cannot set up the output limit: %s", strerror(-r));
+                }
+        }
+
+        /* SIGCHLD ends the wait in ppoll(): blocked everywhere else, so none is missed. */
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        if (sigprocmask(SIG_BLOCK, &chld, &s->wait_mask) < 0 || sigaction(SIGCHLD, &sa, NULL) < 0)
+                return fail(ret_error, negative_errno(), "cannot set up SIGCHLD: %m");
+        sigdelset(&s->wait_mask, SIGCHLD);
+        return 0;
+}
+
+int supervisor_child_output(Supervisor *s) {
+        int out = s->streams[0].child_fd, err = s->stderr_shared ? s->streams[0].child_fd : s->streams[1].child_fd;
+
+        if (out >= 0 && dup2(out, STDOUT_FILENO) < 0)
+                return negative_errno();
+        if (err >= 0 && dup2(err, STDERR_FILENO) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int supervisor_child_seal(Supervisor *s) {
+        int fd, r;
+
+        if (!s->prog.filter)
+                return 0;
+        fd = seccomp_install_with_listener(&s->prog);
+        /* from here on the rules are in force: sendmsg() is the one call left before execve() that no
+         * rule may catch (seccomp_rules_compile() refuses rules on it) */
+        r = seccomp_listener_send(s->sock[1], fd);
+        if (fd < 0)
+                return fd;
+        safe_close(fd);
+        s->sock[1] = safe_close(s->sock[1]);
+        return r;
+}
+
+int supervisor_start(Supervisor *s, char **ret_error) {
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(s->streams); i++)
+                s->streams[i].child_fd = safe_close(s->streams[i].child_fd);
+        if (!s->prog.filter)
+                return 0;
+
+        s->sock[1] = safe_close(s->sock[1]);
+        r = seccomp_listener_recv(s->sock[0], &s->listener);
+        s->sock[0] = safe_close(s->sock[0]);
+        if (r == -EPIPE)
+                return fail(ret_error, r, "the seccomp filter was not installed: the child ended before it "
+                            "handed over the listener");
+        if (r == -EPERM)
+                return fail(ret_error, r, "the seccomp filter cannot be installed: %s (is seccomp() allowed by "
+                            "the unit's SystemCallFilter=?)", strerror(-r));
+        if (r < 0)
+                return fail(ret_error, r, "the seccomp filter cannot be installed: %s", strerror(-r));
+        return 0;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN) { /* the caller's fd is non-blocking */
+                                struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+                                (void) poll(&pfd, 1, -1);
+                                continue;
+                        }
+                        return negative_errno();
+                }
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+/* The caller's end is gone (a pipe without readers: POLLERR; a hung-up terminal or socket: POLLHUP).
+ * Without us the command's next write there would fail (EPIPE, SIGPIPE); closing our end of its stream
+ * does the same, also once the limit is reached and nothing is written any more (`yes | head`). */
+static void caller_gone(OutputStream *o) {
+        o->src = safe_close(o->src);
+}
+
+/* Reads once from a stream and passes on what the limit allows. Returns the bytes read, 0 when there
+ * was nothing (or the stream is done). */
+static size_t relay(Supervisor *s, OutputStream *o) {
+        static uint8_t buf[64 * 1024];
+        ssize_t k;
+        int r;
+
+        if (o->src < 0)
+                return 0;
+        k = read(o->src, buf, sizeof(buf));
+        if (k < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (k <= 0) {
+                /* end of file; EIO: a pty whose other side is closed */
+                o->src = safe_close(o->src);
+                return 0;
+        }
+        s->output_read += (uint64_t) k;
+        if (s->output_written < s->output_max) {
+                size_t w = (size_t) MIN((uint64_t) k, s->output_max - s->output_written);
+
+                s->output_written += w;
+                if (!o->discard) {
+                        r = write_all(o->dst, buf, w);
+                        if (r == -EPIPE) {
+                                caller_gone(o);
+                                return (size_t) k;
+                        }
+                        if (r < 0)
+                                o->discard = true;
+                }
+        }
+        return (size_t) k;
+}
+
+/* The listener cannot be served any more: closing it makes every call the rules catch fail with ENOSYS
+ * (the kernel's answer without a supervisor). Still denied, no longer counted. */
+static void give_up_listener(Supervisor *s, int error) {
+        s->listener = safe_close(s->listener);
+        if (s->notify_error == 0)
+                s->notify_error = error;
+}
+
+int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
+        enum { LISTENER, SOURCE, DESTINATION };
+
+        for (;;) {
+                struct pollfd p[1 + 2 * ELEMENTSOF(s->streams)];
+                struct {
+                        int kind;
+                        OutputStream *stream;
+                } what[ELEMENTSOF(p)];
+                size_t n = 0;
+                bool done = false;
+                int status;
+                pid_t w;
+
+                /* the command, and orphans of its that came to us (we are a subreaper) */
+                while ((w = waitpid(-1, &status, WNOHANG)) > 0)
+                        if (w == pid) {
+                                *ret_status = status;
+                                done = true;
+                        }
+                if (done)
+                        return 0;
+                if (w < 0 && errno != EINTR)
+                        return negative_errno();
+
+                if (s->listener >= 0) {
+                        what[n].kind = LISTENER;
+                        what[n].stream = NULL;
+                        p[n++] = (struct pollfd) { .fd = s->listener, .events = POLLIN };
+                }
+                for (size_t i = 0; i < ELEMENTSOF(s->streams); i++) {
+                        OutputStream *o = &s->streams[i];
+
+                        if (o->src < 0)
+                                continue;
+                        what[n].kind = SOURCE;
+                        what[n].stream = o;
+                        p[n++] = (struct pollfd) { .fd = o->src, .events = POLLIN };
+                        if (!o->discard) { /* only the error conditions, which poll() always reports */
+                                what[n].kind = DESTINATION;
+                                what[n].stream = o;
+                                p[n++] = (struct pollfd) { .fd = o->dst, .events = 0 };
+                        }
+                }
+                if (ppoll(p, n, NULL, &s->wait_mask) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                for (size_t i = 0; i < n; i++) {
+                        if (p[i].revents == 0)
+                                continue;
+                        switch (what[i].kind) {
+                        case SOURCE:
+                                (void) relay(s, what[i].stream);
+                                break;
+                        case DESTINATION:
+                                if (p[i].revents & (POLLERR | POLLHUP))
+                                        caller_gone(what[i].stream);
+                                else /* POLLNVAL: nothing to watch */
+                                        what[i].stream->discard = true;
+                                break;
+                        case LISTENER:
+                        default:
+                                if (p[i].revents & POLLIN) {
+                                        int r = seccomp_notify_handle(s->listener, &s->denials);
+                                        if (r < 0)
+                                                give_up_listener(s, r);
+                                } else
+                                        /* POLLHUP: no task uses the filter any more */
+                                        s->listener = safe_close(s->listener);
+                        }
+                }
+        }
+}
+
+void supervisor_finish(Supervisor *s) {
+        /* Every writer is gone (the cgroup is empty): read to the end. The fds are non-blocking, so a
+         * writer outside the cgroup could not stall us. */
+        for (size_t i = 0; i < ELEMENTSOF(s->streams); i++)
+                while (s->streams[i].src >= 0 && relay(s, &s->streams[i]) > 0)
+                        ;
+        s->listener = safe_close(s->listener);
+}
+
+int supervisor_status(const Supervisor *s, char **ret) {
+        _cleanup_free_ char *denied = NULL, *buf = NULL;
+        int r;
+
+        if (s->prog.filter && s->denials.n > 0) {
+                r = seccomp_denials_format(&s->denials, &denied);
+                if (r < 0)
+                        return r;
+        }
+        if (asprintf(&buf, "%s%s", denied ? " denied=" : "", denied ?: "") < 0)
+                return -ENOMEM;
+        if (s->output_max > 0) {
+                char *t;
+
+                if (asprintf(&t, "%s output_bytes=%" PRIu64 " output_truncated=%d", buf, s->output_read,
+                             s->output_read > s->output_max) < 0)
+                        return -ENOMEM;
+                free(buf);
+                buf = t;
+        }
+        *ret = TAKE_PTR(buf);
+        return 0;
+}

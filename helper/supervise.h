@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What the exec helper does while the command runs, besides waiting for it:
+ *   - the profile's argument-level syscall rules (--seccomp-filter=HEX): the child installs the program
+ *     right before execve() and hands its listener over; the helper answers every caught call with
+ *     EPERM and counts it per syscall;
+ *   - the output ceiling (--output-max=N): the command's stdout and stderr reach the caller through the
+ *     helper, which passes the first N bytes of both together and drains the rest.
+ * Without either, the command gets the caller's fds directly and the helper only waits. */
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "seccomp-notify.h"
+
+typedef struct OutputStream {
+        int src;        /* our end: a pipe's read end or a pty's master; -EBADF when done */
+        int child_fd;   /* the child's end, -EBADF in the parent after the fork */
+        int dst;        /* the caller's fd we write to (1 or 2) */
+        bool discard;   /* writing to dst failed: drain, write nothing */
+} OutputStream;
+
+typedef struct Supervisor {
+        /* seccomp */
+        struct sock_fprog prog;   /* .filter NULL: no rules */
+        int sock[2];              /* the listener's hand-over: [0] the helper's, [1] the child's */
+        int listener;
+        SeccompDenials denials;
+        int notify_error;         /* why the listener was given up early, or 0 */
+
+        /* output */
+        uint64_t output_max;      /* 0: not limited, no relay */
+        OutputStream streams[2];  /* [0] stdout, [1] stderr (unused: src < 0 and child_fd < 0) */
+        bool stderr_shared;       /* stderr goes through streams[0] too (the caller's fds 1 and 2 are one file) */
+        uint64_t output_read;     /* bytes the command wrote */
+        uint64_t output_written;  /* bytes passed on: at most output_max */
+
+        sigset_t wait_mask;       /* the signal mask while waiting: SIGCHLD deliverable */
+} Supervisor;
+
+#define SUPERVISOR_INIT                                                                              \
+        {                                                                                            \
+                .sock = { -EBADF, -EBADF }, .listener = -EBADF,                                      \
+                .streams = { { .src = -EBADF, .child_fd = -EBADF, .dst = 1 },                        \
+                             { .src = -EBADF, .child_fd = -EBADF, .dst = 2 } },                      \
+        }
+
+void supervisor_done(Supervisor *s);
+
+/* Before the fork (SIGCHLD is blocked from here on; the child's signal reset unblocks it). On failure a
+ * negative errno and a message for the refusal in *ret_error. */
+int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_max, char **ret_error);
+
+/* In the child, first thing: stdout and stderr become the relay's ends. */
+int supervisor_child_output(Supervisor *s);
+/* In the child, the last thing before execve(): installs the program and hands the listener over. On
+ * failure the child must not run the command (the helper refuses the run). */
+int supervisor_child_seal(Supervisor *s);
+
+/* In the parent after the fork: takes the listener. On failure (the child could not install the
+ * program, and did not and will not run the command) a message in *ret_error. */
+int supervisor_start(Supervisor *s, char **ret_error);
+
+/* Until the child pid ends: answers notifications, relays output, reaps orphans. Returns its wait
+ * status in *ret_status. */
+int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status);
+
+/* After everything in the cgroup is gone: the output still in the pipes. */
+void supervisor_finish(Supervisor *s);
+
+/* " denied=ioctl:2 output_bytes=N output_truncated=0" for the STATUS= line ("" when neither applies). */
+int supervisor_status(const Supervisor *s, char **ret);

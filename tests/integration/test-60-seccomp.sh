@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Argument-level syscall rules: a seccomp program the exec helper installs right before the command
+# starts, whose caught calls it answers with EPERM and counts. Terminal injection (TIOCSTI, also with
+# high bits in the request, TIOCLINUX), io_uring and a profile's own rule, tried from inside a run; the
+# counts in the record; the listener never reaches the command; and a program that cannot be installed
+# stops the run before the command starts.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/sbx.sh"
+t_require_systemd || t_summary
+PY=/usr/bin/python3
+EXEC=/usr/libexec/sbx/sbx-exec
+RUNPROF=/run/sbx/profiles.d
+ADDED=()   # profile files this test puts into $RUNPROF: removed (and systemd reloaded) at exit
+cleanup_profiles() {
+  [ "${#ADDED[@]}" -gt 0 ] || return 0
+  rm -f "${ADDED[@]}"
+  rmdir "$RUNPROF" 2>/dev/null
+  systemctl daemon-reload
+}
+t_on_exit cleanup_profiles
+add_profile() {   # NAME: the profile's document on stdin, into /run/sbx/profiles.d/NAME.json
+  mkdir -p "$RUNPROF"
+  cat > "$RUNPROF/$1.json"
+  ADDED+=("$RUNPROF/$1.json")
+}
+
+# Each line: NAME RET ERRNO (ERRNO 0 on success).
+PROBE_TERMINAL='
+import ctypes, fcntl, os, termios
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ioctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
+libc.syscall.restype = ctypes.c_long
+def show(name, r):
+    print(name, r, ctypes.get_errno() if r < 0 else 0)
+# a pty that is our controlling terminal: there TIOCSTI would work without the rule
+os.setsid()
+master, slave = os.openpty()
+fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+c = ctypes.create_string_buffer(b"x")
+show("TIOCSTI", libc.ioctl(slave, 0x5412, c))
+show("TIOCSTI-high-bits", libc.ioctl(slave, 0x5412 | (1 << 32), c))
+show("TIOCLINUX", libc.ioctl(slave, 0x541C, c))
+params = ctypes.create_string_buffer(120)
+show("io_uring_setup", libc.syscall(ctypes.c_long(425), ctypes.c_long(8), params))
+ws = ctypes.create_string_buffer(8)
+show("TIOCGWINSZ", libc.ioctl(slave, 0x5413, ws))
+'
+
+t_begin "terminal injection and io_uring are denied with EPERM inside a run, and counted by name"
+assert_rc 0 sbxctl run -- $PY -c "$PROBE_TERMINAL"
+assert_contains "$T_OUT" "TIOCSTI -1 1" "TIOCSTI"
+assert_contains "$T_OUT" "TIOCSTI-high-bits -1 1" "TIOCSTI with bit 32 set in the request"
+assert_contains "$T_OUT" "TIOCLINUX -1 1" "TIOCLINUX"
+assert_contains "$T_OUT" "io_uring_setup -1 1" "io_uring_setup"
+assert_contains "$T_OUT" "TIOCGWINSZ 0 0" "an unrelated ioctl on the same terminal"
+run=$(last_run_id)
+assert_eq 3 "$(record_get "$run" '.denied_syscalls.ioctl')" "denied_syscalls.ioctl in the record"
+# systemd's own filter denies io_uring_setup too (SystemCallFilter=~), and its EPERM takes precedence
+# over the user notification: such calls never reach the helper and are not counted.
+t_log "denied_syscalls of the run: $(record_get "$run" '.denied_syscalls' | tr -d ' \n')"
+
+t_begin "the command cannot install a seccomp listener of its own (which could let caught calls through)"
+assert_rc 0 sbxctl run -- $PY -c '
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+insn = ctypes.create_string_buffer(struct.pack("<HBBI", 0x06, 0, 0, 0x7fff0000))   # RET ALLOW
+prog = ctypes.create_string_buffer(struct.pack("<HxxxxxxQ", 1, ctypes.addressof(insn)))
+r = libc.syscall(ctypes.c_long(317), ctypes.c_long(1), ctypes.c_long(8), prog)      # SET_MODE_FILTER, NEW_LISTENER
+print("seccomp", r, ctypes.get_errno() if r < 0 else 0)
+'
+assert_contains "$T_OUT" "seccomp -1 1" "seccomp(SECCOMP_SET_MODE_FILTER, NEW_LISTENER)"
+
+t_begin "the helper's listener is not among the command's fds"
+assert_rc 0 sbxctl run -- $PY -c '
+import os
+for fd in sorted(os.listdir("/proc/self/fd"), key=int):
+    try: print(fd, os.readlink("/proc/self/fd/" + fd))
+    except OSError as e: print(fd, e)
+print("end")
+'
+assert_contains "$T_OUT" "end"
+assert_not_contains "$T_OUT" "seccomp" "the command's open fds"
+
+t_begin "a run without denied calls records an empty object"
+assert_rc 0 sbxctl run -- true
+assert_eq "{}" "$(record_get "$(last_run_id)" '.denied_syscalls' | tr -d ' \n')" "denied_syscalls"
+
+t_begin "a profile's own argument rule bites, also with high bits in a 32-bit argument"
+add_profile sbxtest_rules <<'EOF'
+{
+  "version": 1,
+  "description": "sbx test: one argument-level rule of its own",
+  "process": {
+    "syscall_rules": [ { "syscall": "getpriority", "arg": 0, "op": "eq", "value": 2, "bits": 32 } ]
+  },
+  "network": { "mode": "none" },
+  "resources": { "memory": "512M", "tasks": 64, "wall_time": "5min" }
+}
+EOF
+assert_rc 0 sbxctl profile reload
+assert_rc 0 sbxctl run -p sbxtest_rules -- $PY -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def gp(which):
+    r = libc.syscall(ctypes.c_long(140), ctypes.c_long(which), ctypes.c_long(0))   # getpriority
+    return "%d %d" % (r, ctypes.get_errno() if r < 0 else 0)
+print("PRIO_USER", gp(2))
+print("PRIO_USER-high-bits", gp(2 | (1 << 32)))
+print("PRIO_PROCESS", gp(0))
+'
+assert_contains "$T_OUT" "PRIO_USER -1 1" "getpriority(PRIO_USER)"
+assert_contains "$T_OUT" "PRIO_USER-high-bits -1 1" "getpriority(PRIO_USER | 1<<32)"
+assert_match "$T_OUT" "PRIO_PROCESS [0-9]+ 0" "getpriority(PRIO_PROCESS)"
+run=$(last_run_id)
+assert_eq 2 "$(record_get "$run" '.denied_syscalls.getpriority')" "denied_syscalls.getpriority"
+assert_eq null "$(record_get "$run" '.denied_syscalls.ioctl')" "denied_syscalls.ioctl"
+
+# ---- fail closed: driving the helper directly through systemd-run (as test-50 does) ----------------
+NOSECCOMP=(-p DynamicUser=yes -p NoNewPrivileges=yes -p CapabilityBoundingSet= -p SystemCallFilter=@system-service
+           -p "SystemCallFilter=~io_uring_setup" -p SystemCallErrorNumber=EPERM
+           -p ProtectHome=tmpfs -p "TemporaryFileSystem=/home/sbx:mode=0777" -p NotifyAccess=main -p PrivateNetwork=yes)
+BASE=("${NOSECCOMP[@]}" -p SystemCallFilter=seccomp)   # allow lists merge
+ALLOW_ALL=060000000000ff7f   # one instruction: BPF_RET|BPF_K SECCOMP_RET_ALLOW
+
+# run_helper UNIT PROPS... -- HELPER-ARGS...: prints "rc=N status=TEXT"; the command exits 7
+run_helper() {
+  local unit=$1; shift
+  local props=() ; while [ "$1" != -- ]; do props+=("$1"); shift; done; shift
+  systemd-run -q --wait --unit="$unit" -p RemainAfterExit=yes "${props[@]}" "$EXEC" "$@" -- sh -c 'exit 7' >/dev/null 2>&1
+  local st rc
+  st=$(systemctl show -p StatusText --value "$unit")
+  rc=$(systemctl show -p ExecMainStatus --value "$unit")
+  systemctl stop "$unit" >/dev/null 2>&1; systemctl reset-failed "$unit" >/dev/null 2>&1
+  echo "rc=$rc status=$st"
+}
+
+t_begin "control: the helper installs a program and runs the command"
+out=$(run_helper sbxt-sc0 "${BASE[@]}" -- --expect-network=none --seccomp-filter=$ALLOW_ALL)
+assert_contains "$out" "rc=7 status=finished" "helper result"
+
+t_begin "a seccomp filter that is not hex: refused, the command does not run"
+out=$(run_helper sbxt-sc1 "${BASE[@]}" -- --expect-network=none --seccomp-filter=zz$ALLOW_ALL)
+assert_contains "$out" "rc=123 status=refused the seccomp filter is invalid"
+
+t_begin "a program the kernel rejects: refused, the command does not run"
+out=$(run_helper sbxt-sc2 "${BASE[@]}" -- --expect-network=none --seccomp-filter=ffff000000000000)
+assert_contains "$out" "rc=123 status=refused the seccomp filter cannot be installed: Invalid argument"
+
+t_begin "seccomp() not allowed by the unit's syscall filter: refused, the command does not run"
+out=$(run_helper sbxt-sc3 "${NOSECCOMP[@]}" -- --expect-network=none --seccomp-filter=$ALLOW_ALL)
+assert_contains "$out" "rc=123 status=refused the seccomp filter cannot be installed: Operation not permitted"
+
+assert_clean "after all runs"
+t_summary

@@ -448,6 +448,13 @@ static int verb_show(const char *id) {
         print_u64("CPU (usec):", rec->cpu_usec, false);
         print_u64("Memory peak:", rec->memory_peak, true);
         print_u64("Tasks peak:", rec->tasks_peak, false);
+        if (rec->output_bytes > 0 || rec->output_truncated)
+                printf("%-14s %" PRIu64 " bytes%s\n", "Output:", rec->output_bytes,
+                       rec->output_truncated ? " (cut at the profile's limit)" : "");
+        printf("%-14s", "Denied calls:");
+        for (size_t i = 0; i < rec->n_denied; i++)
+                printf(" %s x%" PRIu64, rec->denied[i].name, rec->denied[i].count);
+        printf("%s\n", rec->n_denied ? "" : " none (of sbx's argument-level rules)");
         printf("%-14s %s\n", "Cleanup:",
                rec->finished ? (rec->unit_gone && rec->cgroup_gone ? "completed" : "INCOMPLETE") : "-");
         if (rec->error)

@@ -780,8 +780,12 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         if (r >= 0)
                 r = sd_bus_message_append(call, "(sv)", "User", "s", user);
         if (r >= 0)
-                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s",
-                                          slice, "AddRef", "b", 1, "StandardInputFileDescriptor", "h", fds[0],
+                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s",
+                                          slice, "AddRef", "b", 1,
+                                          /* [Unit] settings stay out of the property table, whose text
+                                           * rendering is a [Service] section */
+                                          "CollectMode", "s", "inactive-or-failed",
+                                          "StandardInputFileDescriptor", "h", fds[0],
                                           "StandardOutputFileDescriptor", "h", fds[1],
                                           "StandardErrorFileDescriptor", "h", fds[2]);
         if (r >= 0)

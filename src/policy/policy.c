@@ -67,9 +67,10 @@ static const char *const forbidden_workspaces[] = {
 static int check_host_dir(const char *what, const char *path, char **ret_error) {
         if (!path_is_absolute_normalized(path))
                 return refuse(ret_error, -EINVAL, "%s: '%s' is not a normalized absolute path", what, path);
-        if (strpbrk(path, ":\"\\ \t\n"))
+        /* ':' separates bind mount fields, '%' starts a specifier in unit files */
+        if (strpbrk(path, ":\"\\ \t\n%"))
                 return refuse(ret_error, -EINVAL,
-                              "%s: '%s' contains a character sbx does not accept (: \" \\ or white space)", what, path);
+                              "%s: '%s' contains a character sbx does not accept (: \" \\ %% or white space)", what, path);
         for (size_t i = 0; i < ELEMENTSOF(forbidden_workspaces); i++) {
                 const char *f = forbidden_workspaces[i];
                 size_t l = strlen(f);
@@ -564,7 +565,6 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 r = prop_table_add_u64(t, "CPUQuota", cpu * 10000);
         r = r ?: prop_table_add_u64(t, "RuntimeMaxSec", runtime);
         r = r ?: prop_table_add_string(t, "NotifyAccess", "main");
-        r = r ?: prop_table_add_string(t, "CollectMode", "inactive-or-failed");
         if (r < 0)
                 return r;
 

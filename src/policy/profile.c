@@ -174,7 +174,7 @@ static bool path_is_below(const char *path, const char *dir) {
 
 static bool path_has_bad_chars(const char *s) {
         for (const unsigned char *c = (const unsigned char *) s; *c; c++)
-                if (*c < 0x20 || *c == 0x7f || *c == ' ' || *c == ':' || *c == '"' || *c == '\\')
+                if (*c < 0x20 || *c == 0x7f || *c == ' ' || *c == ':' || *c == '"' || *c == '\\' || *c == '%')
                         return true;
         return false;
 }
@@ -190,7 +190,7 @@ static int check_host_path(JsonDoc *jd, const JsonPath *p, json_object *v) {
                                      strlen(s));
         if (path_has_bad_chars(s))
                 return json_doc_fail_got(jd, p, v,
-                                         "expected a path without ':', '\"', '\\', white space or control characters");
+                                         "expected a path without ':', '\"', '\\', '%%', white space or control characters");
         if (streq(s, "/") || path_is_below(s, "/proc") || path_is_below(s, "/sys") || path_is_below(s, "/dev"))
                 return json_doc_fail_got(jd, p, v, "expected a path other than / and outside /proc, /sys and /dev");
         return 0;
@@ -836,7 +836,7 @@ static int parse_cache(JsonDoc *jd, const JsonPath *p, json_object *o, ProfileCa
                                      PROFILE_PATH_MAX, strlen(s));
         if (path_has_bad_chars(s))
                 return json_doc_fail_got(jd, JSON_KEY(p, "path"), v,
-                                         "expected a path without ':', '\"', '\\', white space or control characters");
+                                         "expected a path without ':', '\"', '\\', '%%', white space or control characters");
         c->path = strdup(s);
         if (!c->path)
                 return -ENOMEM;

@@ -23,6 +23,7 @@ INSTALL_ONLY=0
 SELF=${SBX_PAYLOAD:-$0}
 REPO=${SBX_REPO:-$(cd "$(dirname "$SELF")/../.." && pwd)}
 BUILD=${1:-${SBX_BUILD:-$REPO/build}}
+export SBX_BUILD=$BUILD   # tests that run built test programs (render-check) find them here
 TDIR=$REPO/tests/integration
 RESULTS=${SBX_RESULTS:-$BUILD/integration.log}
 

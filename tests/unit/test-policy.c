@@ -372,7 +372,6 @@ static void test_compile_default(void **state) {
         assert_string_equal(get(plan, "KillMode")->s, "control-group");
         assert_string_equal(get(plan, "OOMPolicy")->s, "stop");
         assert_string_equal(get(plan, "NotifyAccess")->s, "main");
-        assert_string_equal(get(plan, "CollectMode")->s, "inactive-or-failed");
 
         /* no capabilities at all, every namespace type restricted */
         assert_int_equal(get(plan, "CapabilityBoundingSet")->u, 0);
@@ -1075,7 +1074,7 @@ static void test_refuse_workspace(void **state) {
 #define NOT_NORMALIZED(w) { "workspace " w, { .workspace = (char *) w, .argv = one }, -EINVAL, \
                             "workspace: '" w "' is not a normalized absolute path" }
 #define BAD_CHAR(w) { "workspace " w, { .workspace = (char *) w, .argv = one }, -EINVAL, \
-                      "workspace: '" w "' contains a character sbx does not accept (: \" \\ or white space)" }
+                      "workspace: '" w "' contains a character sbx does not accept (: \" \\ % or white space)" }
 #define SYSTEM_DIR(w) { "workspace " w, { .workspace = (char *) w, .argv = one }, -EPERM, \
                         "workspace: '" w "' is a system directory" }
         const Refusal table[] = {
@@ -1302,9 +1301,11 @@ static void test_refuse_dataset(void **state) {
                 { "dot-dot", { .argv = one, .dataset = "/srv/../etc" }, -EINVAL,
                   "dataset: '/srv/../etc' is not a normalized absolute path" },
                 { "space", { .argv = one, .dataset = "/srv/a b" }, -EINVAL,
-                  "dataset: '/srv/a b' contains a character sbx does not accept (: \" \\ or white space)" },
+                  "dataset: '/srv/a b' contains a character sbx does not accept (: \" \\ % or white space)" },
                 { "colon", { .argv = one, .dataset = "/srv/a:b" }, -EINVAL,
-                  "dataset: '/srv/a:b' contains a character sbx does not accept (: \" \\ or white space)" },
+                  "dataset: '/srv/a:b' contains a character sbx does not accept (: \" \\ % or white space)" },
+                { "percent (a specifier in unit files)", { .argv = one, .dataset = "/srv/100%n" }, -EINVAL,
+                  "dataset: '/srv/100%n' contains a character sbx does not accept (: \" \\ % or white space)" },
                 { "system dir", { .argv = one, .dataset = "/home" }, -EPERM, "dataset: '/home' is a system directory" },
                 { "same as workspace", { .argv = one, .dataset = "/srv/a", .workspace = "/srv/a" }, -EINVAL,
                   "dataset: '/srv/a' overlaps the workspace '/srv/a'" },

@@ -670,19 +670,22 @@ static void test_path_errors(void **state) {
                 { DOC(", 'files': {'hidden': ['']}"),
                   FILE_NAME ": files.hidden[0]: expected an absolute, normalized path, got \"\"" },
                 { DOC(", 'files': {'read_only': ['/my dir']}"),
-                  FILE_NAME ": files.read_only[0]: expected a path without ':', '\"', '\\', white space or control "
+                  FILE_NAME ": files.read_only[0]: expected a path without ':', '\"', '\\', '%', white space or control "
                             "characters, got \"/my dir\"" },
                 { DOC(", 'files': {'read_only': ['/a:b']}"),
-                  FILE_NAME ": files.read_only[0]: expected a path without ':', '\"', '\\', white space or control "
+                  FILE_NAME ": files.read_only[0]: expected a path without ':', '\"', '\\', '%', white space or control "
                             "characters, got \"/a:b\"" },
                 { DOC(", 'files': {'read_only': ['/a\\\\b']}"),
-                  FILE_NAME ": files.read_only[0]: expected a path without ':', '\"', '\\', white space or control "
+                  FILE_NAME ": files.read_only[0]: expected a path without ':', '\"', '\\', '%', white space or control "
                             "characters, got \"/a\\\\b\"" },
                 { DOC(", 'files': {'read_only': ['/a\\\"b']}"),
-                  FILE_NAME ": files.read_only[0]: expected a path without ':', '\"', '\\', white space or control "
+                  FILE_NAME ": files.read_only[0]: expected a path without ':', '\"', '\\', '%', white space or control "
                             "characters, got \"/a\\\"b\"" },
+                { DOC(", 'files': {'read_only': ['/srv/100%n']}"),
+                  FILE_NAME ": files.read_only[0]: expected a path without ':', '\"', '\\', '%', white space or control "
+                            "characters, got \"/srv/100%n\"" },
                 { DOC(", 'files': {'read_only': ['/a\\tb']}"),
-                  FILE_NAME ": files.read_only[0]: expected a path without ':', '\"', '\\', white space or control "
+                  FILE_NAME ": files.read_only[0]: expected a path without ':', '\"', '\\', '%', white space or control "
                             "characters, got \"/a\\tb\"" },
                 { DOC(", 'files': {'read_only': ['/']}"), FILE_NAME
                   ": files.read_only[0]: expected a path other than / and outside /proc, /sys and /dev, got \"/\"" },
@@ -1066,7 +1069,7 @@ static void test_lifetime_errors(void **state) {
                 { CACHES("{'name': 'a', 'path': ''}"), FILE_NAME
                   ": lifetime.caches[0].path: expected a normalized path relative to HOME, without \"..\", got \"\"" },
                 { CACHES("{'name': 'a', 'path': 'my cache'}"),
-                  FILE_NAME ": lifetime.caches[0].path: expected a path without ':', '\"', '\\', white space or "
+                  FILE_NAME ": lifetime.caches[0].path: expected a path without ':', '\"', '\\', '%', white space or "
                             "control characters, got \"my cache\"" },
                 { DOC(", 'lifetime': {'caches': [{'name': 'a', 'path': 'b'}], 'keep': true}"),
                   FILE_NAME ": lifetime.keep: unknown key" },

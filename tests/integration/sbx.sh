@@ -46,11 +46,13 @@ sbx_wait_active() {
   return 1
 }
 
-# sbx_wait_new_run BEFORE_COUNT: id of the newest run whose record says running, once there are more
+# sbx_wait_new_run BEFORE_COUNT [CLIENT_PID]: id of the newest run whose record says running, once there are more
 # records than BEFORE_COUNT (polls, max ~30 s)
 sbx_wait_new_run() {
   local i id
   for i in $(seq 300); do
+    # the client already gave up (the run was refused or failed to start): no point waiting
+    [ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && return 1
     if [ "$(record_count)" -gt "$1" ]; then
       id=$(sbxctl list --no-legend | awk '$3=="running"{print $1}' | tail -n 1)
       [ -n "$id" ] && { echo "$id"; return 0; }
@@ -66,6 +68,6 @@ sbx_run_bg() {
   local out=$1 before; shift
   before=$(record_count)
   sbxctl run "$@" > "$out" 2>&1 & CPID=$!
-  RUN=$(sbx_wait_new_run "$before") || { _t_err "no running run appeared"; return 1; }
+  RUN=$(sbx_wait_new_run "$before" "$CPID") || { _t_err "no running run appeared: $(cat "$out")"; return 1; }
   sbx_wait_active "$RUN" || { _t_err "the unit of run $RUN never became active"; return 1; }
 }

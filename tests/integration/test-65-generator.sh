@@ -206,24 +206,20 @@ else
   assert_eq "" "$(ls /run/systemd/system/sbx-render-* 2>/dev/null)" "render-check unit files left"
 fi
 
-t_begin "unit-file text and D-Bus mean the same for paths with '%' (a specifier in unit files)"
-if [ ! -x "$RC" ]; then
-  t_skip "render-check is not built in $BUILD"
-else
-  mkdir -p "/var/tmp/sbx%edge"; t_on_exit "rmdir '/var/tmp/sbx%edge'"
-  cat > "$W/edge.json" <<'EOF'
+t_begin "a path with '%' (a specifier in unit files) is refused, not rendered differently in the two forms"
+# Unit-file text expands %n, %e... in paths while D-Bus takes them verbatim: such a profile would mean
+# one thing in the drop-in and another in the transient unit. The parser refuses it.
+cat > "$W/edge.json" <<'EOF'
 {
   "version": 1,
-  "description": "render check: paths with a percent sign",
-  "files": { "read_only": ["/var/tmp/sbx%edge"], "hidden": ["/srv/100%n"] },
+  "description": "paths with a percent sign",
+  "files": { "read_only": ["/var/tmp/sbx%edge"] },
   "network": { "mode": "none" },
   "resources": { "memory": "256M", "tasks": 32, "wall_time": "5min" }
 }
 EOF
-  t_run timeout -k 5 300 "$RC" "$W/edge.json"
-  printf '%s\n' "$T_OUT" | sed 's|^|  |'
-  [ "$T_RC" = 0 ] || _t_err "render-check edge.json exited $T_RC: $(printf '%s' "$T_OUT" | grep -E '^DIFFERENT|render-check:' | tr '\n' ';' | head -c 600)"
-fi
+assert_rc 125 sbxctl profile check "$W/edge.json"
+assert_contains "$T_OUT" "edge.json: files.read_only[0]: expected a path without ':', '\"', '\\', '%', white space or control characters"
 t_begin "nothing of this test is left: profiles, their slices, render-check units, runs"
 cleanup_profiles; ADDED=() NEWSLICES=()
 assert_eq "" "$(systemctl list-units --all --no-legend --plain 'sbx-*prof.slice')" "slices of the profiles this test made up"

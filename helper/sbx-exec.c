@@ -35,6 +35,7 @@
 static uint64_t arg_expect_memory_max = UINT64_MAX;
 static uint64_t arg_expect_tasks_max = UINT64_MAX;
 static uint64_t arg_expect_swap_max = 0;
+static uint64_t arg_expect_cpu_percent = 0; /* 0: no quota promised */
 static const char *arg_expect_network = NULL; /* "none", "public", "host" */
 static const char *arg_expect_profile_digest = NULL;
 static char **arg_caches = NULL; /* "STATEDIR:PATH" pairs: HOME/PATH becomes a link to STATEDIR */
@@ -42,6 +43,10 @@ static bool arg_workspace_private = true;
 static const char *arg_handover = NULL;   /* "in" or "out": privileged ExecStartPre=+/ExecStopPost=+ mode */
 static uid_t arg_owner_uid = (uid_t) -1;
 static gid_t arg_owner_gid = (gid_t) -1;
+static dev_t arg_owner_dev = 0;
+static ino_t arg_owner_ino = 0;
+static char **arg_expect_denied = NULL; /* addresses a datagram to must fail with EPERM */
+static char **arg_expect_dirs = NULL; /* "PATH:DEV:INO": PATH must be the directory sbxd checked */
 static const char *arg_seccomp_filter = NULL; /* hex of the program for the profile's syscall rules */
 static uint64_t arg_output_max = 0;           /* bytes of stdout+stderr; 0: not limited */
 
@@ -159,18 +164,29 @@ static int only_loopback(void) {
 
 /* With IPAddressDeny= covering loopback, the kernel refuses a datagram to 127.0.0.1 with EPERM before it
  * leaves. Returns 0 when refused that way, else a negative errno: -EPROTO when it was sent. */
-static int probe_ip_deny(void) {
+static int probe_ip_deny(const char *address) {
         _cleanup_close_ int fd = -EBADF;
-        struct sockaddr_in sa = {
-                .sin_family = AF_INET,
-                .sin_port = htons(9), /* discard */
-                .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-        };
+        union {
+                struct sockaddr sa;
+                struct sockaddr_in in;
+                struct sockaddr_in6 in6;
+        } u = {};
+        socklen_t len;
 
-        fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (inet_pton(AF_INET, address, &u.in.sin_addr) == 1) {
+                u.in.sin_family = AF_INET;
+                u.in.sin_port = htons(9); /* discard */
+                len = sizeof(u.in);
+        } else if (inet_pton(AF_INET6, address, &u.in6.sin6_addr) == 1) {
+                u.in6.sin6_family = AF_INET6;
+                u.in6.sin6_port = htons(9);
+                len = sizeof(u.in6);
+        } else
+                return -EINVAL;
+        fd = socket(u.sa.sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
-        if (sendto(fd, "", 0, 0, (struct sockaddr *) &sa, sizeof(sa)) >= 0)
+        if (sendto(fd, "", 0, 0, &u.sa, len) >= 0)
                 return -EPROTO;
         return errno == EPERM ? 0 : -errno;
 }
@@ -217,6 +233,20 @@ static int check_confinement(const char *cg) {
                 if (r < 0 && (arg_expect_swap_max != 0 || r != -ENOENT || system_has_swap()))
                         return refuse("MemorySwapMax cannot be enforced: %s/memory.swap.max: %s", cg, strerror(-r));
         }
+        if (arg_expect_cpu_percent > 0) {
+                _cleanup_free_ char *cpu_max = NULL;
+                uint64_t quota, period;
+                char tail;
+
+                r = read_cgroup_attr(cg, "cpu.max", &cpu_max);
+                if (r < 0)
+                        return refuse("CPUQuota cannot be enforced: %s/cpu.max: %s (no cpu controller?)", cg,
+                                      strerror(-r));
+                if (sscanf(cpu_max, "%" SCNu64 " %" SCNu64 "%c", &quota, &period, &tail) != 2 || period == 0 ||
+                    quota * 100 / period != arg_expect_cpu_percent)
+                        return refuse("CPUQuota is '%s' in the kernel, expected %" PRIu64 "%%", cpu_max,
+                                      arg_expect_cpu_percent);
+        }
         if (arg_expect_tasks_max != UINT64_MAX) {
                 r = read_cgroup_u64(cg, "pids.max", &v);
                 if (r < 0)
@@ -233,10 +263,17 @@ static int check_confinement(const char *cg) {
                 if (r == 0)
                         return refuse("the network namespace is not private (interfaces other than lo are visible)");
         } else if (streq_ptr(arg_expect_network, "public")) {
-                r = probe_ip_deny();
+                r = probe_ip_deny("127.0.0.1");
                 if (r < 0)
                         return refuse("IPAddressDeny= is not in force (a datagram to 127.0.0.1 was not refused: %s); "
                                       "network mode 'public' cannot be enforced", strerror(-r));
+                /* the host's own addresses, which sbxd added to the deny-list for this run */
+                STRV_FOREACH(a, arg_expect_denied) {
+                        r = probe_ip_deny(*a);
+                        if (r < 0)
+                                return refuse("the host's own address %s is not denied (a datagram to it was not "
+                                              "refused: %s)", *a, strerror(-r));
+                }
         }
         /* The generator's drop-in for the profile carries the profile's digest: without it the fixed
          * hardening that no transient property can weaken is missing, or stale. */
@@ -250,6 +287,33 @@ static int check_confinement(const char *cg) {
                 if (!streq(d, arg_expect_profile_digest))
                         return refuse("the profile changed since the last daemon-reload (drop-in %s, profile %s); "
                                       "run 'sbxctl profile reload'", d, arg_expect_profile_digest);
+        }
+        return 0;
+}
+
+/* The workspace and the dataset are bound by path after sbxd checked them: what is bound must be the
+ * directory it checked (same device and inode), or a parent swapped for a symlink in between took the
+ * bind mount elsewhere. */
+static int check_bound_dirs(void) {
+        STRV_FOREACH(e, arg_expect_dirs) {
+                _cleanup_free_ char *path = strdup(*e);
+                uint64_t dev, ino;
+                struct stat st;
+                char *colon;
+                int n = 0;
+
+                if (!path)
+                        return refuse("out of memory");
+                colon = strchr(path, ':');
+                *colon = 0;
+                if (sscanf(colon + 1, "%" SCNu64 ":%" SCNu64 "%n", &dev, &ino, &n) != 2 || colon[1 + n] != 0)
+                        return refuse("bad --expect-dir= argument '%s'", *e);
+                if (stat(path, &st) < 0)
+                        return refuse("%s is not bound: %m", path);
+                if ((uint64_t) st.st_dev != dev || (uint64_t) st.st_ino != ino)
+                        return refuse("%s is not the directory sbxd checked (device/inode %" PRIu64 ":%" PRIu64
+                                      ", expected %" PRIu64 ":%" PRIu64 "): the path changed before it was bound",
+                                      path, (uint64_t) st.st_dev, (uint64_t) st.st_ino, dev, ino);
         }
         return 0;
 }
@@ -292,6 +356,7 @@ static int parse_u64_arg(const char *s, uint64_t *ret) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_SWAP, ARG_DIGEST, ARG_CACHE,
+               ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU,
                ARG_SECCOMP, ARG_OUTPUT };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
@@ -300,6 +365,9 @@ static int parse_argv(int argc, char *argv[]) {
                 { "expect-swap-max", required_argument, NULL, ARG_SWAP },
                 { "expect-profile-digest", required_argument, NULL, ARG_DIGEST },
                 { "cache", required_argument, NULL, ARG_CACHE },
+                { "expect-dir", required_argument, NULL, ARG_EXPECT_DIR },
+                { "expect-denied", required_argument, NULL, ARG_EXPECT_DENIED },
+                { "expect-cpu-quota", required_argument, NULL, ARG_CPU },
                 { "workspace", required_argument, NULL, ARG_WS },
                 { "handover", required_argument, NULL, ARG_HANDOVER },
                 { "owner", required_argument, NULL, ARG_OWNER },
@@ -366,11 +434,47 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_OWNER: {
                         unsigned u, g;
+                        uint64_t dev, ino;
                         int n = 0;
-                        if (sscanf(optarg, "%u:%u%n", &u, &g, &n) != 2 || optarg[n] != 0)
+
+                        /* UID:GID, or UID:GID:DEV:INO of the directory sbxd checked */
+                        if (sscanf(optarg, "%u:%u:%" SCNu64 ":%" SCNu64 "%n", &u, &g, &dev, &ino, &n) == 4 &&
+                            optarg[n] == 0) {
+                                arg_owner_dev = (dev_t) dev;
+                                arg_owner_ino = (ino_t) ino;
+                        } else if (n = 0, sscanf(optarg, "%u:%u%n", &u, &g, &n) != 2 || optarg[n] != 0)
                                 return -EINVAL;
                         arg_owner_uid = (uid_t) u;
                         arg_owner_gid = (gid_t) g;
+                        break;
+                }
+                case ARG_CPU:
+                        if (parse_u64_arg(optarg, &arg_expect_cpu_percent) < 0)
+                                return -EINVAL;
+                        break;
+                case ARG_EXPECT_DENIED: {
+                        size_t k = strv_length(arg_expect_denied);
+                        char **l = realloc(arg_expect_denied, (k + 2) * sizeof(char *));
+
+                        if (!l)
+                                return -ENOMEM;
+                        l[k] = optarg; /* points into argv */
+                        l[k + 1] = NULL;
+                        arg_expect_denied = l;
+                        break;
+                }
+                case ARG_EXPECT_DIR: {
+                        size_t k = strv_length(arg_expect_dirs);
+                        char **l;
+
+                        if (optarg[0] != '/' || !strchr(optarg, ':'))
+                                return -EINVAL;
+                        l = realloc(arg_expect_dirs, (k + 2) * sizeof(char *));
+                        if (!l)
+                                return -ENOMEM;
+                        l[k] = optarg; /* points into argv */
+                        l[k + 1] = NULL;
+                        arg_expect_dirs = l;
                         break;
                 }
                 default:
@@ -497,6 +601,14 @@ static int run_handover(const char *dir) {
          * mount at the workspace path (its own path may be hidden, e.g. under /home or /tmp). */
         if (access(SBX_WORKSPACE, F_OK) >= 0)
                 dir = SBX_WORKSPACE;
+        if (arg_owner_ino != 0) {
+                struct stat st;
+
+                if (stat(dir, &st) < 0 || st.st_dev != arg_owner_dev || st.st_ino != arg_owner_ino) {
+                        fprintf(stderr, "sbx: workspace hand-over: %s is not the directory sbxd checked\n", dir);
+                        return SBX_EXIT_FAILURE;
+                }
+        }
         if (streq(arg_handover, "in"))
                 r = handover_tree(dir, arg_owner_uid, arg_owner_gid, uid, (gid_t) uid, &n);
         else
@@ -532,6 +644,9 @@ int main(int argc, char *argv[]) {
         if (r != 0)
                 return r;
 
+        r = check_bound_dirs();
+        if (r != 0)
+                return r;
         r = link_caches();
         if (r != 0)
                 return r;

@@ -448,9 +448,12 @@ static int verb_show(const char *id) {
         print_u64("CPU (usec):", rec->cpu_usec, false);
         print_u64("Memory peak:", rec->memory_peak, true);
         print_u64("Tasks peak:", rec->tasks_peak, false);
-        if (rec->output_bytes > 0 || rec->output_truncated)
+        /* UINT64_MAX: not counted (the profile sets no output limit) */
+        if (rec->output_bytes != UINT64_MAX)
                 printf("%-14s %" PRIu64 " bytes%s\n", "Output:", rec->output_bytes,
                        rec->output_truncated ? " (cut at the profile's limit)" : "");
+        else if (rec->output_truncated)
+                printf("%-14s cut at the profile's limit\n", "Output:");
         printf("%-14s", "Denied calls:");
         for (size_t i = 0; i < rec->n_denied; i++)
                 printf(" %s x%" PRIu64, rec->denied[i].name, rec->denied[i].count);
@@ -489,9 +492,10 @@ static int load_profile_arg(const char *arg, Profile **ret) {
         return 0;
 }
 
+/* max NULL: the profile sets no ceiling. */
 static void print_bound(const char *what, const RequestBound *b, const char *min, const char *max) {
         if (b->allowed)
-                printf(" %s (%s..%s)", what, min, max);
+                printf(" %s (%s..%s)", what, min, max ?: "unlimited");
 }
 
 static void fmt_size(char buf[static 32], uint64_t v) {
@@ -510,14 +514,18 @@ static void fmt_size(char buf[static 32], uint64_t v) {
 }
 
 static void fmt_usec(char buf[static 32], usec_t u) {
-        if (u % (3600 * USEC_PER_SEC) == 0)
+        if (u == 0)
+                snprintf(buf, 32, "0");
+        else if (u % (3600 * USEC_PER_SEC) == 0)
                 snprintf(buf, 32, "%" PRIu64 "h", u / (3600 * USEC_PER_SEC));
         else if (u % (60 * USEC_PER_SEC) == 0)
                 snprintf(buf, 32, "%" PRIu64 "min", u / (60 * USEC_PER_SEC));
         else if (u % USEC_PER_SEC == 0)
                 snprintf(buf, 32, "%" PRIu64 "s", u / USEC_PER_SEC);
+        else if (u % USEC_PER_MSEC == 0)
+                snprintf(buf, 32, "%" PRIu64 "ms", u / USEC_PER_MSEC);
         else
-                snprintf(buf, 32, "%" PRIu64 "ms", u / USEC_PER_SEC);
+                snprintf(buf, 32, "%" PRIu64 "us", u);
 }
 
 static void print_rule(const SyscallRule *r, const char *origin) {
@@ -540,7 +548,7 @@ static int show_profile(const Profile *p) {
         _cleanup_free_ char *err = NULL, *t_fixed = NULL, *t_run = NULL, *t_slice = NULL, *dropin = NULL,
                             *slice_name = NULL;
         RunRequest req = { .argv = (char *[]) { (char *) "CMD", NULL } };
-        char a[32], b[32], c[32], d[32], e[32];
+        char a[32], b[32], c[32], d[32], e[32], f[32];
         const SyscallRule *base;
         size_t n_base;
         PropTable rest;
@@ -585,11 +593,15 @@ static int show_profile(const Profile *p) {
         fmt_usec(c, p->runtime_max);
         fmt_size(d, p->disk_max);
         fmt_size(e, p->output_max);
-        printf("  per run:    memory %s, swap %s, cpu %u%%, tasks %" PRIu64 ", wall time %s, disk %s, output %s\n", a,
-               b, p->cpu_quota_percent, p->tasks_max, c, d, p->output_max ? e : "unlimited");
+        snprintf(f, sizeof(f), "%u%%", p->cpu_quota_percent);
+        printf("  per run:    memory %s, swap %s, cpu %s, tasks %" PRIu64 ", wall time %s, disk %s, output %s\n", a,
+               b, p->cpu_quota_percent ? f : "unlimited", p->tasks_max, c, d, p->output_max ? e : "unlimited");
+        /* 0: the slice sets no limit */
         fmt_size(a, p->slice_memory_max);
-        printf("  all runs:   memory %s, tasks %" PRIu64 ", cpu %u%% (0: unlimited)\n", a, p->slice_tasks_max,
-               p->slice_cpu_quota_percent);
+        snprintf(b, sizeof(b), "%" PRIu64, p->slice_tasks_max);
+        snprintf(c, sizeof(c), "%u%%", p->slice_cpu_quota_percent);
+        printf("  all runs:   memory %s, tasks %s, cpu %s\n", p->slice_memory_max ? a : "unlimited",
+               p->slice_tasks_max ? b : "unlimited", p->slice_cpu_quota_percent ? c : "unlimited");
         printf("  caches:    ");
         for (size_t i = 0; i < p->n_caches; i++)
                 printf(" %s=~/%s", p->caches[i].name, p->caches[i].path);
@@ -606,7 +618,7 @@ static int show_profile(const Profile *p) {
         print_bound("--timeout", &p->request.runtime, a, b);
         snprintf(a, sizeof(a), "%" PRIu64 "%%", p->request.cpu.min);
         snprintf(b, sizeof(b), "%u%%", p->cpu_quota_percent);
-        print_bound("--cpu", &p->request.cpu, a, b);
+        print_bound("--cpu", &p->request.cpu, a, p->cpu_quota_percent ? b : NULL);
         if (p->request.network_none)
                 printf(" --network=none");
         STRV_FOREACH(u, p->request.dataset_under)

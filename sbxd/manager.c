@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sbxd's run lifecycle: a validated request becomes a transient unit; the unit's end becomes a record.
  * Everything here is asynchronous on one sd-event loop. */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -508,41 +510,122 @@ static int unit_object_path(const char *unit, char **ret) {
         return sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, ret);
 }
 
+/* The host's own addresses as "ADDR/32" or "ADDR/128" (link-local IPv6 ones are already denied as a
+ * range, and scoped addresses cannot be written without their interface). */
+static int host_addresses(char ***ret) {
+        struct ifaddrs *ifa = NULL;
+        _cleanup_strv_free_ char **l = NULL;
+        size_t n = 0;
+
+        if (getifaddrs(&ifa) < 0)
+                return -errno;
+        for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+                char buf[INET6_ADDRSTRLEN], *s = NULL, **t;
+                int family = i->ifa_addr ? i->ifa_addr->sa_family : AF_UNSPEC;
+
+                if (family == AF_INET)
+                        inet_ntop(AF_INET, &((struct sockaddr_in *) i->ifa_addr)->sin_addr, buf, sizeof(buf));
+                else if (family == AF_INET6) {
+                        const struct in6_addr *a6 = &((struct sockaddr_in6 *) i->ifa_addr)->sin6_addr;
+
+                        if (IN6_IS_ADDR_LINKLOCAL(a6))
+                                continue;
+                        inet_ntop(AF_INET6, a6, buf, sizeof(buf));
+                } else
+                        continue;
+                if (asprintf(&s, "%s/%d", buf, family == AF_INET ? 32 : 128) < 0) {
+                        freeifaddrs(ifa);
+                        return -ENOMEM;
+                }
+                if (strv_contains(l, s)) {
+                        free(s);
+                        continue;
+                }
+                t = realloc(l, (n + 2) * sizeof(char *));
+                if (!t) {
+                        free(s);
+                        freeifaddrs(ifa);
+                        return -ENOMEM;
+                }
+                l = t;
+                l[n++] = s;
+                l[n] = NULL;
+        }
+        freeifaddrs(ifa);
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+static int open_dir_no_symlinks(const char *path, int *ret) {
+        _cleanup_free_ char *copy = strdup(path);
+        _cleanup_close_ int fd = -EBADF;
+        char *save = NULL;
+
+        if (!copy)
+                return -ENOMEM;
+        if (path[0] != '/')
+                return -EINVAL;
+        fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                int nfd;
+
+                if (streq(c, ".") || streq(c, ".."))
+                        return -EINVAL;
+                nfd = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (nfd < 0)
+                        return -errno;
+                safe_close(fd);
+                fd = nfd;
+        }
+        /* a real (not O_PATH) descriptor of the directory itself */
+        *ret = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return *ret < 0 ? -errno : 0;
+}
+
 /* A host directory a run binds: the workspace (exclusive: one run at a time, handed over to the run's
  * user) or the dataset (read-only, shared). */
 static int check_host_dir(Manager *m, const char *what, const char *path, uid_t uid, bool exclusive, struct stat *ret_st,
                           sd_bus_error *error) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
+        int r;
 
-        /* Open without following a final symlink; the caller must own the directory (root may use any). */
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0) {
-                if (errno == ENOENT)
+        /* Walk the path one component at a time without following any symlink (sbxctl sends the
+         * canonical path): a symlinked parent could otherwise take the bind mount, which systemd makes
+         * as root, somewhere the lexical checks never looked. The caller must own the directory (root
+         * may use any). The exec helper later checks that what got bound is this very directory. */
+        r = open_dir_no_symlinks(path, &fd);
+        if (r < 0 && uid == 0) {
+                if (r == -ENOENT)
                         return sd_bus_error_setf(error, ERR_INVALID, "%s: '%s' does not exist", what, path);
-                if (errno == ENOTDIR || errno == ELOOP)
-                        return sd_bus_error_setf(error, ERR_INVALID, "%s: '%s' is not a directory", what, path);
-                return sd_bus_error_setf(error, ERR_INVALID, "%s: '%s': %s", what, path, strerror(errno));
+                if (r == -ENOTDIR || r == -ELOOP)
+                        return sd_bus_error_setf(error, ERR_INVALID,
+                                                 "%s: '%s' is not a directory (or a component is a symlink)", what, path);
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: '%s': %s", what, path, strerror(-r));
         }
-        if (fstat(fd, &st) < 0)
-                return sd_bus_error_set_errno(error, errno);
-        if (uid != 0 && st.st_uid != uid)
-                return sd_bus_error_setf(error, ERR_ACCESS, "%s: '%s' is not owned by the caller", what, path);
+        /* Others get one answer for everything, so that sbxd (which can see every path) does not tell a
+         * caller what exists where it could not look itself. */
+        if (r < 0 || fstat(fd, &st) < 0 || (uid != 0 && st.st_uid != uid))
+                return sd_bus_error_setf(error, ERR_ACCESS,
+                                         "%s: '%s' is not owned by the caller (or is not a directory, or a path "
+                                         "component is a symlink)", what, path);
         if (st.st_uid == 0 && uid != 0)
                 return sd_bus_error_setf(error, ERR_ACCESS, "%s: '%s' is owned by root", what, path);
         /* One run per workspace: the hand-over gives the tree to one run's user at a time. */
-        for (Run *r = m->runs; exclusive && r; r = r->next) {
+        for (Run *o = m->runs; exclusive && o; o = o->next) {
                 size_t a, b;
 
-                if (!r->workspace)
+                if (!o->workspace)
                         continue;
-                a = strlen(r->workspace);
+                a = strlen(o->workspace);
                 b = strlen(path);
-                if ((r->ws_dev == st.st_dev && r->ws_ino == st.st_ino) ||
-                    (strneq(r->workspace, path, MIN(a, b)) &&
-                     (a == b || (a < b ? path[a] : r->workspace[b]) == '/')))
+                if ((o->ws_dev == st.st_dev && o->ws_ino == st.st_ino) ||
+                    (strneq(o->workspace, path, MIN(a, b)) &&
+                     (a == b || (a < b ? path[a] : o->workspace[b]) == '/')))
                         return sd_bus_error_setf(error, ERR_INVALID, "workspace: '%s' is in use by run %s", path,
-                                                 r->id);
+                                                 o->id);
         }
         *ret_st = st;
         return 0;
@@ -674,21 +757,37 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
                                          req->profile ?: PROFILE_DEFAULT, refusal);
         }
 
-        if (req->workspace && path_is_absolute_normalized(req->workspace) && profile->workspace) {
+        /* Everything that can be checked without touching the file system first: a path the profile
+         * does not allow is refused before sbxd looks at it. */
+        r = run_request_validate(profile, req, &refusal);
+        if (r < 0) {
+                if (!refusal)
+                        return r;
+                return sd_bus_error_setf(error, r == -EOPNOTSUPP ? ERR_UNENFORCEABLE : ERR_INVALID, "%s", refusal);
+        }
+        if (req->workspace) {
                 r = check_host_dir(m, "workspace", req->workspace, uid, true, &ws_st, error);
                 if (r < 0 || sd_bus_error_is_set(error))
                         return r;
                 req->workspace_uid = ws_st.st_uid;
                 req->workspace_gid = ws_st.st_gid;
-                ws_dev = ws_st.st_dev;
-                ws_ino = ws_st.st_ino;
+                req->workspace_dev = ws_dev = ws_st.st_dev;
+                req->workspace_ino = ws_ino = ws_st.st_ino;
         }
-        if (req->dataset && path_is_absolute_normalized(req->dataset) && profile->request.dataset_under) {
+        if (req->dataset) {
                 struct stat ds_st;
 
                 r = check_host_dir(m, "dataset", req->dataset, uid, false, &ds_st, error);
                 if (r < 0 || sd_bus_error_is_set(error))
                         return r;
+                req->dataset_dev = ds_st.st_dev;
+                req->dataset_ino = ds_st.st_ino;
+        }
+        if ((req->network ? network_mode_from_string(req->network) : profile->network) == NETWORK_PUBLIC) {
+                r = host_addresses(&req->host_addresses);
+                if (r < 0)
+                        return sd_bus_error_setf(error, ERR_START_FAILED, "cannot list the host's addresses: %s",
+                                                 strerror(-r));
         }
         store_tenant_id(&m->store, uid, tenant);
         if (profile->n_caches > 0) {

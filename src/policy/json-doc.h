@@ -68,9 +68,9 @@ int json_doc_get_string_array(JsonDoc *jd, const JsonPath *p, json_object *v, ch
 /* A JSON integer >= 0, without a message: callers say what they expected. */
 bool json_doc_to_uint(json_object *v, uint64_t *ret);
 
-/* A string like "2G" (see parse_size()) or an integer (bytes). */
+/* A string like "2G" (see parse_size(): no suffix or B, K, M, G, T) or an integer (bytes). */
 int json_doc_get_size(JsonDoc *jd, const JsonPath *p, json_object *v, uint64_t *ret);
-/* A string like "90s", "1h", "1d" (us ms s min h d, or none: seconds) or an integer (seconds). */
+/* A string like "90s", "1h", "1d" (us ms s min m h d, m being min; none: seconds) or an integer (seconds). */
 int json_doc_get_duration(JsonDoc *jd, const JsonPath *p, json_object *v, usec_t *ret);
 /* A CPU share: a string "N%" (100% = one CPU) with N <= max. */
 int json_doc_get_cpu_percent(JsonDoc *jd, const JsonPath *p, json_object *v, unsigned max, unsigned *ret);

@@ -19,6 +19,7 @@ RunRequest *run_request_free(RunRequest *r) {
         free(r->term);
         free(r->tenant);
         strv_free(r->busy_caches);
+        strv_free(r->host_addresses);
         free(r);
         return NULL;
 }
@@ -267,6 +268,11 @@ int policy_dropin_dir_name(const char *profile, char **ret) {
         return asprintf(ret, "sbx-%s-.service.d", profile) < 0 ? -ENOMEM : 0;
 }
 
+static uint64_t page_size(void) {
+        long l = sysconf(_SC_PAGESIZE);
+        return l > 0 ? (uint64_t) l : 4096;
+}
+
 static int tmpfs_options(const char *mode, uint64_t size, char **ret) {
         return asprintf(ret, "mode=%s,nosuid,nodev,size=%" PRIu64, mode, size) < 0 ? -ENOMEM : 0;
 }
@@ -384,12 +390,15 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
         r = r ?: prop_table_add_u64(t, "UMask", 0022);
         /* Resources that no request changes */
         r = r ?: prop_table_add_u64(t, "LimitCORE", 0);
-        r = r ?: prop_table_add_u64(t, "MemorySwapMax", p->swap_max);
+        r = r ?: prop_table_add_u64(t, "MemorySwapMax", p->swap_max - p->swap_max % page_size());
         /* Lifecycle: everything in the cgroup ends with the run */
         r = r ?: prop_table_add_string(t, "KillMode", "control-group");
         r = r ?: prop_table_add_bool(t, "SendSIGKILL", true);
         r = r ?: prop_table_add_u64(t, "TimeoutStopSec", 5 * USEC_PER_SEC);
         r = r ?: prop_table_add_string(t, "OOMPolicy", "stop");
+        /* the exec helper's reports: only the main process may send them */
+        r = r ?: prop_table_add_string(t, "Type", "exec");
+        r = r ?: prop_table_add_string(t, "NotifyAccess", "main");
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(t);
@@ -454,6 +463,18 @@ static int handover_argv(const char *exec_path, const char *mode, const char *ow
         return 0;
 }
 
+static int strv_push_take(char ***l, char *s) {
+        size_t n = strv_length(*l);
+        char **t = realloc(*l, (n + 2) * sizeof(char *));
+
+        if (!t)
+                return -ENOMEM;
+        t[n] = s;
+        t[n + 1] = NULL;
+        *l = t;
+        return 0;
+}
+
 static int add_caches(const Profile *p, const RunRequest *req, PropTable *t, char ***ret_options) {
         _cleanup_strv_free_ char **opts = NULL;
         size_t n_opts = 0;
@@ -496,7 +517,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         uint64_t memory, tasks, cpu;
         usec_t runtime;
         _cleanup_free_ char *a_mem = NULL, *a_tasks = NULL, *a_swap = NULL, *a_net = NULL, *a_digest = NULL,
-                            *a_out = NULL, *term_env = NULL;
+                            *a_out = NULL, *term_env = NULL, *a_cpu = NULL;
         _cleanup_strv_free_ char **cache_opts = NULL;
         char *env[5] = { (char *) "HOME=" SBX_HOME, (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
                          (char *) "LANG=C.UTF-8", NULL, NULL };
@@ -522,6 +543,9 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                               memory);
         if (tasks < 2)
                 return refuse(ret_error, -EINVAL, "tasks: at least 2 are needed (the helper and the command)");
+        /* the kernel rounds memory.max down to whole pages; so does sbx, so that what the helper finds in
+         * the kernel is what it was told to expect (rounding down only tightens) */
+        memory -= memory % page_size();
 
         plan = calloc(1, sizeof(RunPlan));
         if (!plan)
@@ -548,9 +572,13 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 env[3] = term_env;
         }
         /* What this run adds to the profile's fixed part */
-        r = prop_table_add_string(t, "Type", "exec");
-        if (r == 0 && net == NETWORK_NONE && p->network == NETWORK_PUBLIC)
+        r = 0;
+        if (net == NETWORK_NONE && p->network == NETWORK_PUBLIC)
                 r = prop_table_add_bool(t, "PrivateNetwork", true);
+        /* The host's own addresses may be public ones: on the host's network they would reach its
+         * services. They change at run time, so they are per run, not in the drop-in. */
+        if (r == 0 && net == NETWORK_PUBLIC && strv_length(req->host_addresses) > 0)
+                r = prop_table_extend_strv(t, "IPAddressDeny", req->host_addresses);
         if (r == 0 && req->workspace)
                 r = prop_table_extend_strv(t, "BindPaths", (char *[]) { req->workspace, (char *) SBX_WORKSPACE, NULL });
         if (r == 0 && req->dataset)
@@ -564,7 +592,6 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         if (r == 0 && cpu > 0)
                 r = prop_table_add_u64(t, "CPUQuota", cpu * 10000);
         r = r ?: prop_table_add_u64(t, "RuntimeMaxSec", runtime);
-        r = r ?: prop_table_add_string(t, "NotifyAccess", "main");
         if (r < 0)
                 return r;
 
@@ -575,16 +602,30 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         /* The helper re-checks inside the unit what must hold, and refuses to run the command otherwise
          * (fail closed: systemd ignores some settings silently when the kernel lacks a feature). */
         if (asprintf(&a_mem, "--expect-memory-max=%" PRIu64, memory) < 0 ||
-            asprintf(&a_swap, "--expect-swap-max=%" PRIu64, p->swap_max) < 0 ||
+            asprintf(&a_swap, "--expect-swap-max=%" PRIu64, p->swap_max - p->swap_max % page_size()) < 0 ||
             asprintf(&a_tasks, "--expect-tasks-max=%" PRIu64, tasks) < 0 ||
             asprintf(&a_net, "--expect-network=%s", net == NETWORK_PUBLIC ? "public" : "none") < 0 ||
             asprintf(&a_digest, "--expect-profile-digest=%s", p->digest) < 0)
                 return -ENOMEM;
+        if (cpu > 0 && asprintf(&a_cpu, "--expect-cpu-quota=%" PRIu64, cpu) < 0)
+                return -ENOMEM;
         if (p->output_max > 0 && asprintf(&a_out, "--output-max=%" PRIu64, p->output_max) < 0)
                 return -ENOMEM;
+        if (net == NETWORK_PUBLIC)
+                STRV_FOREACH(h, req->host_addresses) {
+                        _cleanup_free_ char *o = NULL;
+                        size_t k = strcspn(*h, "/");
+
+                        if (asprintf(&o, "--expect-denied=%.*s", (int) k, *h) < 0)
+                                return -ENOMEM;
+                        r = strv_push_take(&cache_opts, o);
+                        if (r < 0)
+                                return r;
+                        o = NULL;
+                }
 
         n_argv = strv_length(req->argv);
-        plan->exec_argv = calloc(n_argv + 12 + strv_length(cache_opts), sizeof(char *));
+        plan->exec_argv = calloc(n_argv + 14 + strv_length(cache_opts), sizeof(char *));
         if (!plan->exec_argv)
                 return -ENOMEM;
         i = 0;
@@ -597,9 +638,22 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         plan->exec_argv[i++] = TAKE_PTR(a_digest);
         if (a_out)
                 plan->exec_argv[i++] = TAKE_PTR(a_out);
+        if (a_cpu)
+                plan->exec_argv[i++] = TAKE_PTR(a_cpu);
         STRV_FOREACH(o, cache_opts)
                 plan->exec_argv[i++] = TAKE_PTR(*o);
         if (!(plan->exec_argv[i++] = strdup(req->workspace ? "--workspace=bound" : "--workspace=private")))
+                return -ENOMEM;
+        /* The bind mounts are made by path, after sbxd checked the directories: the helper compares what
+         * it finds bound with what was checked (a parent swapped for a symlink in between would bind
+         * another directory). */
+        if (req->workspace && req->workspace_ino != 0 &&
+            asprintf(&plan->exec_argv[i++], "--expect-dir=" SBX_WORKSPACE ":%" PRIu64 ":%" PRIu64,
+                     (uint64_t) req->workspace_dev, (uint64_t) req->workspace_ino) < 0)
+                return -ENOMEM;
+        if (req->dataset && req->dataset_ino != 0 &&
+            asprintf(&plan->exec_argv[i++], "--expect-dir=" SBX_DATASET ":%" PRIu64 ":%" PRIu64,
+                     (uint64_t) req->dataset_dev, (uint64_t) req->dataset_ino) < 0)
                 return -ENOMEM;
         if (!(plan->exec_argv[i++] = strdup("--")))
                 return -ENOMEM;
@@ -608,10 +662,15 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                         return -ENOMEM;
 
         if (req->workspace) {
-                char owner[64];
+                char owner[128];
 
-                snprintf(owner, sizeof(owner), "--owner=%u:%u", (unsigned) req->workspace_uid,
-                         (unsigned) req->workspace_gid);
+                if (req->workspace_ino != 0) /* the hand-over checks it walks the directory sbxd checked */
+                        snprintf(owner, sizeof(owner), "--owner=%u:%u:%" PRIu64 ":%" PRIu64,
+                                 (unsigned) req->workspace_uid, (unsigned) req->workspace_gid,
+                                 (uint64_t) req->workspace_dev, (uint64_t) req->workspace_ino);
+                else
+                        snprintf(owner, sizeof(owner), "--owner=%u:%u", (unsigned) req->workspace_uid,
+                                 (unsigned) req->workspace_gid);
                 r = handover_argv(exec_path, "--handover=in", owner, req->workspace, &plan->pre_argv);
                 if (r >= 0)
                         r = handover_argv(exec_path, "--handover=out", owner, req->workspace, &plan->post_argv);

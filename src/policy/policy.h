@@ -29,7 +29,13 @@ typedef struct RunRequest {
         char *term;           /* TERM to pass, or NULL */
         uid_t workspace_uid;  /* owner of the workspace (set by sbxd after checking it) */
         gid_t workspace_gid;
+        dev_t workspace_dev;  /* the directory sbxd checked: the exec helper refuses to run if what got */
+        ino_t workspace_ino;  /* bound is another one (0/0: not checked) */
+        dev_t dataset_dev;
+        ino_t dataset_ino;
         char *tenant;         /* the caller's tenant id (names its caches), or NULL: no caches */
+        char **host_addresses;/* the host's own addresses ("ADDR/32", "ADDR/128"), denied to network mode
+                               * "public" on top of the non-public ranges (set by sbxd) */
         char **busy_caches;   /* names of the profile's caches in use by another run: ephemeral here */
 } RunRequest;
 

@@ -216,9 +216,10 @@ static int get_host_paths(JsonDoc *jd, const JsonPath *p, json_object *v, char *
         return 0;
 }
 
-/* Relative to HOME: non-empty components, none "." or "..", no leading or trailing "/". */
+/* Relative to HOME: non-empty components, none ".", no leading or trailing "/", and no ".." anywhere (the
+ * exec helper refuses any "..", even inside a name like "a..b"). */
 static bool relative_path_is_normalized(const char *s) {
-        if (isempty(s))
+        if (isempty(s) || strstr(s, ".."))
                 return false;
         for (const char *c = s;;) {
                 size_t n = strcspn(c, "/");
@@ -336,7 +337,7 @@ static int parse_files(JsonDoc *jd, const JsonPath *p, json_object *o, Profile *
                                      3);
 }
 
-static int check_syscall_names(JsonDoc *jd, const JsonPath *p, json_object *v, char **l) {
+static int check_syscall_names(JsonDoc *jd, const JsonPath *p, json_object *v, char **l, bool deny) {
         for (size_t i = 0; l[i]; i++) {
                 const char *s = l[i];
 
@@ -354,6 +355,10 @@ static int check_syscall_names(JsonDoc *jd, const JsonPath *p, json_object *v, c
                          * systemd skips what the native architecture does not have. */
                         if (seccomp_syscall_resolve_name(s) == __NR_SCMP_ERROR)
                                 return json_doc_fail(jd, JSON_INDEX(p, i), "unknown syscall '%s'", s);
+                        if (deny && streq(s, "seccomp"))
+                                return json_doc_fail(jd, JSON_INDEX(p, i),
+                                                     "seccomp may not be denied (sbx's exec helper needs seccomp() to "
+                                                     "install its filter)");
                 }
         }
         return 0;
@@ -376,7 +381,7 @@ static int parse_syscalls(JsonDoc *jd, const JsonPath *p, json_object *o, Profil
                 if (!l[0])
                         return json_doc_fail_got(jd, JSON_KEY(p, "allow"), v,
                                                  "expected at least one syscall group or name");
-                r = check_syscall_names(jd, JSON_KEY(p, "allow"), v, l);
+                r = check_syscall_names(jd, JSON_KEY(p, "allow"), v, l, false);
                 if (r < 0)
                         return r;
                 strv_free(prof->syscall_allow);
@@ -388,7 +393,7 @@ static int parse_syscalls(JsonDoc *jd, const JsonPath *p, json_object *o, Profil
                 r = json_doc_get_string_array(jd, JSON_KEY(p, "deny"), v, &l);
                 if (r < 0)
                         return r;
-                r = check_syscall_names(jd, JSON_KEY(p, "deny"), v, l);
+                r = check_syscall_names(jd, JSON_KEY(p, "deny"), v, l, true);
                 if (r < 0)
                         return r;
                 strv_free(prof->syscall_deny);
@@ -439,6 +444,22 @@ static int parse_syscall_rule(JsonDoc *jd, const JsonPath *p, json_object *o, Sy
         rule->nr = seccomp_syscall_resolve_name(s);
         if (rule->nr == __NR_SCMP_ERROR)
                 return json_doc_fail(jd, JSON_KEY(p, "syscall"), "unknown syscall '%s'", s);
+        /* The exec helper hands the seccomp listener over with sendmsg() once the filter is in force: a
+         * rule there would make every run wait for a supervisor that has no listener yet. */
+        if (rule->nr == SCMP_SYS(sendmsg))
+                return json_doc_fail(jd, JSON_KEY(p, "syscall"),
+                                     "a rule on sendmsg is not supported (sbx's exec helper calls it after the "
+                                     "filter is in force)");
+        if (rule->nr == SCMP_SYS(seccomp))
+                return json_doc_fail(jd, JSON_KEY(p, "syscall"),
+                                     "a rule on seccomp is not supported (sbx catches every seccomp() call of the "
+                                     "command already)");
+        /* A name of another architecture only: libseccomp gives a negative pseudo number. */
+        if (rule->nr < 0)
+                return json_doc_fail(jd, JSON_KEY(p, "syscall"),
+                                     "'%s' is not a syscall of the native architecture, a rule on it could never "
+                                     "match",
+                                     s);
         rule->syscall = strdup(s);
         if (!rule->syscall)
                 return -ENOMEM;
@@ -837,6 +858,11 @@ static int parse_cache(JsonDoc *jd, const JsonPath *p, json_object *o, ProfileCa
         if (path_has_bad_chars(s))
                 return json_doc_fail_got(jd, JSON_KEY(p, "path"), v,
                                          "expected a path without ':', '\"', '\\', '%%', white space or control characters");
+        /* HOME/workspace and HOME/dataset are where a run's workspace and dataset are bound. */
+        if (path_is_below(s, "workspace") || path_is_below(s, "dataset"))
+                return json_doc_fail_got(jd, JSON_KEY(p, "path"), v,
+                                         "expected a path outside \"workspace\" and \"dataset\" (where a run's "
+                                         "workspace and dataset are bound)");
         c->path = strdup(s);
         if (!c->path)
                 return -ENOMEM;
@@ -875,6 +901,17 @@ static int parse_lifetime(JsonDoc *jd, const JsonPath *p, json_object *o, Profil
                         if (streq(c->path, prof->caches[j].path))
                                 return json_doc_fail(jd, JSON_KEY(JSON_INDEX(cp, i), "path"),
                                                      "'%s' is also in lifetime.caches[%zu].path", c->path, j);
+                        /* One cache inside another would be linked into a directory of the other. */
+                        if (path_is_below(c->path, prof->caches[j].path))
+                                return json_doc_fail(jd, JSON_KEY(JSON_INDEX(cp, i), "path"),
+                                                     "'%s' lies below '%s' (lifetime.caches[%zu].path): caches "
+                                                     "may not nest",
+                                                     c->path, prof->caches[j].path, j);
+                        if (path_is_below(prof->caches[j].path, c->path))
+                                return json_doc_fail(jd, JSON_KEY(JSON_INDEX(cp, i), "path"),
+                                                     "'%s' contains '%s' (lifetime.caches[%zu].path): caches "
+                                                     "may not nest",
+                                                     c->path, prof->caches[j].path, j);
                 }
         }
         return 0;

@@ -68,6 +68,12 @@ RunRecord *run_record_new(void) {
         return r;
 }
 
+static void denied_list_free(DeniedSyscall *list, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(list[i].name);
+        free(list);
+}
+
 RunRecord *run_record_free(RunRecord *r) {
         if (!r)
                 return NULL;
@@ -75,9 +81,7 @@ RunRecord *run_record_free(RunRecord *r) {
         free(r->profile);
         free(r->policy_digest);
         free(r->error);
-        for (size_t i = 0; i < r->n_denied; i++)
-                free(r->denied[i].name);
-        free(r->denied);
+        denied_list_free(r->denied, r->n_denied);
         free(r);
         return NULL;
 }
@@ -91,34 +95,39 @@ static bool denied_name_is_valid(const char *s, size_t len) {
         return true;
 }
 
-int run_record_add_denied(RunRecord *r, const char *name, uint64_t count) {
+/* run_record_add_denied() on a bare list, so that a new list can be built before it replaces the old. */
+static int denied_list_add(DeniedSyscall **list, size_t *n, const char *name, uint64_t count) {
         DeniedSyscall *d;
         char *copy;
 
         if (!name || !denied_name_is_valid(name, strlen(name)))
                 return -EINVAL;
-        for (size_t i = 0; i < r->n_denied; i++)
-                if (streq(r->denied[i].name, name)) {
-                        if (count > UINT64_MAX - 1 - r->denied[i].count)
+        for (size_t i = 0; i < *n; i++)
+                if (streq((*list)[i].name, name)) {
+                        if (count > UINT64_MAX - 1 - (*list)[i].count)
                                 return -ERANGE;
-                        r->denied[i].count += count;
+                        (*list)[i].count += count;
                         return 0;
                 }
         if (count == UINT64_MAX)
                 return -ERANGE;
-        if (r->n_denied >= RECORD_DENIED_MAX)
+        if (*n >= RECORD_DENIED_MAX)
                 return -E2BIG;
         copy = strdup(name);
         if (!copy)
                 return -ENOMEM;
-        d = reallocarray(r->denied, r->n_denied + 1, sizeof(DeniedSyscall));
+        d = reallocarray(*list, *n + 1, sizeof(DeniedSyscall));
         if (!d) {
                 free(copy);
                 return -ENOMEM;
         }
-        r->denied = d;
-        r->denied[r->n_denied++] = (DeniedSyscall) { .name = copy, .count = count };
+        *list = d;
+        (*list)[(*n)++] = (DeniedSyscall) { .name = copy, .count = count };
         return 0;
+}
+
+int run_record_add_denied(RunRecord *r, const char *name, uint64_t count) {
+        return denied_list_add(&r->denied, &r->n_denied, name, count);
 }
 
 uint64_t run_record_get_denied(const RunRecord *r, const char *name) {
@@ -148,35 +157,38 @@ static int parse_denied_item(const char **p, char *name, uint64_t *ret_count) {
 }
 
 int run_record_parse_denied(RunRecord *r, const char *list) {
+        DeniedSyscall *denied = NULL;
+        size_t n_denied = 0;
         char name[65];
         uint64_t count;
-        int k;
+        int k = 0;
 
         if (!list)
                 return -EBADMSG;
-        /* First the syntax of the whole list, so that a bad one changes nothing. */
-        for (int pass = 0; pass < 2; pass++) {
+        /* First the syntax of the whole list, so that a bad one is -EBADMSG whatever else is wrong with
+         * it; then the new list is built on the side and replaces r's only once it is complete. */
+        for (int pass = 0; pass < 2 && k >= 0; pass++) {
                 const char *p = list;
 
-                if (pass == 1) {
-                        for (size_t i = 0; i < r->n_denied; i++)
-                                free(r->denied[i].name);
-                        r->denied = mfree(r->denied);
-                        r->n_denied = 0;
-                }
                 if (*p == 0 || *p == ' ' || *p == '\n')
                         continue; /* an empty list */
                 for (;;) {
                         k = parse_denied_item(&p, pass == 0 ? NULL : name, &count);
-                        if (k < 0)
-                                return k;
-                        if (pass == 1 && (k = run_record_add_denied(r, name, count)) < 0)
-                                return k;
-                        if (*p != ',')
+                        if (k >= 0 && pass == 1)
+                                k = denied_list_add(&denied, &n_denied, name, count);
+                        if (k < 0 || *p != ',')
                                 break;
                         p++;
                 }
         }
+        if (k < 0) {
+                denied_list_free(denied, n_denied);
+                return k;
+        }
+
+        denied_list_free(r->denied, r->n_denied);
+        r->denied = denied;
+        r->n_denied = n_denied;
         return 0;
 }
 

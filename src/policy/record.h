@@ -74,7 +74,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(RunRecord *, run_record_free);
  * name; -E2BIG: RECORD_DENIED_MAX distinct names already; -ERANGE: the sum overflows. */
 int run_record_add_denied(RunRecord *r, const char *name, uint64_t count);
 /* Replaces r's denied calls with the exec helper's list "ioctl:2,io_uring_setup:1" (read up to the first
- * white space or the end). -EBADMSG if it is not such a list (r is then unchanged). */
+ * white space or the end). -EBADMSG: not such a list; -E2BIG, -ERANGE: as run_record_add_denied();
+ * -ENOMEM. On any error r is unchanged. */
 int run_record_parse_denied(RunRecord *r, const char *list);
 uint64_t run_record_get_denied(const RunRecord *r, const char *name);
 

@@ -773,7 +773,15 @@ static void test_syscall_errors(void **state) {
                   FILE_NAME ": process.syscalls.deny[0]: '@system-service' is also in process.syscalls.allow[0]" },
                 { DOC(", 'process': {'syscalls': {'deny': ['kill', 'kill']}}"),
                   FILE_NAME ": process.syscalls.deny[1]: 'kill' is also in process.syscalls.deny[0]" },
+                /* the exec helper installs its filter with seccomp() */
+                { DOC(", 'process': {'syscalls': {'deny': ['kill', 'seccomp']}}"),
+                  FILE_NAME ": process.syscalls.deny[1]: seccomp may not be denied (sbx's exec helper needs "
+                            "seccomp() to install its filter)" },
         };
+        _cleanup_(profile_freep) Profile *p =
+                parse_ok(DOC(", 'process': {'syscalls': {'allow': ['@system-service', 'seccomp'], 'deny': ['kill']}}"));
+
+        assert_strv_equal(p->syscall_allow, STRV("@system-service", "seccomp"));
 
         CHECK_ERRORS(table);
 }
@@ -866,6 +874,19 @@ static void test_syscall_rule_errors(void **state) {
                 { RULES("{'syscall': '@mount'}"),
                   FILE_NAME ": process.syscall_rules[0].syscall: expected a syscall name, got \"@mount\"" },
                 { RULES("{'syscall': 5}"), FILE_NAME ": process.syscall_rules[0].syscall: expected a string, got 5" },
+                /* syscalls sbx itself needs or already covers */
+                { RULES("{'syscall': 'kill'}, {'syscall': 'sendmsg'}"),
+                  FILE_NAME ": process.syscall_rules[1].syscall: a rule on sendmsg is not supported (sbx's exec "
+                            "helper calls it after the filter is in force)" },
+                { RULES("{'syscall': 'sendmsg', 'arg': 0, 'value': 3}"),
+                  FILE_NAME ": process.syscall_rules[0].syscall: a rule on sendmsg is not supported (sbx's exec "
+                            "helper calls it after the filter is in force)" },
+                { RULES("{'syscall': 'seccomp'}"),
+                  FILE_NAME ": process.syscall_rules[0].syscall: a rule on seccomp is not supported (sbx catches every "
+                            "seccomp() call of the command already)" },
+                { RULES("{'syscall': 'seccomp', 'arg': 0, 'value': 1}"),
+                  FILE_NAME ": process.syscall_rules[0].syscall: a rule on seccomp is not supported (sbx catches every "
+                            "seccomp() call of the command already)" },
                 { RULES("{'syscall': 'kill', 'arg': 6, 'value': 1}"),
                   FILE_NAME ": process.syscall_rules[0].arg: expected an argument number from 0 to 5, got 6" },
                 { RULES("{'syscall': 'kill', 'arg': -1, 'value': 1}"),
@@ -917,6 +938,29 @@ static void test_syscall_rule_errors(void **state) {
         };
 
         CHECK_ERRORS(table);
+}
+
+static void test_syscall_rule_foreign(void **state) {
+        /* A name libseccomp knows only for other architectures (socketcall is i386's and s390's, open is not
+         * one of aarch64's) resolves to a negative pseudo number: a rule on it could never match. */
+        static const char *const candidates[] = { "socketcall", "open" };
+        const char *name = NULL;
+        _cleanup_free_ char *doc = NULL, *expected = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(candidates) && !name; i++)
+                if (seccomp_syscall_resolve_name(candidates[i]) < 0 &&
+                    seccomp_syscall_resolve_name(candidates[i]) != __NR_SCMP_ERROR)
+                        name = candidates[i];
+        if (!name) {
+                print_message("socketcall and open are both native syscalls here: skipping\n");
+                skip();
+        }
+        assert_true(asprintf(&doc, RULES("{'syscall': 'kill'}, {'syscall': '%s', 'arg': 0, 'value': 1}"), name) > 0);
+        assert_true(asprintf(&expected,
+                             FILE_NAME ": process.syscall_rules[1].syscall: '%s' is not a syscall of the native "
+                                       "architecture, a rule on it could never match",
+                             name) > 0);
+        check_errors(&(const ErrorCase) { doc, expected }, 1);
 }
 
 static void test_process_errors(void **state) {
@@ -1071,10 +1115,64 @@ static void test_lifetime_errors(void **state) {
                 { CACHES("{'name': 'a', 'path': 'my cache'}"),
                   FILE_NAME ": lifetime.caches[0].path: expected a path without ':', '\"', '\\', '%', white space or "
                             "control characters, got \"my cache\"" },
+                /* ".." anywhere: the exec helper refuses it even inside a name */
+                { CACHES("{'name': 'a', 'path': 'a..b/x'}"),
+                  FILE_NAME ": lifetime.caches[0].path: expected a normalized path relative to HOME, without \"..\", "
+                            "got \"a..b/x\"" },
+                { CACHES("{'name': 'a', 'path': 'x/b..'}"),
+                  FILE_NAME ": lifetime.caches[0].path: expected a normalized path relative to HOME, without \"..\", "
+                            "got \"x/b..\"" },
+                { CACHES("{'name': 'a', 'path': '...'}"),
+                  FILE_NAME ": lifetime.caches[0].path: expected a normalized path relative to HOME, without \"..\", "
+                            "got \"...\"" },
+                { CACHES("{'name': 'a', 'path': '..'}"),
+                  FILE_NAME ": lifetime.caches[0].path: expected a normalized path relative to HOME, without \"..\", "
+                            "got \"..\"" },
+                { CACHES("{'name': 'a', 'path': 'x/./y'}"),
+                  FILE_NAME ": lifetime.caches[0].path: expected a normalized path relative to HOME, without \"..\", "
+                            "got \"x/./y\"" },
+                { CACHES("{'name': 'a', 'path': '.'}"),
+                  FILE_NAME ": lifetime.caches[0].path: expected a normalized path relative to HOME, without \"..\", "
+                            "got \".\"" },
+                { CACHES("{'name': 'a', 'path': 'x//y'}"),
+                  FILE_NAME ": lifetime.caches[0].path: expected a normalized path relative to HOME, without \"..\", "
+                            "got \"x//y\"" },
+                /* where the workspace and the dataset are bound */
+                { CACHES("{'name': 'a', 'path': 'workspace'}"),
+                  FILE_NAME ": lifetime.caches[0].path: expected a path outside \"workspace\" and \"dataset\" (where "
+                            "a run's workspace and dataset are bound), got \"workspace\"" },
+                { CACHES("{'name': 'a', 'path': 'x'}, {'name': 'b', 'path': 'workspace/.cache'}"),
+                  FILE_NAME ": lifetime.caches[1].path: expected a path outside \"workspace\" and \"dataset\" (where "
+                            "a run's workspace and dataset are bound), got \"workspace/.cache\"" },
+                { CACHES("{'name': 'a', 'path': 'dataset'}"),
+                  FILE_NAME ": lifetime.caches[0].path: expected a path outside \"workspace\" and \"dataset\" (where "
+                            "a run's workspace and dataset are bound), got \"dataset\"" },
+                { CACHES("{'name': 'a', 'path': 'dataset/x/y'}"),
+                  FILE_NAME ": lifetime.caches[0].path: expected a path outside \"workspace\" and \"dataset\" (where "
+                            "a run's workspace and dataset are bound), got \"dataset/x/y\"" },
+                /* one cache inside another */
+                { CACHES("{'name': 'a', 'path': '.cache'}, {'name': 'b', 'path': '.cache/pip'}"),
+                  FILE_NAME ": lifetime.caches[1].path: '.cache/pip' lies below '.cache' (lifetime.caches[0].path): "
+                            "caches may not nest" },
+                { CACHES("{'name': 'a', 'path': '.cache/pip'}, {'name': 'b', 'path': '.cache'}"),
+                  FILE_NAME ": lifetime.caches[1].path: '.cache' contains '.cache/pip' (lifetime.caches[0].path): "
+                            "caches may not nest" },
+                { CACHES("{'name': 'a', 'path': '.npm'}, {'name': 'b', 'path': 'go'}, "
+                         "{'name': 'c', 'path': 'go/pkg/mod/cache'}"),
+                  FILE_NAME ": lifetime.caches[2].path: 'go/pkg/mod/cache' lies below 'go' (lifetime.caches[1].path): "
+                            "caches may not nest" },
                 { DOC(", 'lifetime': {'caches': [{'name': 'a', 'path': 'b'}], 'keep': true}"),
                   FILE_NAME ": lifetime.keep: unknown key" },
         };
+        /* Siblings, names that only start like another path, and names with single dots are fine. */
+        _cleanup_(profile_freep) Profile *p =
+                parse_ok(CACHES("{'name': 'a', 'path': '.cache/pip'}, {'name': 'b', 'path': '.cache/npm'}, "
+                                "{'name': 'c', 'path': '.cache/pip2'}, {'name': 'd', 'path': 'workspaces'}, "
+                                "{'name': 'e', 'path': 'my/workspace'}, {'name': 'f', 'path': 'datasets/.x.y'}, "
+                                "{'name': 'g', 'path': '.cache2'}"));
 
+        assert_int_equal(p->n_caches, 7);
+        assert_string_equal(p->caches[5].path, "datasets/.x.y");
         CHECK_ERRORS(table);
 }
 
@@ -1359,6 +1457,7 @@ int main(void) {
                 cmocka_unit_test(test_syscall_groups),
                 cmocka_unit_test(test_syscall_rules),
                 cmocka_unit_test(test_syscall_rule_errors),
+                cmocka_unit_test(test_syscall_rule_foreign),
                 cmocka_unit_test(test_process_errors),
                 cmocka_unit_test(test_network_errors),
                 cmocka_unit_test(test_aggregate_errors),

@@ -662,6 +662,7 @@ static void test_parse_denied(void **state) {
                 { "ioctl:99999999999999999999", -EBADMSG, "" },
                 /* all or nothing */
                 { "ioctl:2,open:x", -EBADMSG, "" },
+                { "open:1,ioctl:18446744073709551614,ioctl:1", -ERANGE, "" },
         };
         unsigned failures = 0;
 
@@ -690,6 +691,32 @@ static void test_parse_denied(void **state) {
                           table[i].list, k, got);
         }
         assert_int_equal(failures, 0);
+}
+
+/* A list of more distinct names than a record keeps fails part way through and changes nothing. */
+static void test_parse_denied_too_many(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = finished_record();
+        _cleanup_free_ char *list = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&list, &size);
+
+        assert_non_null(f);
+        for (int i = 0; i <= RECORD_DENIED_MAX; i++)
+                fprintf(f, "%ss%d:1", i > 0 ? "," : "", i);
+        assert_int_equal(fclose(f), 0);
+
+        assert_int_equal(run_record_add_denied(r, "old", 7), 0);
+        assert_int_equal(run_record_parse_denied(r, list), -E2BIG);
+        assert_int_equal(r->n_denied, 1);
+        assert_string_equal(r->denied[0].name, "old");
+        assert_int_equal(r->denied[0].count, 7);
+
+        /* one fewer fits, and replaces the old list */
+        *strrchr(list, ',') = 0;
+        assert_int_equal(run_record_parse_denied(r, list), 0);
+        assert_int_equal(r->n_denied, RECORD_DENIED_MAX);
+        assert_int_equal(run_record_get_denied(r, "old"), 0);
+        assert_int_equal(run_record_get_denied(r, "s0"), 1);
 }
 
 static void test_add_denied(void **state) {
@@ -876,6 +903,7 @@ int main(void) {
                 cmocka_unit_test(test_from_json_not_an_object),
                 cmocka_unit_test(test_from_json_denied),
                 cmocka_unit_test(test_parse_denied),
+                cmocka_unit_test(test_parse_denied_too_many),
                 cmocka_unit_test(test_add_denied),
                 cmocka_unit_test(test_from_json_exit_code_u64_max),
                 cmocka_unit_test(test_from_json_trailing_garbage),

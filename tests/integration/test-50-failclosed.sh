@@ -60,4 +60,32 @@ assert_contains "$out" "rc=123 status=refused the syscall filter is not the one 
 out=$(run_helper sbxt-fc8 "${BASE[@]}" -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none)
 assert_contains "$out" "rc=7 status=finished" "with io_uring denied"
 
+t_begin "refuses when the CPU quota is not what was promised"
+out=$(run_helper sbxt-fc9 "${BASE[@]}" -p CPUQuota=50% -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none --expect-cpu-quota=50)
+assert_contains "$out" "rc=7 status=finished" "control: 50% promised and set"
+out=$(run_helper sbxt-fc10 "${BASE[@]}" -p CPUQuota=80% -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none --expect-cpu-quota=50)
+assert_contains "$out" "rc=123 status=refused CPUQuota is '80000 100000' in the kernel, expected 50%"
+out=$(run_helper sbxt-fc10b "${BASE[@]}" -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none --expect-cpu-quota=50)
+assert_contains "$out" "rc=123 status=refused CPUQuota cannot be enforced" "no quota at all"
+
+t_begin "refuses when the bound directory is not the one sbxd checked"
+# sbxd checks the workspace and binds it by path; a parent swapped for a symlink in between would
+# bind another directory. The helper compares device and inode with what sbxd saw.
+d=$(mktemp -d /var/tmp/sbxt-bound.XXXXXX); t_on_exit "rm -rf $d"
+other=$(mktemp -d /var/tmp/sbxt-other.XXXXXX); t_on_exit "rm -rf $other"
+chmod 0777 "$d" "$other"
+want=$(stat -c '%d:%i' "$d")
+out=$(run_helper sbxt-fc11 "${BASE[@]}" -p "BindPaths=$d:/home/sbx/workspace" -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none --workspace=bound "--expect-dir=/home/sbx/workspace:$want")
+assert_contains "$out" "rc=7 status=finished" "control: the checked directory is bound"
+out=$(run_helper sbxt-fc12 "${BASE[@]}" -p "BindPaths=$other:/home/sbx/workspace" -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none --workspace=bound "--expect-dir=/home/sbx/workspace:$want")
+assert_contains "$out" "rc=123 status=refused /home/sbx/workspace is not the directory sbxd checked"
+
+t_begin "refuses without the profile's drop-in, or with a stale one"
+out=$(run_helper sbxt-fc13 "${BASE[@]}" -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none --expect-profile-digest=sha256:00)
+assert_contains "$out" "rc=123 status=refused the profile's drop-in is missing"
+out=$(run_helper sbxt-fc14 "${BASE[@]}" -p Environment=SBX_PROFILE_DIGEST=sha256:11 -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none --expect-profile-digest=sha256:00)
+assert_contains "$out" "rc=123 status=refused the profile changed since the last daemon-reload"
+out=$(run_helper sbxt-fc15 "${BASE[@]}" -p Environment=SBX_PROFILE_DIGEST=sha256:00 -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none --expect-profile-digest=sha256:00)
+assert_contains "$out" "rc=7 status=finished" "control: the digests match"
+
 t_summary

@@ -60,6 +60,9 @@ _printf_(1, 2) static int refuse(const char *fmt, ...) {
         va_end(ap);
         /* sbxd records this as stop reason "refused" and sbxctl prints it. The barrier makes sure systemd has read it while
          * we are still the main process. */
+        /* systemd drops a notification of 4 KiB or more whole: keep the reason well below that */
+        if (msg && strlen(msg) > 1024)
+                strcpy(msg + 1020, "...");
         (void) sd_notifyf(0, "STATUS=refused %s", strna(msg));
         (void) sd_notify_barrier(0, 5 * 1000000ULL);
         return SBX_EXIT_FAILURE;

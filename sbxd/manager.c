@@ -986,6 +986,17 @@ static int manager_adopt_runs(Manager *m) {
                         r = -ENOMEM;
                         break;
                 }
+                /* a run started by an sbxd from before profile slices lives directly in sbx.slice */
+                if (!cgroup_exists(run->cgroup_path)) {
+                        _cleanup_free_ char *old = NULL;
+
+                        if (asprintf(&old, "/sys/fs/cgroup/" SBX_SLICE_PARENT "/%s", run->unit) >= 0 &&
+                            cgroup_exists(old))
+                        {
+                                free(run->cgroup_path);
+                                run->cgroup_path = TAKE_PTR(old);
+                        }
+                }
                 r = sd_bus_match_signal(m->bus, &run->slot_props, SD_DEST, run->unit_path,
                                         "org.freedesktop.DBus.Properties", "PropertiesChanged", on_properties_changed,
                                         run);

@@ -157,7 +157,9 @@ int profile_load(char *const *dirs, const char *name, Profile **ret, char **ret_
         }
         if (r < 0)
                 return r;
-        return profile_load_file(path, ret, ret_error);
+        r = profile_load_file(path, ret, ret_error);
+        /* found but unreadable (e.g. a dangling symlink): a broken profile, not a missing one */
+        return r == -ENOENT ? -EIO : r;
 }
 
 static int cmp_str(const void *a, const void *b) {

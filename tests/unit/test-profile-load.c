@@ -257,6 +257,15 @@ static void test_load_errors(void **state) {
         assert_int_equal(profile_load(f->dirs, NULL, &p, &e4), -EINVAL);
         assert_string_equal(e4, "profile: 'n/a' is not a valid profile name");
 
+        /* found but unreadable (a dangling symlink): a broken profile (-EIO), not a missing one */
+        {
+                _cleanup_free_ char *e5 = NULL;
+
+                put_symlink(f->etc, "dangling.json", "/nonexistent/sbx-profile.json");
+                assert_int_equal(profile_load(f->dirs, "dangling", &p, &e5), -EIO);
+                assert_non_null(strstr(e5, "dangling.json: cannot read"));
+        }
+
         /* the same without a message */
         assert_int_equal(profile_load(f->dirs, "nosuch", &p, NULL), -ENOENT);
         assert_int_equal(profile_load(f->dirs, "x", &p, NULL), -ERFKILL);

@@ -100,6 +100,45 @@ int profile_find(char *const *dirs, const char *name, char **ret_path) {
         return -ENOENT;
 }
 
+/* Like read_file_at(), but following symlinks: profile directories belong to root and the package, and
+ * a symlinked profile is as legitimate as a symlinked unit file. */
+static int read_profile_file(const char *path, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        struct stat st;
+
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return S_ISDIR(st.st_mode) ? -EISDIR : -EBADFD;
+        if (st.st_size > PROFILE_MAX_SIZE)
+                return -EFBIG;
+        buf = malloc(PROFILE_MAX_SIZE + 1);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t k = read(fd, buf + size, PROFILE_MAX_SIZE + 1 - size);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                size += (size_t) k;
+                if (size > PROFILE_MAX_SIZE)
+                        return -EFBIG;
+        }
+        buf[size] = 0;
+        *ret = TAKE_PTR(buf);
+        *ret_size = size;
+        return 0;
+}
+
 int profile_load_file(const char *path, Profile **ret, char **ret_error) {
         _cleanup_free_ char *text = NULL, *name = NULL;
         const char *base;
@@ -125,7 +164,7 @@ int profile_load_file(const char *path, Profile **ret, char **ret_error) {
                 return -EINVAL;
         }
 
-        r = read_file_at(AT_FDCWD, path, PROFILE_MAX_SIZE, &text, &size);
+        r = read_profile_file(path, &text, &size);
         if (r < 0) {
                 if (ret_error && asprintf(ret_error, "%s: cannot read: %s", path,
                                           r == -EFBIG ? "larger than 1 MiB" : strerror(-r)) < 0)

@@ -228,6 +228,13 @@ static void test_find_masked(void **state) {
         put_symlink(f->etc, "u.json", target);
         assert_int_equal(profile_find(f->dirs, "u", &p4), 0);
         assert_true(strneq(p4, f->etc, strlen(f->etc)));
+        {
+                _cleanup_(profile_freep) Profile *pu = NULL;
+                _cleanup_free_ char *eu = NULL;
+
+                assert_int_equal(profile_load(f->dirs, "u", &pu, &eu), 0); /* and loads */
+                assert_string_equal(pu->name, "u");
+        }
 
         /* a mask in a lower directory does not mask a higher one */
         put(f->etc, "t.json", MINIMAL_PROFILE);

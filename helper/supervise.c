@@ -13,18 +13,7 @@
 #include <termios.h>
 
 #include "supervise.h"
-
-_printf_(3, 4) static int fail(char **ret_error, int r, const char *fmt, ...) {
-        va_list ap;
-
-        if (ret_error) {
-                va_start(ap, fmt);
-                if (vasprintf(ret_error, fmt, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return r;
-}
+#include "util.h"
 
 void supervisor_done(Supervisor *s) {
         seccomp_program_done(&s->prog);
@@ -103,9 +92,9 @@ int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_m
         if (seccomp_hex) {
                 r = seccomp_program_from_hex(seccomp_hex, &s->prog);
                 if (r < 0)
-                        return fail(ret_error, r, "the seccomp filter is invalid: %s", strerror(-r));
+                        return error_setf(ret_error, r, "the seccomp filter is invalid: %s", strerror(-r));
                 if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, s->sock) < 0)
-                        return fail(ret_error, negative_errno(),
+                        return error_setf(ret_error, negative_errno(),
                                     "cannot create the socket for the seccomp filter's listener: %m");
         }
 
@@ -117,7 +106,7 @@ int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_m
                 for (size_t i = 0; i < (s->stderr_shared ? 1 : 2); i++) {
                         r = open_stream(&s->streams[i]);
                         if (r < 0)
-                                return fail(ret_error, r, "cannot set up the output limit: %s", strerror(-r));
+                                return error_setf(ret_error, r, "cannot set up the output limit: %s", strerror(-r));
                 }
         }
 
@@ -125,7 +114,7 @@ int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_m
         sigemptyset(&chld);
         sigaddset(&chld, SIGCHLD);
         if (sigprocmask(SIG_BLOCK, &chld, &s->wait_mask) < 0 || sigaction(SIGCHLD, &sa, NULL) < 0)
-                return fail(ret_error, negative_errno(), "cannot set up SIGCHLD: %m");
+                return error_setf(ret_error, negative_errno(), "cannot set up SIGCHLD: %m");
         sigdelset(&s->wait_mask, SIGCHLD);
         return 0;
 }
@@ -168,13 +157,13 @@ int supervisor_start(Supervisor *s, char **ret_error) {
         r = seccomp_listener_recv(s->sock[0], &s->listener);
         s->sock[0] = safe_close(s->sock[0]);
         if (r == -EPIPE)
-                return fail(ret_error, r, "the seccomp filter was not installed: the child ended before it "
+                return error_setf(ret_error, r, "the seccomp filter was not installed: the child ended before it "
                             "handed over the listener");
         if (r == -EPERM)
-                return fail(ret_error, r, "the seccomp filter cannot be installed: %s (is seccomp() allowed by "
+                return error_setf(ret_error, r, "the seccomp filter cannot be installed: %s (is seccomp() allowed by "
                             "the unit's SystemCallFilter=?)", strerror(-r));
         if (r < 0)
-                return fail(ret_error, r, "the seccomp filter cannot be installed: %s", strerror(-r));
+                return error_setf(ret_error, r, "the seccomp filter cannot be installed: %s", strerror(-r));
         return 0;
 }
 

@@ -36,18 +36,6 @@ RunPlan *run_plan_free(RunPlan *p) {
         return NULL;
 }
 
-_printf_(3, 4) static int refuse(char **ret_error, int r, const char *fmt, ...) {
-        va_list ap;
-
-        if (ret_error) {
-                va_start(ap, fmt);
-                if (vasprintf(ret_error, fmt, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return r;
-}
-
 bool run_request_term_is_valid(const char *t) {
         size_t n = strlen(t);
 
@@ -67,10 +55,10 @@ static const char *const forbidden_workspaces[] = {
 
 static int check_host_dir(const char *what, const char *path, char **ret_error) {
         if (!path_is_absolute_normalized(path))
-                return refuse(ret_error, -EINVAL, "%s: '%s' is not a normalized absolute path", what, path);
+                return error_setf(ret_error, -EINVAL, "%s: '%s' is not a normalized absolute path", what, path);
         /* ':' separates bind mount fields, '%' starts a specifier in unit files */
         if (strpbrk(path, ":\"\\ \t\n%"))
-                return refuse(ret_error, -EINVAL,
+                return error_setf(ret_error, -EINVAL,
                               "%s: '%s' contains a character sbx does not accept (: \" \\ %% or white space)", what, path);
         for (size_t i = 0; i < ELEMENTSOF(forbidden_workspaces); i++) {
                 const char *f = forbidden_workspaces[i];
@@ -78,7 +66,7 @@ static int check_host_dir(const char *what, const char *path, char **ret_error) 
 
                 if (streq(path, f) ||
                     (!streq(f, "/") && !streq(f, "/home") && !streq(f, "/var") && strneq(path, f, l) && path[l] == '/'))
-                        return refuse(ret_error, -EPERM, "%s: '%s' is a system directory", what, path);
+                        return error_setf(ret_error, -EPERM, "%s: '%s' is a system directory", what, path);
         }
         return 0;
 }
@@ -140,15 +128,15 @@ static int pick_bound(const Profile *p, const char *what, BoundKind kind, uint64
                 return 0;
         }
         if (!b->allowed)
-                return refuse(ret_error, -EPERM, "%s: profile '%s' does not let a run set it", what, p->name);
+                return error_setf(ret_error, -EPERM, "%s: profile '%s' does not let a run set it", what, p->name);
         format_bound(x, kind, asked);
         if (ceiling != 0 && asked > ceiling) {
                 format_bound(y, kind, ceiling);
-                return refuse(ret_error, -EPERM, "%s: %s is above the limit of profile '%s' (%s)", what, x, p->name, y);
+                return error_setf(ret_error, -EPERM, "%s: %s is above the limit of profile '%s' (%s)", what, x, p->name, y);
         }
         if (asked < b->min) {
                 format_bound(y, kind, b->min);
-                return refuse(ret_error, -EINVAL, "%s: %s is below the lowest profile '%s' accepts (%s)", what, x,
+                return error_setf(ret_error, -EINVAL, "%s: %s is below the lowest profile '%s' accepts (%s)", what, x,
                               p->name, y);
         }
         *ret = asked;
@@ -161,23 +149,23 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
         int r;
 
         if (req->profile && !streq(req->profile, p->name))
-                return refuse(ret_error, -EINVAL, "profile: the request names '%s', the profile is '%s'", req->profile,
+                return error_setf(ret_error, -EINVAL, "profile: the request names '%s', the profile is '%s'", req->profile,
                               p->name);
         if (n == 0)
-                return refuse(ret_error, -EINVAL, "command: no command given");
+                return error_setf(ret_error, -EINVAL, "command: no command given");
         if (n > SBX_ARGV_MAX_ARGS)
-                return refuse(ret_error, -E2BIG, "command: %zu arguments, at most %u allowed", n, SBX_ARGV_MAX_ARGS);
+                return error_setf(ret_error, -E2BIG, "command: %zu arguments, at most %u allowed", n, SBX_ARGV_MAX_ARGS);
         if (isempty(req->argv[0]))
-                return refuse(ret_error, -EINVAL, "command: the command name is empty");
+                return error_setf(ret_error, -EINVAL, "command: the command name is empty");
         for (size_t i = 0; i < n; i++)
                 bytes += strlen(req->argv[i]) + 1;
         if (bytes > SBX_ARGV_MAX_BYTES)
-                return refuse(ret_error, -E2BIG, "command: %zu bytes of arguments, at most %u allowed", bytes,
+                return error_setf(ret_error, -E2BIG, "command: %zu bytes of arguments, at most %u allowed", bytes,
                               SBX_ARGV_MAX_BYTES);
 
         if (req->workspace) {
                 if (!p->workspace)
-                        return refuse(ret_error, -EPERM, "workspace: profile '%s' does not let a run bind a workspace",
+                        return error_setf(ret_error, -EPERM, "workspace: profile '%s' does not let a run bind a workspace",
                                       p->name);
                 r = check_host_dir("workspace", req->workspace, ret_error);
                 if (r < 0)
@@ -187,7 +175,7 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
                 bool ok = false;
 
                 if (!p->request.dataset_under)
-                        return refuse(ret_error, -EPERM, "dataset: profile '%s' does not let a run bind a dataset",
+                        return error_setf(ret_error, -EPERM, "dataset: profile '%s' does not let a run bind a dataset",
                                       p->name);
                 r = check_host_dir("dataset", req->dataset, ret_error);
                 if (r < 0)
@@ -196,11 +184,11 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
                         if (path_is_below(req->dataset, *u))
                                 ok = true;
                 if (!ok)
-                        return refuse(ret_error, -EPERM, "dataset: '%s' is not below a directory profile '%s' allows",
+                        return error_setf(ret_error, -EPERM, "dataset: '%s' is not below a directory profile '%s' allows",
                                       req->dataset, p->name);
                 if (req->workspace && (path_is_below(req->dataset, req->workspace) ||
                                        path_is_below(req->workspace, req->dataset)))
-                        return refuse(ret_error, -EINVAL, "dataset: '%s' overlaps the workspace '%s'", req->dataset,
+                        return error_setf(ret_error, -EINVAL, "dataset: '%s' overlaps the workspace '%s'", req->dataset,
                                       req->workspace);
         }
 
@@ -208,13 +196,13 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
                 NetworkMode m = network_mode_from_string(req->network);
 
                 if (m < 0)
-                        return refuse(ret_error, -EINVAL, "network: '%s' is not a network mode", req->network);
+                        return error_setf(ret_error, -EINVAL, "network: '%s' is not a network mode", req->network);
                 if (m != p->network && !(m == NETWORK_NONE && p->request.network_none))
-                        return refuse(ret_error, -EPERM, "network: profile '%s' does not let a run choose '%s'",
+                        return error_setf(ret_error, -EPERM, "network: profile '%s' does not let a run choose '%s'",
                                       p->name, req->network);
         }
         if ((req->network ? network_mode_from_string(req->network) : p->network) == NETWORK_ALLOWLIST)
-                return refuse(ret_error, -EOPNOTSUPP,
+                return error_setf(ret_error, -EOPNOTSUPP,
                               "network: profile '%s' allows listed destinations only, and sbx cannot enforce "
                               "per-destination rules yet; refusing to run unfiltered%s",
                               p->name, p->request.network_none ? " (--network none runs it offline)" : "");
@@ -229,7 +217,7 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
                 return r;
 
         if (req->term && !run_request_term_is_valid(req->term))
-                return refuse(ret_error, -EINVAL, "term: '%s' is not a valid terminal name", req->term);
+                return error_setf(ret_error, -EINVAL, "term: '%s' is not a valid terminal name", req->term);
         return 0;
 }
 
@@ -539,10 +527,10 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                           NULL);
         net = req->network ? network_mode_from_string(req->network) : p->network;
         if (memory < (4ULL << 20))
-                return refuse(ret_error, -EINVAL, "memory: %" PRIu64 " bytes is too little to start anything (at least 4M)",
+                return error_setf(ret_error, -EINVAL, "memory: %" PRIu64 " bytes is too little to start anything (at least 4M)",
                               memory);
         if (tasks < 2)
-                return refuse(ret_error, -EINVAL, "tasks: at least 2 are needed (the helper and the command)");
+                return error_setf(ret_error, -EINVAL, "tasks: at least 2 are needed (the helper and the command)");
         /* the kernel rounds memory.max down to whole pages; so does sbx, so that what the helper finds in
          * the kernel is what it was told to expect (rounding down only tightens) */
         memory -= memory % page_size();

@@ -293,18 +293,6 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         return 0;
 }
 
-_printf_(2, 3) static int bad(char **ret_error, const char *fmt, ...) {
-        va_list ap;
-
-        if (ret_error) {
-                va_start(ap, fmt);
-                if (vasprintf(ret_error, fmt, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return -EBADMSG;
-}
-
 static bool is_hex(const char *s, size_t len) {
         if (!s || strlen(s) != len)
                 return false;
@@ -318,15 +306,15 @@ static int get_string(json_object *o, const char *key, bool nullable, const char
         json_object *v;
 
         if (!json_object_object_get_ex(o, key, &v))
-                return bad(ret_error, "%s: missing", key);
+                return error_setf(ret_error, -EBADMSG, "%s: missing", key);
         if (!v) {
                 if (!nullable)
-                        return bad(ret_error, "%s: null, expected a string", key);
+                        return error_setf(ret_error, -EBADMSG, "%s: null, expected a string", key);
                 *ret = NULL;
                 return 0;
         }
         if (!json_object_is_type(v, json_type_string))
-                return bad(ret_error, "%s: expected a string", key);
+                return error_setf(ret_error, -EBADMSG, "%s: expected a string", key);
         *ret = json_object_get_string(v);
         return 0;
 }
@@ -335,16 +323,16 @@ static int get_u64(json_object *o, const char *path, const char *key, uint64_t *
         json_object *v;
 
         if (!json_object_object_get_ex(o, key, &v))
-                return bad(ret_error, "%s.%s: missing", path, key);
+                return error_setf(ret_error, -EBADMSG, "%s.%s: missing", path, key);
         if (!v) {
                 *ret = UINT64_MAX;
                 return 0;
         }
         if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
-                return bad(ret_error, "%s.%s: expected a non-negative integer or null", path, key);
+                return error_setf(ret_error, -EBADMSG, "%s.%s: expected a non-negative integer or null", path, key);
         *ret = json_object_get_uint64(v);
         if (*ret == UINT64_MAX) /* our own "unknown" marker: never a real value */
-                return bad(ret_error, "%s.%s: out of range", path, key);
+                return error_setf(ret_error, -EBADMSG, "%s.%s: out of range", path, key);
         return 0;
 }
 
@@ -359,7 +347,7 @@ static int get_time(json_object *o, const char *key, bool nullable, usec_t *ret,
                 return 0;
         }
         if (parse_timestamp(s, ret) < 0)
-                return bad(ret_error, "%s: '%s' is not an RFC 3339 UTC timestamp", key, s);
+                return error_setf(ret_error, -EBADMSG, "%s: '%s' is not an RFC 3339 UTC timestamp", key, s);
         return 0;
 }
 
@@ -381,11 +369,11 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
                 end = json_tokener_get_parse_end(tok);
                 json_tokener_free(tok);
                 if (!o || !json_object_is_type(o, json_type_object))
-                        return bad(ret_error, "not a JSON object");
+                        return error_setf(ret_error, -EBADMSG, "not a JSON object");
                 /* nothing but white space may follow the object */
                 for (; end < len; end++)
                         if (!strchr(" \t\r\n", json[end]))
-                                return bad(ret_error, "trailing data after the record");
+                                return error_setf(ret_error, -EBADMSG, "trailing data after the record");
         }
         r = run_record_new();
         if (!r)
@@ -393,12 +381,12 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
 
         if (!json_object_object_get_ex(o, "version", &v) || !json_object_is_type(v, json_type_int) ||
             json_object_get_int(v) != RECORD_VERSION)
-                return bad(ret_error, "version: expected %d", RECORD_VERSION);
+                return error_setf(ret_error, -EBADMSG, "version: expected %d", RECORD_VERSION);
 
         if ((k = get_string(o, "run_id", false, &s, ret_error)) < 0)
                 return k;
         if (!run_id_is_valid(s))
-                return bad(ret_error, "run_id: not a run id");
+                return error_setf(ret_error, -EBADMSG, "run_id: not a run id");
         strcpy(r->run_id, s);
         if ((k = get_string(o, "unit", true, &s, ret_error)) < 0)
                 return k;
@@ -407,7 +395,7 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         if ((k = get_string(o, "tenant", false, &s, ret_error)) < 0)
                 return k;
         if (!is_hex(s, TENANT_ID_LEN))
-                return bad(ret_error, "tenant: not a tenant id");
+                return error_setf(ret_error, -EBADMSG, "tenant: not a tenant id");
         strcpy(r->tenant, s);
         if ((k = get_string(o, "profile", false, &s, ret_error)) < 0)
                 return k;
@@ -420,7 +408,7 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         if ((k = get_string(o, "state", false, &s, ret_error)) < 0)
                 return k;
         if (!streq(s, "running") && !streq(s, "finished"))
-                return bad(ret_error, "state: expected \"running\" or \"finished\"");
+                return error_setf(ret_error, -EBADMSG, "state: expected \"running\" or \"finished\"");
         r->finished = streq(s, "finished");
         if ((k = get_time(o, "started_at", false, &r->started_at, ret_error)) < 0)
                 return k;
@@ -429,23 +417,23 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         if ((k = get_string(o, "stop_reason", !r->finished, &s, ret_error)) < 0)
                 return k;
         if (s && (r->stop_reason = stop_reason_from_string(s)) < 0)
-                return bad(ret_error, "stop_reason: unknown value '%s'", s);
+                return error_setf(ret_error, -EBADMSG, "stop_reason: unknown value '%s'", s);
 
         if (!json_object_object_get_ex(o, "exit", &sub) || !json_object_is_type(sub, json_type_object))
-                return bad(ret_error, "exit: expected an object");
+                return error_setf(ret_error, -EBADMSG, "exit: expected an object");
         if ((k = get_u64(sub, "exit", "code", &u, ret_error)) < 0)
                 return k;
         if (u != UINT64_MAX && u > 255)
-                return bad(ret_error, "exit.code: out of range");
+                return error_setf(ret_error, -EBADMSG, "exit.code: out of range");
         r->exit_code = u == UINT64_MAX ? -1 : (int) u;
         if ((k = get_u64(sub, "exit", "signal", &u, ret_error)) < 0)
                 return k;
         if (u != UINT64_MAX && (u == 0 || u > 64))
-                return bad(ret_error, "exit.signal: out of range");
+                return error_setf(ret_error, -EBADMSG, "exit.signal: out of range");
         r->exit_signal = u == UINT64_MAX ? 0 : (int) u;
 
         if (!json_object_object_get_ex(o, "resources", &sub) || !json_object_is_type(sub, json_type_object))
-                return bad(ret_error, "resources: expected an object");
+                return error_setf(ret_error, -EBADMSG, "resources: expected an object");
         if ((k = get_u64(sub, "resources", "cpu_usec", &r->cpu_usec, ret_error)) < 0 ||
             (k = get_u64(sub, "resources", "memory_peak_bytes", &r->memory_peak, ret_error)) < 0 ||
             (k = get_u64(sub, "resources", "tasks_peak", &r->tasks_peak, ret_error)) < 0)
@@ -456,38 +444,38 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
                 return k;
         if (json_object_object_get_ex(o, "output_truncated", &v)) {
                 if (!json_object_is_type(v, json_type_boolean))
-                        return bad(ret_error, "output_truncated: expected a boolean");
+                        return error_setf(ret_error, -EBADMSG, "output_truncated: expected a boolean");
                 r->output_truncated = json_object_get_boolean(v);
         }
         if (json_object_object_get_ex(o, "denied_syscalls", &sub)) {
                 if (!json_object_is_type(sub, json_type_object))
-                        return bad(ret_error, "denied_syscalls: expected an object");
+                        return error_setf(ret_error, -EBADMSG, "denied_syscalls: expected an object");
                 json_object_object_foreach(sub, name, count) {
                         if (!json_object_is_type(count, json_type_int) || json_object_get_int64(count) < 0 ||
                             json_object_get_uint64(count) == UINT64_MAX)
-                                return bad(ret_error, "denied_syscalls.%s: expected a non-negative integer", name);
+                                return error_setf(ret_error, -EBADMSG, "denied_syscalls.%s: expected a non-negative integer", name);
                         k = run_record_add_denied(r, name, json_object_get_uint64(count));
                         if (k == -ENOMEM)
                                 return k;
                         if (k == -E2BIG)
-                                return bad(ret_error, "denied_syscalls: more than %d syscalls", RECORD_DENIED_MAX);
+                                return error_setf(ret_error, -EBADMSG, "denied_syscalls: more than %d syscalls", RECORD_DENIED_MAX);
                         if (k < 0)
-                                return bad(ret_error, "denied_syscalls: '%s' is not a syscall name", name);
+                                return error_setf(ret_error, -EBADMSG, "denied_syscalls: '%s' is not a syscall name", name);
                 }
         }
 
         if (!json_object_object_get_ex(o, "cleanup", &sub) || !json_object_is_type(sub, json_type_object))
-                return bad(ret_error, "cleanup: expected an object");
+                return error_setf(ret_error, -EBADMSG, "cleanup: expected an object");
         if (!json_object_object_get_ex(sub, "unit_gone", &v) || !json_object_is_type(v, json_type_boolean))
-                return bad(ret_error, "cleanup.unit_gone: expected a boolean");
+                return error_setf(ret_error, -EBADMSG, "cleanup.unit_gone: expected a boolean");
         r->unit_gone = json_object_get_boolean(v);
         if (!json_object_object_get_ex(sub, "cgroup_gone", &v) || !json_object_is_type(v, json_type_boolean))
-                return bad(ret_error, "cleanup.cgroup_gone: expected a boolean");
+                return error_setf(ret_error, -EBADMSG, "cleanup.cgroup_gone: expected a boolean");
         r->cgroup_gone = json_object_get_boolean(v);
 
         if (json_object_object_get_ex(o, "error", &v) && v) {
                 if (!json_object_is_type(v, json_type_string))
-                        return bad(ret_error, "error: expected a string");
+                        return error_setf(ret_error, -EBADMSG, "error: expected a string");
                 if (!(r->error = strdup(json_object_get_string(v))))
                         return -ENOMEM;
         }

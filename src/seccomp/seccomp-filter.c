@@ -8,20 +8,9 @@
 #include <sys/stat.h>
 
 #include "seccomp-filter.h"
+#include "util.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(scmp_filter_ctx, seccomp_release);
-
-_printf_(2, 3) static int bad(char **ret_error, const char *fmt, ...) {
-        va_list ap;
-
-        if (ret_error) {
-                va_start(ap, fmt);
-                if (vasprintf(ret_error, fmt, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return -EINVAL;
-}
 
 /* One alternative of a rule: (arg & mask) == value, or every call when always is set. */
 static int add_alternative(scmp_filter_ctx ctx, int nr, unsigned arg, uint64_t mask, uint64_t value, bool always) {
@@ -113,12 +102,12 @@ static int add_rule(scmp_filter_ctx ctx, const SyscallRule *rule, size_t i, char
         int r;
 
         if (rule->nr < 0)
-                return bad(ret_error, "syscall_rules[%zu]: '%s' is not a syscall of this architecture", i, name);
+                return error_setf(ret_error, -EINVAL, "syscall_rules[%zu]: '%s' is not a syscall of this architecture", i, name);
         /* The exec helper's pre-exec child hands the listener over with sendmsg() after the program is
          * in force: a notification there would wait for a supervisor that does not have the listener
          * yet. */
         if (rule->nr == SCMP_SYS(sendmsg))
-                return bad(ret_error, "syscall_rules[%zu]: rules on sendmsg are not supported (the exec helper "
+                return error_setf(ret_error, -EINVAL, "syscall_rules[%zu]: rules on sendmsg are not supported (the exec helper "
                            "needs it to start the command)", i);
         /* seccomp() is always caught whole (see seccomp-filter.h): a rule on it adds nothing. */
         if (rule->nr == SCMP_SYS(seccomp))
@@ -126,13 +115,13 @@ static int add_rule(scmp_filter_ctx ctx, const SyscallRule *rule, size_t i, char
         if (!rule->has_arg)
                 return add_alternative(ctx, rule->nr, 0, 0, 0, true);
         if (rule->arg > 5)
-                return bad(ret_error, "syscall_rules[%zu]: argument %u does not exist (0-5)", i, rule->arg);
+                return error_setf(ret_error, -EINVAL, "syscall_rules[%zu]: argument %u does not exist (0-5)", i, rule->arg);
         if (rule->cmp < 0 || rule->cmp >= _SYSCALL_CMP_MAX)
-                return bad(ret_error, "syscall_rules[%zu]: unknown comparison", i);
+                return error_setf(ret_error, -EINVAL, "syscall_rules[%zu]: unknown comparison", i);
         /* The kernel reads ioctl's request as 32 bits: a 64-bit comparison could be dodged with high bits. */
         arg32 = rule->arg32 || (rule->nr == SCMP_SYS(ioctl) && rule->arg == 1);
         if (arg32 && (rule->value > UINT32_MAX || (rule->cmp == SYSCALL_CMP_MASKED_EQ && rule->mask > UINT32_MAX)))
-                return bad(ret_error, "syscall_rules[%zu]: %s argument %u is compared as 32 bits, the value "
+                return error_setf(ret_error, -EINVAL, "syscall_rules[%zu]: %s argument %u is compared as 32 bits, the value "
                            "0x%" PRIx64 " (mask 0x%" PRIx64 ") does not fit", i, name, rule->arg, rule->value,
                            rule->cmp == SYSCALL_CMP_MASKED_EQ ? rule->mask : 0);
 
@@ -140,10 +129,10 @@ static int add_rule(scmp_filter_ctx ctx, const SyscallRule *rule, size_t i, char
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return bad(ret_error, "syscall_rules[%zu]: libseccomp cannot add the rule on %s: %s", i, name,
+                return error_setf(ret_error, -EINVAL, "syscall_rules[%zu]: libseccomp cannot add the rule on %s: %s", i, name,
                            strerror(-r));
         if (r > 0)
-                return bad(ret_error, "syscall_rules[%zu]: the comparison on %s argument %u can never be true", i,
+                return error_setf(ret_error, -EINVAL, "syscall_rules[%zu]: the comparison on %s argument %u can never be true", i,
                            name, rule->arg);
         return 0;
 }

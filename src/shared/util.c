@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/random.h>
 #include <time.h>
@@ -163,4 +164,16 @@ bool path_is_absolute_normalized(const char *p) {
                         return false;
         }
         return true;
+}
+
+int error_setf(char **ret_error, int r, const char *fmt, ...) {
+        va_list ap;
+
+        if (ret_error) {
+                va_start(ap, fmt);
+                if (vasprintf(ret_error, fmt, ap) < 0)
+                        *ret_error = NULL;
+                va_end(ap);
+        }
+        return r;
 }

@@ -7,6 +7,10 @@
 
 #include "macro.h"
 
+/* Stores a one-line message (printf-style) in *ret_error, if ret_error is not NULL, and returns r:
+ * "return error_setf(ret_error, -EINVAL, \"...\", ...);" */
+_printf_(3, 4) int error_setf(char **ret_error, int r, const char *fmt, ...);
+
 #define RUN_ID_LEN 32 /* hex chars: 128 random bits */
 
 typedef uint64_t usec_t;

@@ -19,6 +19,10 @@ PKGS=(
   # what the testbeds boot and what the integration tests use inside them (the testbeds boot this
   # machine's own root, so everything the guest needs must be installed here)
   systemd systemd-container dbus libnss-systemd python3 iproute2 jq procps util-linux
+  # the compatibility suite (tests/integration/test-70-compat.sh): real toolchains run inside the
+  # sandbox and outside, plus a subset of CPython's own regression tests
+  libpython3.11-testsuite python3-venv python3-pip python3-setuptools python3-wheel
+  make git nodejs tar xz-utils bzip2 zip unzip strace gdb
   # VM testbed: emulator, initramfs, kernel module tools, timing
   qemu-system-x86 busybox-static kmod bc gzip
 )

@@ -1,0 +1,33 @@
+# tests/integration/compat/lib-task.sh - sourced by the task-*.sh scripts of the compatibility suite.
+# shellcheck shell=bash
+#
+# A task runs in its current directory (which must be writable: the sandbox's workspace, or a scratch
+# directory outside), with HOME writable, and uses only the system's own tools (/usr/bin/python3, no
+# shims, no network). It prints "TASK <name> OK" as its last line, or "TASK <name> FAILED: why" and
+# exits non-zero at the first check that fails.
+set -u
+export LC_ALL=C.UTF-8
+TASK=${TASK:-$(basename "$0" .sh)}; TASK=${TASK#task-}
+# shellcheck disable=SC2034  # TASK_DIR (this folder: the tasks' data) and PY are for the tasks
+TASK_DIR=$(cd "$(dirname "$0")" && pwd) PY=/usr/bin/python3
+
+fail() { echo "TASK $TASK FAILED: $*"; exit 1; }
+T0=${EPOCHREALTIME/[.,]/}
+# step MSG: a heading, with the seconds since the task started
+step() { local d=$(( (${EPOCHREALTIME/[.,]/} - T0) / 100000 )); echo "-- [$((d / 10)).$((d % 10))s] $*"; }
+# run CMD...: show the command, fail the task if it fails
+run() { echo "+ $*"; "$@" || fail "'$*' exited $?"; }
+# expect WANT GOT WHAT
+expect() { [ "$1" = "$2" ] || fail "$3: expected '$1', got '$2'"; }
+# contains HAYSTACK NEEDLE WHAT
+contains() { case $1 in *"$2"*) ;; *) fail "$3: '$2' not found in: $(printf '%s' "$1" | head -c 400)" ;; esac; }
+# note_diff ID MSG: the task saw something work differently and carried on (the caller compares these lines
+# inside and outside with known-differences.txt, as "task:NAME:ID")
+note_diff() { echo "DIFF $1: ${*:2}"; }
+ok() { step "done"; echo "TASK $TASK OK"; exit 0; }
+
+[ -w . ] || fail "the current directory $(pwd) is not writable"
+[ -n "${HOME:-}" ] && [ -w "$HOME" ] || fail "HOME '${HOME:-}' is not writable"
+# a fresh scratch directory for this task, inside the current one
+WORK=$(pwd)/work-$TASK
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || fail "cannot create $WORK"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# procps: ps, pgrep/pkill, free, uptime, vmstat, top, and the /proc files they read. The values are
+# checked against /proc; the caller compares the "REPORT" lines inside and outside.
+. "$(dirname "$0")/lib-task.sh"
+for c in ps free uptime vmstat top pgrep pkill; do command -v $c >/dev/null || fail "$c not installed"; done
+
+step "ps sees this shell and its children"
+sleep 300 & spid=$!
+out=$(ps -ef) || fail "ps -ef exited $?"
+echo "$out" | head -n 5
+contains "$out" "sleep 300" "ps -ef"
+expect "$$" "$(ps -o ppid= -p "$spid" | tr -d ' ')" "parent of the sleep as ps sees it"
+expect "sleep" "$(ps -o comm= -p "$spid")" "ps -o comm"
+out=$(ps aux) || fail "ps aux exited $?"
+contains "$out" "sleep 300" "ps aux"
+ps -o pid,ppid,uid,user,stat,rss,vsz,pcpu,etime,comm -p "$$,$spid" || fail "ps -o ... exited $?"
+expect "$spid" "$(pgrep -f -u "$(id -u)" '^sleep 300$')" "pgrep"
+run pkill -TERM -f '^sleep 300$'
+wait "$spid" 2>/dev/null; expect 143 "$?" "exit status of the sleep killed by pkill"
+echo "REPORT visible processes $(ps -e --no-headers | wc -l)"
+
+step "free agrees with /proc/meminfo"
+out=$(free -k) || fail "free exited $? (is /proc/meminfo readable?)"
+echo "$out"
+total=$(awk '/^Mem:/{print $2}' <<< "$out")
+expect "$(awk '/^MemTotal:/{print $2}' /proc/meminfo)" "$total" "free's total (KiB)"
+[ "${total:-0}" -gt 0 ] || fail "free reports no memory"
+run free -h -w
+echo "REPORT MemTotal_kB $total"
+
+step "uptime agrees with /proc/uptime and /proc/loadavg"
+out=$(uptime) || fail "uptime exited $? (is /proc/uptime readable?)"
+echo "$out"
+case $out in *" up "*"load average: "*) ;; *) fail "uptime's output: $out" ;; esac
+up=$(cut -d. -f1 /proc/uptime)
+[ "${up:-0}" -gt 0 ] || fail "/proc/uptime says ${up:-nothing}"
+boot_ps=$(date -d "$(uptime -s)" +%s) || fail "uptime -s"
+boot_proc=$(( $(date +%s) - up ))
+d=$(( boot_ps - boot_proc )); d=${d#-}
+[ "$d" -le 2 ] || fail "uptime -s and /proc/uptime disagree by ${d}s"
+run uptime -p
+echo "REPORT boot_time $boot_proc"
+
+step "vmstat, top, /proc/stat and /proc/cpuinfo"
+run vmstat 1 2
+out=$(top -b -n 1 -w 200) || fail "top exited $?"
+echo "$out" | head -n 8
+contains "$out" "load average" "top's header"
+contains "$out" "MiB Mem" "top's header"
+expect "$(nproc)" "$(grep -c '^processor' /proc/cpuinfo)" "nproc and /proc/cpuinfo"
+grep -q '^cpu ' /proc/stat || fail "/proc/stat has no cpu line"
+echo "REPORT cpus $(grep -c '^processor' /proc/cpuinfo)"
+ok

@@ -330,7 +330,9 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
         r = r ?: prop_table_add_strv(t, "TemporaryFileSystem",
                                      (char *[]) { (char *) "/run", (char *) "ro,mode=0755,nosuid,nodev,noexec",
                                                   (char *) SBX_HOME, home_opts, (char *) "/tmp", tmp_opts,
-                                                  (char *) "/var/tmp", tmp_opts, NULL });
+                                                  (char *) "/var/tmp", tmp_opts,
+                                                  /* PrivateDevices= would bind the host's /dev/shm */
+                                                  (char *) "/dev/shm", tmp_opts, NULL });
         /* The exec helper reports resource figures through the notify socket (main PID only). */
         r = r ?: prop_table_add_strv(t, "BindReadOnlyPaths",
                                      (char *[]) { (char *) "/run/systemd/notify", (char *) "/run/systemd/notify", NULL });

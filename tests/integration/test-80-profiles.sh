@@ -217,6 +217,16 @@ assert_rc 125 sbxctl run -p data -- true
 assert_contains "$T_OUT" "'data' is masked by $RUNTIME_DIR/data.json"
 rm -f $RUNTIME_DIR/data.json
 
+t_begin "/dev/shm is the run's own, not the host's"
+echo HOST-SHM-SECRET > /dev/shm/sbxt-shm; chmod 0644 /dev/shm/sbxt-shm
+t_on_exit "rm -f /dev/shm/sbxt-shm /dev/shm/sbxt-mine"
+assert_rc 0 sbxctl run -- sh -c 'cat /dev/shm/sbxt-shm 2>&1; echo x > /dev/shm/sbxt-mine && echo wrote'
+assert_not_contains "$T_OUT" "HOST-SHM-SECRET"
+assert_contains "$T_OUT" "wrote" "the run can use its own /dev/shm"
+[ -e /dev/shm/sbxt-mine ] && _t_err "the run's /dev/shm file appeared on the host"
+assert_rc 0 sbxctl run -- /usr/bin/python3 -c 'from multiprocessing import shared_memory, Semaphore; m = shared_memory.SharedMemory(create=True, size=4096); s = Semaphore(1); s.acquire(); m.close(); m.unlink(); print("shm ok")'
+assert_contains "$T_OUT" "shm ok" "POSIX shared memory and semaphores work"
+
 t_begin "after all of it: nothing left behind"
 assert_clean
 

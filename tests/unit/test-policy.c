@@ -400,12 +400,13 @@ static void test_compile_default(void **state) {
         assert_strv_equal(get(plan, "Environment")->strv,
                           ARGV("HOME=/home/sbx", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"));
 
-        /* HOME, /tmp and /var/tmp are tmpfs of the profile's size; /run is empty and read-only */
+        /* HOME, /tmp, /var/tmp and /dev/shm are tmpfs of the profile's size; /run is empty and read-only */
         assert_strv_equal(get(plan, "TemporaryFileSystem")->strv,
                           ARGV("/run", "ro,mode=0755,nosuid,nodev,noexec",
                                "/home/sbx", "mode=0777,nosuid,nodev,size=1073741824",
                                "/tmp", "mode=1777,nosuid,nodev,size=1073741824",
-                               "/var/tmp", "mode=1777,nosuid,nodev,size=1073741824"));
+                               "/var/tmp", "mode=1777,nosuid,nodev,size=1073741824",
+                               "/dev/shm", "mode=1777,nosuid,nodev,size=1073741824"));
         /* only the notify socket comes from the host; no host directory is bound read-write */
         assert_strv_equal(get(plan, "BindReadOnlyPaths")->strv, ARGV("/run/systemd/notify", "/run/systemd/notify"));
         static const char *const absent[] = {
@@ -904,7 +905,8 @@ static void test_fixed_files_and_kernel(void **state) {
         assert_has_line(text, "TemporaryFileSystem=/run:ro,mode=0755,nosuid,nodev,noexec "
                               "/home/sbx:mode=0777,nosuid,nodev,size=268435456 "
                               "/tmp:mode=1777,nosuid,nodev,size=268435456 "
-                              "/var/tmp:mode=1777,nosuid,nodev,size=268435456");
+                              "/var/tmp:mode=1777,nosuid,nodev,size=268435456 "
+                              "/dev/shm:mode=1777,nosuid,nodev,size=268435456");
         assert_has_line(text, "MemorySwapMax=536870912");
         assert_has_line(text, "SystemCallFilter=@system-service seccomp");
         assert_has_line(text, "SystemCallFilter=~@obsolete ptrace io_uring_setup io_uring_enter io_uring_register");

@@ -12,9 +12,12 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <unistd.h>
+#include <systemd/sd-journal.h>
 
 #include "fileio.h"
 #include "macro.h"
+#include "message-ids.h"
 #include "policy.h"
 #include "profile-load.h"
 #include "proptable.h"
@@ -28,11 +31,13 @@
  * set), messages go to /dev/kmsg, one record per message ("<3>sbx-generator: ..."), and journald picks
  * them up as kernel-transport messages with the identifier sbx-generator. Otherwise (tests, by hand),
  * to stderr. One write(2) per message either way, so lines never interleave with the parallel
- * generators. */
+ * generators. An invalid profile is also an event with a MESSAGE_ID: when journald's socket is there (a
+ * daemon-reload; not at boot, where journald is not up yet), it goes to the journal natively instead. */
 
 static int log_fd = STDERR_FILENO;
 static bool log_kmsg = false;
 static int log_max = LOG_INFO;
+static bool log_journal = false;
 
 static void gen_log_open(void) {
         const char *e = getenv("SBX_LOG_LEVEL");
@@ -47,6 +52,7 @@ static void gen_log_open(void) {
                 return; /* keep stderr: systemd connects it to the console or /dev/null */
         log_fd = fd;
         log_kmsg = true;
+        log_journal = access("/run/systemd/journal/socket", W_OK) >= 0;
 }
 
 _printf_(3, 4) static int gen_log(int level, int error, const char *format, ...) {
@@ -76,6 +82,17 @@ _printf_(3, 4) static int gen_log(int level, int error, const char *format, ...)
 
         errno = saved;
         return error > 0 ? -error : error;
+}
+
+/* The event "profile NAME is invalid" (SBX_MESSAGE_PROFILE_INVALID, see catalog/sbx.catalog). */
+static void gen_profile_invalid(const char *name, const char *path, const char *error) {
+        if (log_journal &&
+            sd_journal_send("MESSAGE=%s; nothing written for profile '%s': its runs are refused", error, name,
+                            "MESSAGE_ID=" SBX_MESSAGE_PROFILE_INVALID, "PRIORITY=%d", LOG_ERR,
+                            "SYSLOG_IDENTIFIER=" GENERATOR_NAME, "SBX_PROFILE=%s", name, "SBX_PROFILE_PATH=%s", path,
+                            "SBX_ERROR=%s", error, NULL) >= 0)
+                return;
+        (void) gen_log(LOG_ERR, 0, "%s; nothing written for profile '%s': its runs are refused", error, name);
 }
 
 #define gen_error_errno(e, ...) gen_log(LOG_ERR, (e), __VA_ARGS__)
@@ -260,7 +277,7 @@ static int generate_profile(int dir_fd, const char *name, const char *path) {
                 if (!error)
                         return gen_error_errno(r, "Profile '%s' (%s): %m", name, path);
                 /* the message names the file: "PATH: key.path: what" or "PATH:LINE:COLUMN: what" */
-                gen_error_errno(r, "%s; nothing written for profile '%s': its runs are refused", error, name);
+                gen_profile_invalid(name, path, error);
                 return 1;
         }
 

@@ -11,6 +11,7 @@
 
 #include "exit-codes.h"
 #include "log.h"
+#include "message-ids.h"
 #include "profile-load.h"
 #include "seccomp-filter.h"
 #include "manager.h"
@@ -122,6 +123,35 @@ static void run_send_finished(Run *run) {
                 log_warning_errno(r, "Failed to send Finished for run %s, ignoring: %m", run->id);
 }
 
+static void log_run_finished(Run *run) {
+        const RunRecord *rec = run->record;
+        bool clean = rec->unit_gone && rec->cgroup_gone;
+        char exit_code[16], exit_signal[16];
+        _cleanup_free_ char *denied = NULL;
+
+        (void) snprintf(exit_code, sizeof exit_code, "%d", rec->exit_code);
+        (void) snprintf(exit_signal, sizeof exit_signal, "%d", rec->exit_signal);
+        for (size_t i = 0; i < rec->n_denied; i++) {
+                char *d = NULL;
+
+                if (asprintf(&d, "%s%s%s:%" PRIu64, denied ?: "", denied ? "," : "", rec->denied[i].name,
+                             rec->denied[i].count) < 0)
+                        break;
+                free(denied);
+                denied = d;
+        }
+        log_event(clean ? LOG_INFO : LOG_WARNING, SBX_MESSAGE_RUN_FINISHED,
+                  LOG_FIELDS({ "SBX_RUN_ID", run->id }, { "SBX_UNIT", run->unit }, { "SBX_PROFILE", rec->profile },
+                             { "SBX_TENANT", rec->tenant },
+                             { "SBX_STOP_REASON", strna(stop_reason_to_string(rec->stop_reason)) },
+                             { "SBX_EXIT_CODE", exit_code }, { "SBX_EXIT_SIGNAL", exit_signal },
+                             { "SBX_CLEANUP", clean ? "completed" : "incomplete" },
+                             { "SBX_DENIED_SYSCALLS", denied }, { "SBX_ERROR", rec->error }),
+                  "Run %s (%s) finished: %s, exit %d, signal %d, cleanup %s.", run->id, run->unit,
+                  strna(stop_reason_to_string(rec->stop_reason)), rec->exit_code, rec->exit_signal,
+                  clean ? "completed" : "INCOMPLETE");
+}
+
 static void run_complete(Run *run) {
         RunRecord *rec = run->record;
         int r;
@@ -140,9 +170,7 @@ static void run_complete(Run *run) {
         r = store_write(&run->manager->store, rec);
         if (r < 0)
                 log_error_errno(r, "Failed to write the record of run %s: %m", run->id);
-        log_info("Run %s (%s) finished: %s, exit %d, signal %d, cleanup %s.", run->id, run->unit,
-                 strna(stop_reason_to_string(rec->stop_reason)), rec->exit_code, rec->exit_signal,
-                 rec->unit_gone && rec->cgroup_gone ? "completed" : "INCOMPLETE");
+        log_run_finished(run);
         run_send_finished(run);
         run_free(run);
 }
@@ -422,7 +450,11 @@ static int run_stop(Run *run, int sig) {
                                      "ss", run->unit, "replace");
         if (r < 0)
                 return log_error_errno(r, "Failed to stop %s: %m", run->unit);
-        log_info("Stopping run %s (%s).", run->id, run->unit);
+        log_event(LOG_INFO, SBX_MESSAGE_RUN_STOPPING,
+                  LOG_FIELDS({ "SBX_RUN_ID", run->id }, { "SBX_UNIT", run->unit },
+                             { "SBX_STOP_CAUSE", sig == SIGHUP ? "client-disconnected" : "stop-requested" }),
+                  "Stopping run %s (%s)%s.", run->id, run->unit,
+                  sig == SIGHUP ? ": its client disconnected" : "");
         return 0;
 }
 
@@ -432,7 +464,7 @@ static int on_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret
 
         if (!from_bus_driver(msg) || sd_bus_message_read(msg, "sss", &name, &old, &new) < 0 || !isempty(new))
                 return 0;
-        log_info("Client %s of run %s disconnected; ending the run.", name, run->id);
+        log_debug("Client %s of run %s disconnected.", name, run->id);
         run->client = mfree(run->client);
         (void) run_stop(run, SIGHUP);
         return 0;
@@ -709,7 +741,7 @@ static int busy_caches(Manager *m, const Profile *p, const char *tenant, char **
         return 0;
 }
 
-static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         _cleanup_(profile_freep) Profile *profile = NULL;
         _cleanup_strv_free_ char **dirs = NULL;
@@ -752,7 +784,9 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
                         return sd_bus_error_setf(error, ERR_NO_PROFILE, "%s", refusal);
                 if (req->profile && !profile_name_is_valid(req->profile))
                         return sd_bus_error_setf(error, ERR_INVALID, "%s", refusal);
-                log_error("Profile %s cannot be used: %s", req->profile ?: PROFILE_DEFAULT, refusal);
+                log_event(LOG_ERR, SBX_MESSAGE_PROFILE_INVALID,
+                          LOG_FIELDS({ "SBX_PROFILE", req->profile ?: PROFILE_DEFAULT }, { "SBX_ERROR", refusal }),
+                          "Profile %s cannot be used: %s", req->profile ?: PROFILE_DEFAULT, refusal);
                 return sd_bus_error_setf(error, ERR_BAD_PROFILE, "profile '%s' is invalid: %s",
                                          req->profile ?: PROFILE_DEFAULT, refusal);
         }
@@ -924,10 +958,35 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         }
 
         run->pending = sd_bus_message_ref(msg);
-        log_info("Run %s: starting %s for tenant %s.", run->id, run->unit, run->record->tenant);
+        log_event(LOG_INFO, SBX_MESSAGE_RUN_STARTED,
+                  LOG_FIELDS({ "SBX_RUN_ID", run->id }, { "SBX_UNIT", run->unit },
+                             { "SBX_PROFILE", run->record->profile }, { "SBX_TENANT", run->record->tenant },
+                             { "SBX_POLICY_DIGEST", run->record->policy_digest }),
+                  "Run %s: starting %s (profile %s) for tenant %s.", run->id, run->unit,
+                  strna(run->record->profile), run->record->tenant);
         run->next = m->runs;
         m->runs = TAKE_PTR(run);
         return 1; /* answered from on_start_reply() */
+}
+
+/* Every refused or failed request is one journal event: who asked, and why it was not run. */
+static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        char uid_str[16] = "";
+        uid_t uid;
+        int r;
+
+        r = method_run_impl(msg, userdata, error);
+        if (r >= 0 && !sd_bus_error_is_set(error))
+                return r;
+        if (caller_uid(msg, &uid) >= 0)
+                (void) snprintf(uid_str, sizeof uid_str, "%u", (unsigned) uid);
+        log_event(LOG_NOTICE, SBX_MESSAGE_RUN_REFUSED,
+                  LOG_FIELDS({ "SBX_CALLER_UID", uid_str[0] ? uid_str : NULL },
+                             { "SBX_ERROR_NAME", sd_bus_error_is_set(error) ? error->name : NULL },
+                             { "SBX_ERROR", sd_bus_error_is_set(error) ? error->message : NULL }),
+                  "Run request of uid %s refused: %s", uid_str[0] ? uid_str : "?",
+                  sd_bus_error_is_set(error) ? strna(error->message) : strerror(r < 0 ? -r : EIO));
+        return r;
 }
 
 /* ---- runs of an earlier sbxd ----------------------------------------------------------------------- */
@@ -939,7 +998,9 @@ static int on_adopt_ref_reply(sd_bus_message *reply, void *userdata, sd_bus_erro
         run->slot_start = sd_bus_slot_unref(run->slot_start);
         if (e) {
                 /* The unit ended while no sbxd was watching: what it did is unknown. */
-                log_warning("Run %s: unit %s is gone (%s); recording it as lost.", run->id, run->unit, e->message);
+                log_event(LOG_WARNING, SBX_MESSAGE_RUN_LOST,
+                          LOG_FIELDS({ "SBX_RUN_ID", run->id }, { "SBX_UNIT", run->unit }),
+                          "Run %s: unit %s is gone (%s); recording it as lost.", run->id, run->unit, e->message);
                 run->record->stop_reason = STOP_LOST;
                 run->record->unit_gone = true;
                 run->record->ended_at = now_realtime();
@@ -948,7 +1009,9 @@ static int on_adopt_ref_reply(sd_bus_message *reply, void *userdata, sd_bus_erro
                 run_complete(run);
                 return 0;
         }
-        log_info("Run %s: adopted running unit %s.", run->id, run->unit);
+        log_event(LOG_INFO, SBX_MESSAGE_RUN_ADOPTED,
+                  LOG_FIELDS({ "SBX_RUN_ID", run->id }, { "SBX_UNIT", run->unit }),
+                  "Run %s: adopted running unit %s.", run->id, run->unit);
         (void) sd_bus_call_method_async(run->manager->bus, &run->slot_state, SD_DEST, run->unit_path,
                                         "org.freedesktop.DBus.Properties", "Get", on_active_state_reply, run, "ss",
                                         "org.freedesktop.systemd1.Unit", "ActiveState");

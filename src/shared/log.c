@@ -2,12 +2,16 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <systemd/sd-journal.h>
 
 #include "log.h"
 
 static int max_level = LOG_INFO;
 static const char *log_prefix;
-static bool to_journal;
+static bool to_journal;         /* stderr is a journal stream */
+static bool to_journal_socket;  /* events go to the journal's native socket */
 
 void log_set_max_level(int level) {
         max_level = level;
@@ -27,9 +31,10 @@ void log_open(void) {
         struct stat st;
         unsigned long long dev, ino;
 
-        to_journal = false;
+        to_journal = to_journal_socket = false;
         if (e && sscanf(e, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) >= 0)
                 to_journal = (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
+        to_journal_socket = to_journal;
 
         e = getenv("SBX_LOG_LEVEL");
         if (e && streq(e, "debug"))
@@ -59,4 +64,66 @@ int log_internal(int level, int error, const char *file, int line, const char *f
 
         errno = saved;
         return error > 0 ? -error : error;
+}
+
+void log_open_journal(void) {
+        to_journal_socket = access("/run/systemd/journal/socket", W_OK) >= 0;
+}
+
+#define EVENT_FIELDS_MAX 24
+
+int log_event_internal(int level, const char *file, int line, const char *func, const char *message_id,
+                       const LogField *fields, const char *format, ...) {
+        _cleanup_free_ char *msg = NULL;
+        _cleanup_strv_free_ char **kv = NULL;
+        struct iovec iov[EVENT_FIELDS_MAX];
+        size_t n = 0, nkv = 0;
+        va_list ap;
+        int saved = errno, r;
+
+        if (level > max_level)
+                return 0;
+
+        va_start(ap, format);
+        r = vasprintf(&msg, format, ap);
+        va_end(ap);
+        if (r < 0) {
+                errno = saved;
+                return 0;
+        }
+
+        if (to_journal_socket) {
+                kv = calloc(EVENT_FIELDS_MAX + 1, sizeof(char *));
+                if (!kv)
+                        goto plain;
+#define KV(...)                                                                         \
+                do {                                                                    \
+                        if (nkv >= EVENT_FIELDS_MAX || asprintf(&kv[nkv], __VA_ARGS__) < 0) { \
+                                kv[nkv] = NULL;                                         \
+                                goto plain;                                             \
+                        }                                                               \
+                        nkv++;                                                          \
+                } while (0)
+                KV("MESSAGE=%s", msg);
+                KV("MESSAGE_ID=%s", message_id);
+                KV("PRIORITY=%d", level);
+                KV("CODE_FILE=%s", file);
+                KV("CODE_LINE=%d", line);
+                KV("CODE_FUNC=%s", func);
+                KV("SYSLOG_IDENTIFIER=%s", log_prefix ?: program_invocation_short_name);
+                for (const LogField *f = fields; f && f->key; f++)
+                        if (f->value)
+                                KV("%s=%s", f->key, f->value);
+#undef KV
+                for (n = 0; n < nkv; n++)
+                        iov[n] = (struct iovec) { .iov_base = kv[n], .iov_len = strlen(kv[n]) };
+                if (sd_journal_sendv(iov, (int) n) >= 0) {
+                        errno = saved;
+                        return 0;
+                }
+        }
+plain:
+        errno = saved;
+        log_internal(level, 0, file, line, func, "%s", msg);
+        return 0;
 }

@@ -31,4 +31,21 @@ int log_internal(int level, int error, const char *file, int line, const char *f
 #define log_warning_errno(e, ...) log_full_errno(LOG_WARNING, (e), __VA_ARGS__)
 #define log_error_errno(e, ...) log_full_errno(LOG_ERR, (e), __VA_ARGS__)
 
+/* A journal event: MESSAGE_ID= (see message-ids.h) plus the given fields, each a KEY and a value (NULL
+ * values are left out), ended by LOG_FIELDS_END. Written as a structured journal entry when stderr is
+ * the journal (or after log_open_journal()), else as a plain log line. Returns 0. */
+typedef struct LogField {
+        const char *key;   /* upper case, e.g. "SBX_RUN_ID" */
+        const char *value;
+} LogField;
+#define LOG_FIELDS_END ((LogField) {})
+
+void log_open_journal(void); /* send events (and log lines) to the journal socket if it is there */
+int log_event_internal(int level, const char *file, int line, const char *func, const char *message_id,
+                       const LogField *fields, const char *format, ...) _printf_(7, 8);
+
+#define log_event(level, message_id, fields, ...) \
+        log_event_internal((level), __FILE__, __LINE__, __func__, (message_id), (fields), __VA_ARGS__)
+#define LOG_FIELDS(...) ((const LogField[]) { __VA_ARGS__, LOG_FIELDS_END })
+
 #define log_oom() log_error_errno(-ENOMEM, "Out of memory.")

@@ -119,7 +119,12 @@ typedef struct RunState {
         RunRecord *record;
         int got_signal;
         bool daemon_gone;
+        unsigned attach_tries;
 } RunState;
+
+#define ATTACH_TRIES 10
+
+static int attach(RunState *s);
 
 static int on_finished(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         RunState *s = userdata;
@@ -144,8 +149,11 @@ static int on_name_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_err
             sd_bus_message_read(msg, "sss", &name, &old, &new) < 0)
                 return 0;
         if (streq(name, SBX_BUS_NAME) && s->daemon && streq(old, s->daemon)) {
-                s->daemon_gone = true;
-                return sd_event_exit(s->event, 0);
+                /* sbxd went away (an upgrade restarts it): the run is a unit of its own and goes on. The
+                 * next sbxd adopts it; ask it for the run (D-Bus activation starts it if need be). */
+                s->daemon = mfree(s->daemon);
+                s->attach_tries = 0;
+                return attach(s);
         }
         return 0;
 }
@@ -162,6 +170,56 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
                                      "s", s->run_id);
         if (r < 0)
                 log_error_errno(r, "Failed to ask sbxd to stop run %s: %m", s->run_id);
+        return 0;
+}
+
+static int on_attach_retry(sd_event_source *src, uint64_t usec, void *userdata) {
+        return attach(userdata);
+}
+
+static int on_attach_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        RunState *s = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        _cleanup_(run_record_freep) RunRecord *rec = NULL;
+        _cleanup_free_ char *err = NULL;
+        const char *json;
+
+        if (e) {
+                /* sbxd is being restarted or not yet on the bus: try again a little later */
+                if (s->attach_tries < ATTACH_TRIES &&
+                    (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+                                            SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT, SD_BUS_ERROR_DISCONNECTED) ||
+                     startswith(e->name, "org.freedesktop.DBus.Error.Spawn") ||
+                     startswith(e->name, "org.freedesktop.systemd1.")) &&
+                    sd_event_add_time_relative(s->event, NULL, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_attach_retry,
+                                               s) >= 0)
+                        return 0;
+                log_debug("Attach failed: %s", e->message);
+                s->daemon_gone = true;
+                return sd_event_exit(s->event, 0);
+        }
+        if (sd_bus_message_read(reply, "s", &json) < 0 || run_record_from_json(json, &rec, &err) < 0 ||
+            !(s->daemon = strdup(sd_bus_message_get_sender(reply)))) {
+                s->daemon_gone = true;
+                return sd_event_exit(s->event, 0);
+        }
+        if (rec->finished) {  /* it ended while no sbxd was there to tell us */
+                s->record = TAKE_PTR(rec);
+                return sd_event_exit(s->event, 0);
+        }
+        return 0; /* Finished comes from this sbxd */
+}
+
+static int attach(RunState *s) {
+        int r;
+
+        s->attach_tries++;
+        r = sd_bus_call_method_async(s->bus, NULL, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Attach",
+                                     on_attach_reply, s, "s", s->run_id);
+        if (r < 0) {
+                s->daemon_gone = true;
+                return sd_event_exit(s->event, 0);
+        }
         return 0;
 }
 

@@ -470,6 +470,26 @@ static int on_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret
         return 0;
 }
 
+/* The client of a run: the bus peer that gets its Finished signal, and whose disconnection ends the run. */
+static int run_set_client(Run *run, const char *sender) {
+        _cleanup_free_ char *match = NULL, *client = NULL;
+        int r;
+
+        if (!sender || !(client = strdup(sender)))
+                return -ENOMEM;
+        if (asprintf(&match,
+                     "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                     "member='NameOwnerChanged',arg0='%s'", client) < 0)
+                return -ENOMEM;
+        run->slot_client = sd_bus_slot_unref(run->slot_client);
+        r = sd_bus_add_match(run->manager->bus, &run->slot_client, match, on_client_gone, run);
+        if (r < 0)
+                return r;
+        free(run->client);
+        run->client = TAKE_PTR(client);
+        return 0;
+}
+
 /* ---- starting ------------------------------------------------------------------------------------- */
 
 static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -749,7 +769,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
         _cleanup_(run_plan_freep) RunPlan *plan = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         _cleanup_(run_freep) Run *run = NULL;
-        _cleanup_free_ char *refusal = NULL, *match = NULL, *desc = NULL, *slice = NULL;
+        _cleanup_free_ char *refusal = NULL, *desc = NULL, *slice = NULL;
         char tenant[TENANT_ID_LEN + 1];
         struct stat ws_st = {};
         int fds[3];
@@ -871,8 +891,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
                 return r;
         if (policy_unit_name(profile->name, run->id, &run->unit) < 0 ||
             policy_slice_name(profile->name, &slice) < 0 ||
-            run_cgroup_path(profile->name, run->unit, &run->cgroup_path) < 0 ||
-            !(run->client = strdup(sd_bus_message_get_sender(msg))))
+            run_cgroup_path(profile->name, run->unit, &run->cgroup_path) < 0)
                 return -ENOMEM;
         r = unit_object_path(run->unit, &run->unit_path);
         if (r < 0)
@@ -892,11 +911,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
                                 "PropertiesChanged", on_properties_changed, run);
         if (r < 0)
                 return r;
-        if (asprintf(&match,
-                     "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                     "member='NameOwnerChanged',arg0='%s'", run->client) < 0)
-                return -ENOMEM;
-        r = sd_bus_add_match(m->bus, &run->slot_client, match, on_client_gone, run);
+        r = run_set_client(run, sd_bus_message_get_sender(msg));
         if (r < 0)
                 return r;
 
@@ -1148,6 +1163,37 @@ static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         return sd_bus_reply_method_return(msg, NULL);
 }
 
+/* Attach(run_id) -> record: the caller becomes the run's client (it gets Finished, and its disconnection
+ * ends the run), replacing the earlier one. sbxctl calls it when the sbxd it started the run with went
+ * away (restarted by an upgrade): the run goes on, and this sbxd, having adopted it, reports its end.
+ * The reply is the record as it is now; a finished record means there is nothing left to wait for. */
+static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_(run_record_freep) RunRecord *rec = NULL;
+        _cleanup_free_ char *json = NULL;
+        const char *id;
+        Run *run;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &id);
+        if (r < 0)
+                return r;
+        r = lookup_owned(m, msg, id, &rec, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+        run = manager_find_run(m, id);
+        if (run) {
+                r = run_set_client(run, sd_bus_message_get_sender(msg));
+                if (r < 0)
+                        return r;
+                log_debug("Run %s: client %s attached.", run->id, run->client);
+        }
+        r = run_record_to_json(run ? run->record : rec, &json);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, "s", json);
+}
+
 static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         _cleanup_free_ char *json = NULL;
@@ -1171,6 +1217,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("a{sv}", request, "as", argv, "h", stdin_fd, "h", stdout_fd, "h", stderr_fd),
                                 SD_BUS_RESULT("s", run_id), method_run, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_ARGS("s", run_id), SD_BUS_NO_RESULT, method_stop,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("s", run_id), SD_BUS_RESULT("s", record_json), method_attach,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Get", SD_BUS_ARGS("s", run_id), SD_BUS_RESULT("s", record_json), method_get,
                                 SD_BUS_VTABLE_UNPRIVILEGED),

@@ -142,17 +142,45 @@ assert_contains "$T_OUT" "no run 0123456789abcdef0123456789abcdef"
 assert_eq "$before" "$(record_count)" "records after refused requests"
 assert_clean
 
-t_begin "a restarted sbxd follows the runs it finds to their end"
-sbx_run_bg "$W/o" -- sh -c 'sleep 4; exit 3'
+t_begin "a restarted sbxd follows the runs it finds to their end; the client re-attaches and gets the result"
+sbx_run_bg "$W/o" -- sh -c 'sleep 4; echo finished-after-restart; exit 3'
 cpid=$CPID id=$RUN
 systemctl restart sbxd.service
 wait "$cpid"; rc=$?
-assert_eq 123 "$rc" "the client's exit status when sbxd went away"
-assert_contains "$(cat "$W/o")" "sbxd went away"
-for i in $(seq 150); do [ "$(record_get "$id" .state)" = finished ] && break; sleep 0.2; done
+assert_eq 3 "$rc" "the client's exit status (the command's, reported by the new sbxd)"
+assert_contains "$(cat "$W/o")" "finished-after-restart"
+assert_not_contains "$(cat "$W/o")" "sbxd went away"
 assert_eq "exit-code" "$(record_get "$id" .stop_reason)" "stop_reason of the adopted run"
 assert_eq "3" "$(record_get "$id" .exit.code)" "exit.code of the adopted run"
 assert_eq "true" "$(record_get "$id" .cleanup.completed)" "cleanup.completed"
+assert_clean
+
+t_begin "Ctrl-C after a re-attach still cancels the run"
+sbx_run_bg "$W/o" -- sleep 60
+cpid=$CPID id=$RUN
+systemctl restart sbxd.service
+for i in $(seq 50); do journalctl -q -u sbxd.service -o cat --since "-30s" | grep -q "adopted running unit.*$id" && break; sleep 0.2; done
+sleep 1
+kill -INT "$cpid"
+wait "$cpid"; rc=$?
+assert_eq 130 "$rc" "the client's exit status after SIGINT"
+assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
+assert_clean
+
+t_begin "sbxd gone for good during a run: the client says so (exit 123), the run goes on"
+sbx_run_bg "$W/o" -- sleep 60
+cpid=$CPID id=$RUN
+unit=$(record_get "$id" .unit)
+systemctl mask --runtime sbxd.service >/dev/null 2>&1
+systemctl stop sbxd.service
+wait "$cpid"; rc=$?
+assert_eq 123 "$rc" "the client's exit status when no sbxd comes back"
+assert_contains "$(cat "$W/o")" "sbxd went away"
+assert_eq active "$(systemctl is-active "$unit")" "the run's unit"
+systemctl unmask --runtime sbxd.service >/dev/null 2>&1
+assert_rc 0 sbxctl stop "$id"
+for i in $(seq 150); do [ "$(record_get "$id" .state)" = finished ] && break; sleep 0.2; done
+assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
 assert_clean
 
 t_begin "sbxd unreachable: a clear error, exit 123"

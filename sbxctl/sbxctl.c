@@ -122,7 +122,8 @@ typedef struct RunState {
         unsigned attach_tries;
 } RunState;
 
-#define ATTACH_TRIES 10
+/* how long (in tries, a second apart) to wait for a new sbxd after the one the run was started with left */
+#define ATTACH_TRIES 20
 
 static int attach(RunState *s);
 
@@ -150,7 +151,8 @@ static int on_name_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_err
                 return 0;
         if (streq(name, SBX_BUS_NAME) && s->daemon && streq(old, s->daemon)) {
                 /* sbxd went away (an upgrade restarts it): the run is a unit of its own and goes on. The
-                 * next sbxd adopts it; ask it for the run (D-Bus activation starts it if need be). */
+                 * next sbxd adopts it; ask it for the run. Not by D-Bus activation: an sbxd stopped on
+                 * purpose (the package being removed) must stay stopped. */
                 s->daemon = mfree(s->daemon);
                 s->attach_tries = 0;
                 return attach(s);
@@ -187,10 +189,8 @@ static int on_attach_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         if (e) {
                 /* sbxd is being restarted or not yet on the bus: try again a little later */
                 if (s->attach_tries < ATTACH_TRIES &&
-                    (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
-                                            SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT, SD_BUS_ERROR_DISCONNECTED) ||
-                     startswith(e->name, "org.freedesktop.DBus.Error.Spawn") ||
-                     startswith(e->name, "org.freedesktop.systemd1.")) &&
+                    sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+                                           SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT) &&
                     sd_event_add_time_relative(s->event, NULL, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_attach_retry,
                                                s) >= 0)
                         return 0;
@@ -211,11 +211,17 @@ static int on_attach_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
 }
 
 static int attach(RunState *s) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
         s->attach_tries++;
-        r = sd_bus_call_method_async(s->bus, NULL, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Attach",
-                                     on_attach_reply, s, "s", s->run_id);
+        r = sd_bus_message_new_method_call(s->bus, &m, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Attach");
+        if (r >= 0)
+                r = sd_bus_message_set_auto_start(m, false);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", s->run_id);
+        if (r >= 0)
+                r = sd_bus_call_async(s->bus, NULL, m, on_attach_reply, s, 0);
         if (r < 0) {
                 s->daemon_gone = true;
                 return sd_event_exit(s->event, 0);

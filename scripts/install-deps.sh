@@ -16,6 +16,10 @@ PKGS=(
   libsystemd-dev libbpf-dev bpftool libseccomp-dev libjson-c-dev
   # unit tests
   libcmocka-dev
+  # man pages (pandoc renders them; man checks them), shell completion
+  pandoc man-db groff-base bash-completion
+  # packages: the .deb (debhelper, checked with lintian) and the RPM (Debian's rpmbuild)
+  dpkg-dev debhelper fakeroot lintian rpm
   # what the testbeds boot and what the integration tests use inside them (the testbeds boot this
   # machine's own root, so everything the guest needs must be installed here)
   systemd systemd-container dbus libnss-systemd python3 iproute2 jq procps util-linux

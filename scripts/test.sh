@@ -2,13 +2,17 @@
 # scripts/test.sh - THE test command (run as root, from anywhere; works from a clean clone):
 #   1. scripts/install-deps.sh                      (no-op when everything is installed)
 #   2. meson setup build --prefix=/usr -Dwerror=true (or reconfigure), meson compile -C build
-#   3. meson test -C build --print-errorlogs        (unit tests, cmocka)
-#   4. integration tests: testbed/vm.sh setup, then testbed/vm.sh run tests/integration/payload.sh
-#      with the repo shared into the VM (or, when this machine's PID 1 is systemd, payload.sh runs
-#      directly here: it meson-installs the build into this system!)
-#   5. a summary; the last line is "N passed, N failed, N skipped" (unit + integration cases)
+#   3. meson test -C build --print-errorlogs        (unit tests, cmocka; man pages, catalog, completion)
+#   4. packages: packaging/deb/build.sh (the .deb, lintian-clean) and an earlier build of it (a lower
+#      version, for the upgrade test); packaging/rpm/build.sh + check-files.sh (the RPM, and its file
+#      list against what meson installs)
+#   5. integration tests: testbed/vm.sh setup, then testbed/vm.sh run tests/integration/payload.sh
+#      with the repo shared into the VM; the payload installs the .deb there with dpkg -i (or, when
+#      this machine's PID 1 is systemd, payload.sh runs directly here: it installs sbx into this system!)
+#   6. a summary; the last line is "N passed, N failed, N skipped" (unit + integration cases)
 # Exit status: 0 only if every step passed.
 # env: SBX_SKIP_INTEGRATION=1  stop after the unit tests (reported as skipped)
+#      SBX_SKIP_PACKAGES=1     build no packages; the integration tests use the build tree (meson install)
 #      SBX_TESTBED_KIND        vm | nspawn | host: where the integration tests run (default: host
 #                              when this machine's PID 1 is systemd, else vm; nspawn is quick but
 #                              does not enforce MemoryMax/TasksMax/CPUQuota)
@@ -67,7 +71,39 @@ else
   record "unit tests" skipped "$t" "build failed"
 fi
 
-# ---- 4. integration tests
+# ---- 4. packages
+say "packages"
+PKG=$BUILD/packages
+DEB_OK=0
+if [ -n "${SBX_SKIP_PACKAGES:-}" ]; then
+  record packages skipped "$(now)" "SBX_SKIP_PACKAGES set"
+elif [ "$BUILD_OK" != 1 ]; then
+  record packages skipped "$(now)" "build failed"
+else
+  t=$(now)
+  rm -rf "$PKG" "$PKG-prev"
+  version=$(meson introspect --projectinfo "$REPO/meson.build" | jq -r .version)
+  if packaging/deb/build.sh "$PKG" &&
+     SBX_DEB_VERSION="$version~prev1" SBX_DEB_NOCHECK=1 SBX_DEB_LINTIAN=0 packaging/deb/build.sh "$PKG-prev"; then
+    DEB_OK=1
+    export SBX_DEB SBX_DEB_PREV
+    SBX_DEB=$(ls "$PKG"/sbx_"$version"_*.deb) SBX_DEB_PREV=$(ls "$PKG-prev"/sbx_"$version~prev1"_*.deb)
+    record "deb + lintian" ok "$t" "$(basename "$SBX_DEB"), $(grep -c '^O: ' "$PKG/lintian.txt") lintian override(s)"
+    counts "1 passed, 0 failed, 0 skipped"
+  else
+    record "deb + lintian" FAIL "$t" "packaging/deb/build.sh failed"; counts "0 passed, 1 failed, 0 skipped"
+  fi
+  t=$(now)
+  if SBX_RPM_NOCHECK=1 packaging/rpm/build.sh "$PKG/rpm" && packaging/rpm/check-files.sh "$PKG/rpm"; then
+    record "rpm + file list" ok "$t" "$(cd "$PKG/rpm" && ls ./*.rpm 2>/dev/null | grep -v src.rpm | head -n 1)"
+    counts "1 passed, 0 failed, 0 skipped"
+  else
+    record "rpm + file list" FAIL "$t" "packaging/rpm/build.sh or check-files.sh failed"
+    counts "0 passed, 1 failed, 0 skipped"
+  fi
+fi
+
+# ---- 5. integration tests
 say "integration tests"
 t=$(now)
 if [ -n "${SBX_SKIP_INTEGRATION:-}" ]; then
@@ -83,10 +119,11 @@ else
   if [ -n "$where" ]; then
     t=$(now)
     rm -f "$BUILD/integration.log"
+    [ "$DEB_OK" = 1 ] && export SBX_PASS_ENV="${SBX_PASS_ENV:-} SBX_DEB SBX_DEB_PREV"
     run_payload tests/integration/payload.sh "${SBX_VM_TIMEOUT:-2700}"; rc=$?
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$BUILD/integration.log" 2>/dev/null | tail -n 1)
     if [ "$rc" = 0 ] && [ -n "$line" ]; then
-      counts "$line"; record "integration ($where)" ok "$t" "$line"
+      counts "$line"; record "integration ($where$([ "$DEB_OK" = 1 ] && echo ", .deb"))" ok "$t" "$line"
     else
       counts "${line:-0 passed, 1 failed, 0 skipped}" failed
       record "integration ($where)" FAIL "$t" "exit status $rc$([ "$rc" = 125 ] && echo ' (no result)'); ${line:-no summary line}; log: $BUILD/integration.log"
@@ -94,7 +131,7 @@ else
   fi
 fi
 
-# ---- 5. summary
+# ---- 6. summary
 say "summary"
 for r in "${RESULTS[@]}"; do
   IFS='|' read -r name st sec detail <<< "$r"

@@ -94,13 +94,6 @@ static inline bool strv_contains(char * const *l, const char *s) {
         return false;
 }
 
-/* s without the prefix, or NULL if s does not start with it */
-static inline const char *startswith(const char *s, const char *prefix) {
-        size_t l = strlen(prefix);
-
-        return s && strncmp(s, prefix, l) == 0 ? s + l : NULL;
-}
-
 static inline bool isempty(const char *s) {
         return !s || !*s;
 }

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # tests/integration/payload.sh - runs INSIDE a systemd testbed (or on a host whose PID 1 is systemd)
-# as root: installs the build, then runs every tests/integration/test-*.sh in order.
+# as root: installs sbx, then runs every tests/integration/test-*.sh in order.
 #
 #   payload.sh [--install-only] [BUILD_DIR]
 #
-# BUILD_DIR: argument, else $SBX_BUILD, else <repo>/build (configured with --prefix=/usr and already
-# compiled on the host: nothing is rebuilt here). Installing into the VM's root is harmless: the
+# What is installed: the Debian package $SBX_DEB when it is set (dpkg -i, nothing else: the package
+# must work on its own), else the build tree BUILD_DIR (meson install, then what a package's scripts
+# would do). BUILD_DIR: argument, else $SBX_BUILD, else <repo>/build (configured with --prefix=/usr and
+# already compiled on the host: nothing is rebuilt here); tests that run built test programs
+# (render-check) take them from there either way. Installing into the VM's root is harmless: the
 # guest's root is a tmpfs overlay that vanishes at power-off.
 # Output goes to stdout and to the results file ($SBX_RESULTS, default BUILD_DIR/integration.log).
 # The last line is "N passed, N failed, N skipped"; the exit status is 0 only if nothing failed
 # and at least one test file ran.
-# env: SBX_TEST_TIMEOUT  seconds one test file may take (default 900)
+# env: SBX_DEB           the .deb to install (test-90 also needs SBX_DEB_PREV, an older build of it)
+#      SBX_TEST_TIMEOUT  seconds one test file may take (default 900)
 #      SBX_TESTS         space-separated test file names to run instead of all (e.g. test-00-harness.sh)
 set -uo pipefail
 export LC_ALL=C SYSTEMD_COLORS=0 SYSTEMD_PAGER=cat
@@ -40,22 +44,35 @@ echo "== payload: system state: $(systemctl is-system-running 2>&1)"
 
 # ---- install
 t0=$(now)
-if ! meson install -C "$BUILD" --no-rebuild --quiet; then
-  echo "== payload: meson install failed"
-  [ "$INSTALL_ONLY" = 1 ] && exit 1
-  echo "0 passed, 1 failed, 0 skipped"
-  exit 1
+if [ -n "${SBX_DEB:-}" ]; then
+  # what test-90 compares against after the package is purged
+  "$TDIR/pkg-state.sh" > /var/tmp/pkg-baseline.txt 2>/dev/null || echo "== payload: no baseline of the system state"
+  if ! dpkg -i "$SBX_DEB"; then
+    echo "== payload: dpkg -i $SBX_DEB failed"
+    [ "$INSTALL_ONLY" = 1 ] && exit 1
+    echo "0 passed, 1 failed, 0 skipped"
+    exit 1
+  fi
+  echo "== payload: installed $(dpkg-query -W -f='${Package} ${Version}' sbx) from $SBX_DEB in $(secs "$t0")s"
+  [ "$INSTALL_ONLY" = 1 ] && exit 0
+else
+  if ! meson install -C "$BUILD" --no-rebuild --quiet; then
+    echo "== payload: meson install failed"
+    [ "$INSTALL_ONLY" = 1 ] && exit 1
+    echo "0 passed, 1 failed, 0 skipped"
+    exit 1
+  fi
+  systemctl daemon-reload || echo "== payload: daemon-reload failed"
+  # dbus-daemon rereads its policy (the new org.sbx.Manager1.conf) on reload
+  systemctl try-reload-or-restart dbus.service || echo "== payload: dbus reload failed"
+  # create what the installed tmpfiles.d snippets ask for (only ours: others may touch the shared root)
+  mapfile -t TMPF < <(grep -E '/tmpfiles\.d/[^/]+\.conf$' "$BUILD/meson-logs/install-log.txt" 2>/dev/null)
+  if [ "${#TMPF[@]}" -gt 0 ]; then
+    systemd-tmpfiles --create "${TMPF[@]}" || echo "== payload: systemd-tmpfiles --create failed"
+  fi
+  echo "== payload: installed the build tree in $(secs "$t0")s ($(grep -vc '^#' "$BUILD/meson-logs/install-log.txt" 2>/dev/null || echo '?') files)"
+  [ "$INSTALL_ONLY" = 1 ] && exit 0
 fi
-systemctl daemon-reload || echo "== payload: daemon-reload failed"
-# dbus-daemon rereads its policy (the new org.sbx.Manager1.conf) on reload
-systemctl try-reload-or-restart dbus.service || echo "== payload: dbus reload failed"
-# create what the installed tmpfiles.d snippets ask for (only ours: others may touch the shared root)
-mapfile -t TMPF < <(grep -E '/tmpfiles\.d/[^/]+\.conf$' "$BUILD/meson-logs/install-log.txt" 2>/dev/null)
-if [ "${#TMPF[@]}" -gt 0 ]; then
-  systemd-tmpfiles --create "${TMPF[@]}" || echo "== payload: systemd-tmpfiles --create failed"
-fi
-echo "== payload: installed in $(secs "$t0")s ($(grep -vc '^#' "$BUILD/meson-logs/install-log.txt" 2>/dev/null || echo '?') files)"
-[ "$INSTALL_ONLY" = 1 ] && exit 0
 
 # ---- tests
 P=0 F=0 S=0 N=0

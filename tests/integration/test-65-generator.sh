@@ -29,9 +29,11 @@ add_profile() {   # NAME: the profile's document on stdin, into /run/sbx/profile
   [ -e "$VENDOR/$1.json" ] || NEWSLICES+=("sbx-$1.slice")
 }
 digest_of() { echo "sha256:$(sha256sum < "$1" | cut -d' ' -f1)"; }
-# kernel-transport journal messages since mark_journal (the generator logs to /dev/kmsg)
+# the generator's journal messages since mark_journal: natively sent when journald is up (a
+# daemon-reload), through /dev/kmsg before it is (early boot)
 mark_journal() { date '+%Y-%m-%d %H:%M:%S' > "$W/since"; sleep 1; }
-journal_since() { journalctl -b -k --no-pager -o short --since "$(cat "$W/since")" 2>/dev/null; }
+journal_since() { journalctl -b -t sbx-generator --no-pager -o cat --since "$(cat "$W/since")" "$@" 2>/dev/null; }
+ID_PROFILE_INVALID=11780e0a7e454073822e5843ddd18f21
 # can_run SBXCTL-RUN-OPTIONS...: a quick run with these options works (else the case records why)
 can_run() {
   t_run sbxctl run "$@" -- true
@@ -132,10 +134,24 @@ for p in "$VENDOR"/*.json; do
   assert_file "$GENDIR/sbx-$(basename "$p" .json)-.service.d/50-sbx-profile.conf"
 done
 want="$RUNPROF/brokenprof.json: resources.memory"
-for i in $(seq 50); do journal_since | grep "sbx-generator" | grep -qF "$want" && break; sleep 0.2; done
-assert_contains "$(journal_since | grep sbx-generator)" "$want" "the generator's messages in journalctl -k"
-assert_contains "$(journalctl -b -t sbx-generator -p err --no-pager -o cat 2>/dev/null)" "$want" "journalctl -t sbx-generator -p err"
+for i in $(seq 50); do journal_since | grep -qF "$want" && break; sleep 0.2; done
+assert_contains "$(journal_since -p err)" "$want" "journalctl -t sbx-generator -p err"
+ev=$(journal_since -o json MESSAGE_ID=$ID_PROFILE_INVALID SBX_PROFILE=brokenprof | tail -n 1)
+assert_contains "$(printf '%s' "$ev" | jq -r .SBX_ERROR)" "resources.memory" "SBX_ERROR of the 'profile invalid' event"
+assert_eq "$RUNPROF/brokenprof.json" "$(printf '%s' "$ev" | jq -r .SBX_PROFILE_PATH)" "SBX_PROFILE_PATH"
+assert_contains "$(journalctl -q -x -b --no-pager MESSAGE_ID=$ID_PROFILE_INVALID SBX_PROFILE=brokenprof)" \
+  "sbx profile brokenprof is invalid; its runs are refused" "journalctl -x: the catalog's subject"
+
+t_begin "without journald (early boot) the generator logs to /dev/kmsg"
+mark_journal
+out=$(mktemp -d "$W/gen.XXXXXX")
+# journald's socket hidden in a private mount namespace, as before journald starts at boot
+t_run unshare -m sh -c "mount -t tmpfs none /run/systemd/journal && SYSTEMD_SCOPE=system '$GEN' '$out' '$out' '$out'"
+assert_eq 0 "$T_RC" "the generator's exit status ($T_OUT)"
+assert_eq "" "$T_OUT" "the generator's stderr (its messages go to kmsg)"
+for i in $(seq 50); do dmesg --facility user --level err 2>/dev/null | grep sbx-generator | grep -qF "$want" && break; sleep 0.2; done
 assert_contains "$(dmesg --facility user --level err 2>/dev/null | grep sbx-generator)" "$want" "dmesg (user.err)"
+assert_contains "$(journalctl -b -k --no-pager -o cat --since "$(cat "$W/since")" 2>/dev/null)" "$want" "journalctl -k"
 
 t_begin "a run of the invalid profile is refused with the profile's error"
 before=$(record_count)

@@ -12,8 +12,9 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
-#include <systemd/sd-journal.h>
 
 #include "fileio.h"
 #include "macro.h"
@@ -31,8 +32,9 @@
  * set), messages go to /dev/kmsg, one record per message ("<3>sbx-generator: ..."), and journald picks
  * them up as kernel-transport messages with the identifier sbx-generator. Otherwise (tests, by hand),
  * to stderr. One write(2) per message either way, so lines never interleave with the parallel
- * generators. An invalid profile is also an event with a MESSAGE_ID: when journald's socket is there (a
- * daemon-reload; not at boot, where journald is not up yet), it goes to the journal natively instead. */
+ * generators. An invalid profile is also an event with a MESSAGE_ID: during a daemon-reload, when
+ * journald is up, it goes to journald's native socket instead, as one non-blocking datagram (PID 1
+ * waits for us: a busy journald must not hold it up), and to /dev/kmsg if that send fails. */
 
 static int log_fd = STDERR_FILENO;
 static bool log_kmsg = false;
@@ -52,7 +54,7 @@ static void gen_log_open(void) {
                 return; /* keep stderr: systemd connects it to the console or /dev/null */
         log_fd = fd;
         log_kmsg = true;
-        log_journal = access("/run/systemd/journal/socket", W_OK) >= 0;
+        log_journal = true;
 }
 
 _printf_(3, 4) static int gen_log(int level, int error, const char *format, ...) {
@@ -84,14 +86,42 @@ _printf_(3, 4) static int gen_log(int level, int error, const char *format, ...)
         return error > 0 ? -error : error;
 }
 
+/* One entry in journald's native protocol ("KEY=value\n" per field; values here never hold a newline:
+ * they are folded), sent without blocking. */
+static int journal_send_nonblock(const char *text) {
+        static const struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = "/run/systemd/journal/socket" };
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (sendto(fd, text, strlen(text), MSG_NOSIGNAL | MSG_DONTWAIT, (const struct sockaddr *) &sa,
+                   sizeof(sa)) < 0)
+                return -errno;
+        return 0;
+}
+
+static void fold_newlines(char *s) {
+        for (; s && *s; s++)
+                if (*s == '\n' || *s == '\r')
+                        *s = ' ';
+}
+
 /* The event "profile NAME is invalid" (SBX_MESSAGE_PROFILE_INVALID, see catalog/sbx.catalog). */
 static void gen_profile_invalid(const char *name, const char *path, const char *error) {
-        if (log_journal &&
-            sd_journal_send("MESSAGE=%s; nothing written for profile '%s': its runs are refused", error, name,
-                            "MESSAGE_ID=" SBX_MESSAGE_PROFILE_INVALID, "PRIORITY=%d", LOG_ERR,
-                            "SYSLOG_IDENTIFIER=" GENERATOR_NAME, "SBX_PROFILE=%s", name, "SBX_PROFILE_PATH=%s", path,
-                            "SBX_ERROR=%s", error, NULL) >= 0)
-                return;
+        _cleanup_free_ char *p = strdup(path), *e = strdup(error), *entry = NULL;
+
+        if (log_journal && p && e) {
+                fold_newlines(p);
+                fold_newlines(e);
+                if (asprintf(&entry,
+                             "MESSAGE=%s; nothing written for profile '%s': its runs are refused\n"
+                             "MESSAGE_ID=" SBX_MESSAGE_PROFILE_INVALID "\nPRIORITY=%d\n"
+                             "SYSLOG_IDENTIFIER=" GENERATOR_NAME "\nSBX_PROFILE=%s\nSBX_PROFILE_PATH=%s\n"
+                             "SBX_ERROR=%s\n", e, name, LOG_ERR, name, p, e) >= 0 &&
+                    journal_send_nonblock(entry) >= 0)
+                        return;
+        }
         (void) gen_log(LOG_ERR, 0, "%s; nothing written for profile '%s': its runs are refused", error, name);
 }
 

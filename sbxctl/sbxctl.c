@@ -124,6 +124,7 @@ typedef struct RunState {
 
 /* how long (in tries, a second apart) to wait for a new sbxd after the one the run was started with left */
 #define ATTACH_TRIES 20
+#define ATTACH_CALL_TIMEOUT_USEC (5 * USEC_PER_SEC)
 
 static int attach(RunState *s);
 
@@ -160,19 +161,32 @@ static int on_name_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_err
         return 0;
 }
 
-static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata) {
-        RunState *s = userdata;
+/* Stop(run) to the sbxd we know, never by D-Bus activation (see attach()) */
+static int request_stop(RunState *s) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
-        if (s->got_signal == 0)
-                s->got_signal = (int) si->ssi_signo;
-        if (!s->run_id)
-                return 0;
-        r = sd_bus_call_method_async(s->bus, NULL, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Stop", NULL, NULL,
-                                     "s", s->run_id);
+        r = sd_bus_message_new_method_call(s->bus, &m, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Stop");
+        if (r >= 0)
+                r = sd_bus_message_set_auto_start(m, false);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", s->run_id);
+        if (r >= 0)
+                r = sd_bus_call_async(s->bus, NULL, m, NULL, NULL, 0);
         if (r < 0)
                 log_error_errno(r, "Failed to ask sbxd to stop run %s: %m", s->run_id);
         return 0;
+}
+
+static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata) {
+        RunState *s = userdata;
+
+        if (s->got_signal == 0)
+                s->got_signal = (int) si->ssi_signo;
+        /* no run yet, or between two sbxds: asked for once there is one (on_attach_reply) */
+        if (!s->run_id || !s->daemon)
+                return 0;
+        return request_stop(s);
 }
 
 static int on_attach_retry(sd_event_source *src, uint64_t usec, void *userdata) {
@@ -207,6 +221,8 @@ static int on_attach_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 s->record = TAKE_PTR(rec);
                 return sd_event_exit(s->event, 0);
         }
+        if (s->got_signal > 0)  /* Ctrl-C while we were between two sbxds */
+                return request_stop(s);
         return 0; /* Finished comes from this sbxd */
 }
 
@@ -221,7 +237,7 @@ static int attach(RunState *s) {
         if (r >= 0)
                 r = sd_bus_message_append(m, "s", s->run_id);
         if (r >= 0)
-                r = sd_bus_call_async(s->bus, NULL, m, on_attach_reply, s, 0);
+                r = sd_bus_call_async(s->bus, NULL, m, on_attach_reply, s, ATTACH_CALL_TIMEOUT_USEC);
         if (r < 0) {
                 s->daemon_gone = true;
                 return sd_event_exit(s->event, 0);

@@ -24,12 +24,17 @@
 #define ERR_UNENFORCEABLE "org.sbx.Error.CannotEnforce"
 #define ERR_NO_RUN "org.sbx.Error.NoSuchRun"
 #define ERR_ACCESS "org.sbx.Error.AccessDenied"
+#define ERR_BUSY "org.sbx.Error.Busy"
 
 #define SD_DEST "org.freedesktop.systemd1"
 #define SD_PATH "/org/freedesktop/systemd1"
 #define SD_MANAGER "org.freedesktop.systemd1.Manager"
 
 #define UNIT_REMOVAL_TIMEOUT_USEC (5 * USEC_PER_SEC)
+/* A run adopted from an earlier sbxd has no client until one calls Attach (sbxctl tries for 20 s):
+ * after this long without one, its client is taken to be gone, and the run ends like any run whose
+ * client went away. */
+#define ATTACH_TIMEOUT_USEC (60 * USEC_PER_SEC)
 
 static void run_finalize(Run *run);
 
@@ -45,11 +50,13 @@ static Run *run_free(Run *run) {
         }
         sd_bus_slot_unref(run->slot_props);
         sd_bus_slot_unref(run->slot_client);
+        sd_bus_slot_unref(run->slot_client_owner);
         sd_bus_slot_unref(run->slot_start);
         sd_bus_slot_unref(run->slot_getall);
         sd_bus_slot_unref(run->slot_state);
         sd_bus_slot_unref(run->slot_unref);
         sd_event_source_disable_unref(run->removal_timeout);
+        sd_event_source_disable_unref(run->attach_timeout);
         sd_bus_message_unref(run->pending);
         run_record_free(run->record);
         free(run->unit);
@@ -471,7 +478,21 @@ static int on_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret
 }
 
 /* The client of a run: the bus peer that gets its Finished signal, and whose disconnection ends the run. */
+static int on_client_owner_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+
+        run->slot_client_owner = sd_bus_slot_unref(run->slot_client_owner);
+        /* The client left before its NameOwnerChanged could reach us (the match was added after). */
+        if (sd_bus_message_is_method_error(reply, SD_BUS_ERROR_NAME_HAS_NO_OWNER)) {
+                log_debug("Client %s of run %s was already gone.", strna(run->client), run->id);
+                run->client = mfree(run->client);
+                (void) run_stop(run, SIGHUP);
+        }
+        return 0;
+}
+
 static int run_set_client(Run *run, const char *sender) {
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_free_ char *match = NULL, *client = NULL;
         int r;
 
@@ -481,12 +502,21 @@ static int run_set_client(Run *run, const char *sender) {
                      "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
                      "member='NameOwnerChanged',arg0='%s'", client) < 0)
                 return -ENOMEM;
-        run->slot_client = sd_bus_slot_unref(run->slot_client);
-        r = sd_bus_add_match(run->manager->bus, &run->slot_client, match, on_client_gone, run);
+        r = sd_bus_add_match(run->manager->bus, &slot, match, on_client_gone, run);
         if (r < 0)
                 return r;
+        /* ... and whether it is still there now that we watch it */
+        run->slot_client_owner = sd_bus_slot_unref(run->slot_client_owner);
+        r = sd_bus_call_method_async(run->manager->bus, &run->slot_client_owner, "org.freedesktop.DBus",
+                                     "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
+                                     on_client_owner_reply, run, "s", client);
+        if (r < 0)
+                return r;
+        sd_bus_slot_unref(run->slot_client);
+        run->slot_client = TAKE_PTR(slot);
         free(run->client);
         run->client = TAKE_PTR(client);
+        run->attach_timeout = sd_event_source_disable_unref(run->attach_timeout);
         return 0;
 }
 
@@ -513,6 +543,7 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                         run->record->error = NULL;
                 run->record->finished = true;
                 (void) store_write(&run->manager->store, run->record);
+                log_run_finished(run);
                 (void) sd_bus_reply_method_errorf(call, ERR_START_FAILED, "Failed to start the sandbox unit: %s",
                                                   e->message);
                 run_free(run);
@@ -986,6 +1017,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
 
 /* Every refused or failed request is one journal event: who asked, and why it was not run. */
 static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        const char *reason;
         char uid_str[16] = "";
         uid_t uid;
         int r;
@@ -995,16 +1027,28 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
                 return r;
         if (caller_uid(msg, &uid) >= 0)
                 (void) snprintf(uid_str, sizeof uid_str, "%u", (unsigned) uid);
+        reason = sd_bus_error_is_set(error) ? strna(error->message) : strerror(r < 0 ? -r : EIO);
         log_event(LOG_NOTICE, SBX_MESSAGE_RUN_REFUSED,
                   LOG_FIELDS({ "SBX_CALLER_UID", uid_str[0] ? uid_str : NULL },
                              { "SBX_ERROR_NAME", sd_bus_error_is_set(error) ? error->name : NULL },
-                             { "SBX_ERROR", sd_bus_error_is_set(error) ? error->message : NULL }),
-                  "Run request of uid %s refused: %s", uid_str[0] ? uid_str : "?",
-                  sd_bus_error_is_set(error) ? strna(error->message) : strerror(r < 0 ? -r : EIO));
+                             { "SBX_ERROR", reason }),
+                  "Run request of uid %s refused: %s", uid_str[0] ? uid_str : "?", reason);
         return r;
 }
 
 /* ---- runs of an earlier sbxd ----------------------------------------------------------------------- */
+
+static int on_attach_timeout(sd_event_source *src, uint64_t usec, void *userdata) {
+        Run *run = userdata;
+
+        run->attach_timeout = sd_event_source_disable_unref(run->attach_timeout);
+        if (!run->client) {
+                log_debug("Run %s: no client attached within %" PRIu64 "s.", run->id,
+                          ATTACH_TIMEOUT_USEC / USEC_PER_SEC);
+                (void) run_stop(run, SIGHUP);
+        }
+        return 0;
+}
 
 static int on_adopt_ref_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
@@ -1027,6 +1071,10 @@ static int on_adopt_ref_reply(sd_bus_message *reply, void *userdata, sd_bus_erro
         log_event(LOG_INFO, SBX_MESSAGE_RUN_ADOPTED,
                   LOG_FIELDS({ "SBX_RUN_ID", run->id }, { "SBX_UNIT", run->unit }),
                   "Run %s: adopted running unit %s.", run->id, run->unit);
+        if (!run->client &&
+            sd_event_add_time_relative(run->manager->event, &run->attach_timeout, CLOCK_MONOTONIC,
+                                       ATTACH_TIMEOUT_USEC, 0, on_attach_timeout, run) < 0)
+                log_warning("Run %s: cannot wait for its client; it ends with its own limits.", run->id);
         (void) sd_bus_call_method_async(run->manager->bus, &run->slot_state, SD_DEST, run->unit_path,
                                         "org.freedesktop.DBus.Properties", "Get", on_active_state_reply, run, "ss",
                                         "org.freedesktop.systemd1.Unit", "ActiveState");
@@ -1182,6 +1230,9 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (r < 0 || sd_bus_error_is_set(error))
                 return r;
         run = manager_find_run(m, id);
+        if (run && run->client && !streq(run->client, sd_bus_message_get_sender(msg)))
+                /* its client is still there (it is watched): nobody takes a run away from it */
+                return sd_bus_error_setf(error, ERR_BUSY, "run %s has a client", id);
         if (run) {
                 r = run_set_client(run, sd_bus_message_get_sender(msg));
                 if (r < 0)

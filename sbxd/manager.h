@@ -20,8 +20,10 @@ typedef struct Run {
         RunRecord *record;
         char *cgroup_path;         /* where the unit's cgroup lives while it runs */
         sd_bus_message *pending;   /* the Run() call, answered when the start job is queued */
-        sd_bus_slot *slot_props, *slot_client, *slot_start, *slot_state, *slot_getall, *slot_unref;
+        sd_bus_slot *slot_props, *slot_client, *slot_client_owner, *slot_start, *slot_state, *slot_getall,
+                *slot_unref;
         sd_event_source *removal_timeout;
+        sd_event_source *attach_timeout; /* an adopted run without a client: how long it may wait for one */
         char *workspace;           /* host path bound as the workspace, or NULL */
         dev_t ws_dev;
         ino_t ws_ino;

@@ -3,15 +3,13 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <unistd.h>
 #include <systemd/sd-journal.h>
 
 #include "log.h"
 
 static int max_level = LOG_INFO;
 static const char *log_prefix;
-static bool to_journal;         /* stderr is a journal stream */
-static bool to_journal_socket;  /* events go to the journal's native socket */
+static bool to_journal;  /* stderr is a journal stream: events go to the journal's native socket */
 
 void log_set_max_level(int level) {
         max_level = level;
@@ -31,10 +29,9 @@ void log_open(void) {
         struct stat st;
         unsigned long long dev, ino;
 
-        to_journal = to_journal_socket = false;
+        to_journal = false;
         if (e && sscanf(e, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) >= 0)
                 to_journal = (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
-        to_journal_socket = to_journal;
 
         e = getenv("SBX_LOG_LEVEL");
         if (e && streq(e, "debug"))
@@ -66,10 +63,6 @@ int log_internal(int level, int error, const char *file, int line, const char *f
         return error > 0 ? -error : error;
 }
 
-void log_open_journal(void) {
-        to_journal_socket = access("/run/systemd/journal/socket", W_OK) >= 0;
-}
-
 #define EVENT_FIELDS_MAX 24
 
 int log_event_internal(int level, const char *file, int line, const char *func, const char *message_id,
@@ -92,7 +85,7 @@ int log_event_internal(int level, const char *file, int line, const char *func, 
                 return 0;
         }
 
-        if (to_journal_socket) {
+        if (to_journal) {
                 kv = calloc(EVENT_FIELDS_MAX + 1, sizeof(char *));
                 if (!kv)
                         goto plain;

@@ -33,14 +33,13 @@ int log_internal(int level, int error, const char *file, int line, const char *f
 
 /* A journal event: MESSAGE_ID= (see message-ids.h) plus the given fields, each a KEY and a value (NULL
  * values are left out), ended by LOG_FIELDS_END. Written as a structured journal entry when stderr is
- * the journal (or after log_open_journal()), else as a plain log line. Returns 0. */
+ * the journal, else (or if that fails) as a plain log line. Returns 0. */
 typedef struct LogField {
         const char *key;   /* upper case, e.g. "SBX_RUN_ID" */
         const char *value;
 } LogField;
 #define LOG_FIELDS_END ((LogField) {})
 
-void log_open_journal(void); /* send events (and log lines) to the journal socket if it is there */
 int log_event_internal(int level, const char *file, int line, const char *func, const char *message_id,
                        const LogField *fields, const char *format, ...) _printf_(7, 8);
 

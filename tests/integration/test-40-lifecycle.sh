@@ -167,17 +167,16 @@ assert_eq 130 "$rc" "the client's exit status after SIGINT"
 assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
 assert_clean
 
-t_begin "sbxd gone for good during a run: the client says so (exit 123), the run goes on"
-sbx_run_bg "$W/o" -- sleep 60
+t_begin "sbxd stopped for good during a run: the client says so (exit 123) without restarting it"
+sbx_run_bg "$W/o" -- sleep 120
 cpid=$CPID id=$RUN
 unit=$(record_get "$id" .unit)
-systemctl mask --runtime sbxd.service >/dev/null 2>&1
 systemctl stop sbxd.service
 wait "$cpid"; rc=$?
 assert_eq 123 "$rc" "the client's exit status when no sbxd comes back"
 assert_contains "$(cat "$W/o")" "sbxd went away"
+assert_eq inactive "$(systemctl is-active sbxd.service)" "sbxd after the client gave up (no D-Bus activation)"
 assert_eq active "$(systemctl is-active "$unit")" "the run's unit"
-systemctl unmask --runtime sbxd.service >/dev/null 2>&1
 assert_rc 0 sbxctl stop "$id"
 for i in $(seq 150); do [ "$(record_get "$id" .state)" = finished ] && break; sleep 0.2; done
 assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
@@ -218,6 +217,17 @@ if id nobody >/dev/null 2>&1; then
   assert_eq "nobody" "$(stat -c %U "$W/nb/f" 2>/dev/null)" "owner of the file nobody's run wrote"
   # nobody cannot read the records directly
   runuser -u nobody -- cat "$SBX_RUNS_DIR/$nb_run.json" >/dev/null 2>&1 && _t_err "nobody reads records directly"
+  # ... nor take root's running run over (Attach): the same answer as for a run that does not exist
+  sbx_run_bg "$W/o" -- sleep 60
+  cpid=$CPID rid=$RUN
+  assert_rc 1 runuser -u nobody -- busctl --system call org.sbx.Manager1 /org/sbx/Manager1 org.sbx.Manager1 Attach s "$rid"
+  assert_contains "$T_OUT" "no run $rid" "nobody's Attach to root's run"
+  # root's own second client cannot take it from the first, which still gets its result
+  assert_rc 1 busctl --system call org.sbx.Manager1 /org/sbx/Manager1 org.sbx.Manager1 Attach s "$rid"
+  assert_contains "$T_OUT" "has a client" "a second client's Attach"
+  kill -TERM "$cpid"; wait "$cpid"; rc=$?
+  assert_eq 143 "$rc" "the first client's exit status after SIGTERM"
+  assert_eq cancelled "$(record_get "$rid" .stop_reason)" "stop_reason"
   assert_clean
 else
   t_skip "no user 'nobody' here"

@@ -66,7 +66,10 @@ assert_clean
 
 t_begin "upgrade with a run in progress: the run goes on and its record is completed"
 pid_before=$(systemctl show -p MainPID --value sbxd.service)
-sbx_run_bg "$W/o2" -- sh -c 'sleep 10; echo survived-the-upgrade; exit 7'
+# the command runs until the test says so: it is still running when the upgrade is over, however long
+# dpkg takes
+mkdir -p "$W/ws"
+sbx_run_bg "$W/o2" --workspace "$W/ws" -- sh -c 'while [ ! -e go ]; do sleep 0.2; done; echo survived-the-upgrade; exit 7'
 cpid=$CPID id=$RUN
 unit=$(record_get "$id" .unit)
 t_run dpkg -i "$SBX_DEB"
@@ -75,6 +78,8 @@ assert_eq "$V_NEW" "$(dpkg-query -W -f='${Version}' sbx)" "version after the upg
 pid_after=$(systemctl show -p MainPID --value sbxd.service)
 assert_ne "$pid_before" "$pid_after" "sbxd's main PID (restarted by the upgrade)"
 assert_eq active "$(systemctl is-active "$unit")" "the run's unit right after the upgrade"
+kill -0 "$cpid" 2>/dev/null || _t_err "the client did not wait through the upgrade: $(cat "$W/o2")"
+touch "$W/ws/go"
 wait "$cpid"; rc=$?
 assert_eq 7 "$rc" "the client's exit status (the command's)"
 assert_contains "$(cat "$W/o2")" "survived-the-upgrade" "the command's output"

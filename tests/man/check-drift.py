@@ -289,11 +289,13 @@ def check(inp):
         for i in sorted(listed - ids):
             errors.append(f"sbxd(8): LOGGING lists MESSAGE_ID {i}, which src/shared/message-ids.h does not define")
 
-    # the fields of the journal events: sbxd's (LOG_FIELDS) and the generator's (sd_journal_send)
+    # the fields of the journal events: sbxd's (LOG_FIELDS) and the generator's (the native-protocol
+    # entry gen_profile_invalid() writes)
     fields = {
         "sbxd.8": set(re.findall(r'\{\s*"(SBX_[A-Z0-9_]+)"\s*,', manager)),   # LogField initializers
-        "sbx-generator.8": {k for span in re.findall(r"sd_journal_send\((.*?)NULL\)", src["generator/sbx-generator.c"], re.S)
-                            for k in re.findall(r'"(SBX_[A-Z0-9_]+)=', span)},
+        "sbx-generator.8": {k for span in re.findall(r"\nstatic void gen_profile_invalid\(.*?\n}\n",
+                                                      src["generator/sbx-generator.c"], re.S)
+                            for k in re.findall(r'(?:"|\\n)(SBX_[A-Z0-9_]+)=', span)},
     }
     if not fields["sbxd.8"] and "log_event(" in manager:
         errors.append("sbxd/manager.c: found no journal fields in its LOG_FIELDS()")
@@ -409,7 +411,7 @@ def self_test(inp):
         ("a new journal field of sbxd", "SBX_FROB_FIELD",
          src("sbxd/manager.c", lambda s: s.replace('LOG_FIELDS({ "SBX_RUN_ID", run->id }', 'LOG_FIELDS({ "SBX_FROB_FIELD", x }, { "SBX_RUN_ID", run->id }', 1))),
         ("a new journal field of the generator", "SBX_FROB_GEN",
-         src("generator/sbx-generator.c", lambda s: s.replace('"SBX_ERROR=%s", error, NULL', '"SBX_ERROR=%s", error, "SBX_FROB_GEN=%s", x, NULL', 1))),
+         src("generator/sbx-generator.c", lambda s: s.replace('"SBX_ERROR=%s\\n"', '"SBX_ERROR=%s\\nSBX_FROB_GEN=%s\\n"', 1))),
         ("a new environment variable", "SBX_FROB",
          src("generator/sbx-generator.c", lambda s: s + '\nstatic const char *frob(void) { return getenv("SBX_FROB"); }\n')),
     ]

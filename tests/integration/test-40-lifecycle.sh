@@ -233,6 +233,41 @@ else
   t_skip "no user 'nobody' here"
 fi
 
+t_begin "polkit: a user granted org.sbx.manage-all-runs may inspect and stop other users' runs"
+RULE=/etc/polkit-1/rules.d/10-sbx-test.rules
+# nobody_show_rc WANT: until 'sbxctl show RID' as nobody exits WANT (polkitd rereads its rules on a
+# change, soon but not at once; max ~10 s)
+nobody_show_rc() { for i in $(seq 50); do runuser -u nobody -- sbxctl show "$rid" >/dev/null 2>&1; [ "$?" = "$1" ] && return 0; sleep 0.2; done; return 1; }
+if ! id nobody >/dev/null 2>&1; then
+  t_skip "no user 'nobody' here"
+elif ! busctl --system --activatable list --no-legend 2>/dev/null | grep -q '^org.freedesktop.PolicyKit1 '; then
+  t_skip "polkit is not installed here"
+elif [ ! -f /usr/share/polkit-1/actions/org.sbx.policy ]; then
+  _t_err "the polkit action file /usr/share/polkit-1/actions/org.sbx.policy is not installed"
+else
+  sbx_run_bg "$W/o" -- sleep 60
+  cpid=$CPID rid=$RUN
+  assert_rc 1 runuser -u nobody -- sbxctl stop "$rid"
+  assert_contains "$T_OUT" "no run $rid" "nobody's stop without the grant"
+  mkdir -p "${RULE%/*}"
+  t_on_exit "rm -f '$RULE'"
+  cat > "$RULE" <<'EOR'
+polkit.addRule(function(action, subject) {
+  if (action.id == "org.sbx.manage-all-runs" && subject.user == "nobody")
+    return polkit.Result.YES;
+});
+EOR
+  nobody_show_rc 0 || _t_err "nobody still cannot see root's run with the polkit rule in place"
+  assert_rc 0 runuser -u nobody -- sbxctl show --json "$rid"
+  assert_eq "running" "$(printf '%s' "$T_OUT" | jq -r .state)" "the state nobody sees"
+  assert_rc 0 runuser -u nobody -- sbxctl stop "$rid"
+  wait "$cpid"
+  assert_eq cancelled "$(record_get "$rid" .stop_reason)" "stop_reason of the run nobody stopped"
+  rm -f "$RULE"
+  nobody_show_rc 1 || _t_err "nobody still sees root's run after the rule was removed"
+  assert_clean
+fi
+
 t_begin "every run has exactly one valid record, no partial files"
 for f in "$SBX_RUNS_DIR"/*.json; do
   jq -e '.state == "finished" and (.cleanup.completed == true)' "$f" >/dev/null || _t_err "record $f: $(cat "$f" | head -c 400)"

@@ -14,7 +14,7 @@ ADDED=()   # profile files this test puts into $RUNPROF: removed (and systemd re
 cleanup_profiles() {
   [ "${#ADDED[@]}" -gt 0 ] || return 0
   rm -f "${ADDED[@]}"
-  rmdir "$RUNPROF" 2>/dev/null
+  rmdir "$RUNPROF" /run/sbx 2>/dev/null
   systemctl daemon-reload
 }
 t_on_exit cleanup_profiles

@@ -12,7 +12,7 @@ ADDED=()
 cleanup_profiles() {
   [ "${#ADDED[@]}" -gt 0 ] || return 0
   rm -f "${ADDED[@]}"
-  rmdir "$RUNPROF" 2>/dev/null
+  rmdir "$RUNPROF" /run/sbx 2>/dev/null
   systemctl daemon-reload
 }
 t_on_exit cleanup_profiles

@@ -16,7 +16,7 @@ NEWSLICES=()   # slices of the profiles it makes up: stopped at exit
 cleanup_profiles() {
   [ "${#ADDED[@]}" -gt 0 ] || return 0
   rm -f "${ADDED[@]}"
-  rmdir "$RUNPROF" 2>/dev/null
+  rmdir "$RUNPROF" /run/sbx 2>/dev/null
   systemctl daemon-reload
   [ "${#NEWSLICES[@]}" -gt 0 ] && systemctl stop "${NEWSLICES[@]}" 2>/dev/null
   return 0

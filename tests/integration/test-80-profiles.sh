@@ -7,7 +7,7 @@
 t_require_systemd || t_summary
 PY=/usr/bin/python3
 RUNTIME_DIR=/run/sbx/profiles.d
-mkdir -p "$RUNTIME_DIR"
+mkdir -p "$RUNTIME_DIR"; t_on_exit "rm -f $RUNTIME_DIR/sbxt*.json $RUNTIME_DIR/data.json; rmdir $RUNTIME_DIR /run/sbx 2>/dev/null"
 
 # ---- requests may only tighten, and only what the profile lets them set ------------------------------
 t_begin "request above a profile's limit is refused (125) with the limit named"

@@ -53,7 +53,19 @@ int log_internal(int level, int error, const char *file, int line, const char *f
         else if (log_prefix)
                 fprintf(stderr, "%s: ", log_prefix);
         va_start(ap, format);
-        vfprintf(stderr, format, ap);
+        if (to_journal) {
+                /* One message, one journal line: a newline in a value from outside (a request, a file
+                 * name) must not start a line of its own, with a "<N>" priority of its choosing. */
+                _cleanup_free_ char *msg = NULL;
+
+                if (vasprintf(&msg, format, ap) >= 0) {
+                        for (char *c = msg; *c; c++)
+                                if (*c == '\n' || *c == '\r')
+                                        *c = ' ';
+                        fputs(msg, stderr);
+                }
+        } else
+                vfprintf(stderr, format, ap);
         va_end(ap);
         if (level == LOG_DEBUG && !to_journal)
                 fprintf(stderr, " (%s:%d %s)", file, line, func);

@@ -1244,10 +1244,11 @@ static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         return sd_bus_reply_method_return(msg, NULL);
 }
 
-/* Attach(run_id) -> record: the caller becomes the run's client (it gets Finished, and its disconnection
- * ends the run), replacing the earlier one. sbxctl calls it when the sbxd it started the run with went
- * away (restarted by an upgrade): the run goes on, and this sbxd, having adopted it, reports its end.
- * The reply is the record as it is now; a finished record means there is nothing left to wait for. */
+/* Attach(run_id) -> record: the caller becomes the client of a run that has none (it gets Finished, and
+ * its disconnection ends the run); a run whose client is still connected stays its (Busy). sbxctl
+ * calls it when the sbxd it started the run with went away (restarted by an upgrade): the run goes on,
+ * and this sbxd, having adopted it, reports its end. The reply is the record as it is now; a finished
+ * record means there is nothing left to wait for. */
 static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         _cleanup_(run_record_freep) RunRecord *rec = NULL;

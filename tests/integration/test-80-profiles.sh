@@ -76,11 +76,14 @@ assert_eq "kept" "$T_OUT" "the cache is back once the first run ended"
 # sbx does not deny) and a private one (10.213.0.2), each with a listener.
 NS=sbxt-pub
 ip netns del $NS 2>/dev/null
+had_netns_dir=$([ -e /run/netns ] && echo yes)
 ip netns add $NS && ip link add sbxt-h type veth peer name sbxt-n && ip link set sbxt-n netns $NS \
   && ip addr add 198.51.100.1/24 dev sbxt-h && ip addr add 10.213.0.1/24 dev sbxt-h && ip link set sbxt-h up \
   && ip -n $NS addr add 198.51.100.2/24 dev sbxt-n && ip -n $NS addr add 10.213.0.2/24 dev sbxt-n \
   && ip -n $NS link set sbxt-n up && ip -n $NS link set lo up
 t_on_exit "ip link del sbxt-h 2>/dev/null; ip netns del $NS 2>/dev/null"
+# ip makes /run/netns (a bind mount of itself) for the first namespace: if it is ours, it goes too
+[ -n "$had_netns_dir" ] || t_on_exit "[ -z \"\$(ls -A /run/netns 2>/dev/null)\" ] && umount /run/netns 2>/dev/null; rmdir /run/netns 2>/dev/null"
 ip netns exec $NS $PY -c '
 import socket, threading, time
 def serve(addr):

@@ -15,8 +15,10 @@ export LC_ALL=C
   # directories systemd makes on first use and keeps (empty): only what is in them
   find /var/lib/private /run/systemd/generator /run/systemd/generator.early /run/systemd/generator.late \
        /run/systemd/transient /run/systemd/system -mindepth 1 -xdev -printf 'file %p\n' 2>/dev/null
-  find /usr/bin /usr/share/doc /usr/share/man/man1 /usr/share/man/man5 /usr/share/man/man8 /var/lib /run \
-       -mindepth 1 -maxdepth 1 ! -path /var/lib/private -printf 'file %p\n' 2>/dev/null
+  find /usr/bin /usr/share/doc /usr/share/man/man1 /usr/share/man/man5 /usr/share/man/man8 \
+       -mindepth 1 -maxdepth 1 -printf 'file %p\n' 2>/dev/null
+  # /run and /var/lib change as the system runs (other services come and go): sbx's names only
+  find /var/lib /run -mindepth 1 -maxdepth 2 -name '*sbx*' ! -name 'sbx-test-out.*' -printf 'file %p\n' 2>/dev/null
   find /var/lib/dpkg/info -maxdepth 1 -name 'sbx*' -printf 'file %p\n' 2>/dev/null
   find /sys/fs/cgroup -maxdepth 4 -name '*sbx*' -printf 'cgroup %p\n' 2>/dev/null
   # users and groups (a static user, or a dynamic one left registered)

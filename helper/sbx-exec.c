@@ -28,6 +28,7 @@
 #include "exit-codes.h"
 #include "fileio.h"
 #include "handover.h"
+#include "netns.h"
 #include "macro.h"
 #include "policy.h"
 #include "supervise.h"
@@ -36,7 +37,10 @@ static uint64_t arg_expect_memory_max = UINT64_MAX;
 static uint64_t arg_expect_tasks_max = UINT64_MAX;
 static uint64_t arg_expect_swap_max = 0;
 static uint64_t arg_expect_cpu_percent = 0; /* 0: no quota promised */
-static const char *arg_expect_network = NULL; /* "none", "public", "host" */
+static const char *arg_expect_network = NULL; /* "none", "egress" */
+static bool arg_expect_egress = false;          /* sbx's egress programs judge this run's sockets */
+static uint64_t arg_expect_netns_not = 0;       /* inode of the host's network namespace */
+static const char *arg_netns_op = NULL;         /* "create:PATH", "remove:PATH" (the network unit) */
 static const char *arg_expect_profile_digest = NULL;
 static char **arg_caches = NULL; /* "STATEDIR:PATH" pairs: HOME/PATH becomes a link to STATEDIR */
 static bool arg_workspace_private = true;
@@ -194,6 +198,47 @@ static int probe_ip_deny(const char *address) {
         return errno == EPERM ? 0 : -errno;
 }
 
+/* A UDP connect() sends nothing: 0 if allowed, else -errno. */
+static int udp_connect4(const char *address, uint16_t port) {
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(port) };
+
+        if (fd < 0)
+                return -errno;
+        if (inet_pton(AF_INET, address, &in.sin_addr) != 1)
+                return -EINVAL;
+        return connect(fd, (struct sockaddr *) &in, sizeof(in)) < 0 ? -errno : 0;
+}
+
+/* sbx's egress programs judge every socket of the run, and deny everything to a run sbxd has not yet
+ * registered. sbxd registers the run once systemd has made its cgroup (the run's policy is keyed by
+ * it), so the helper waits here for the policy to be in force: its own loopback allowed (what every
+ * registered run has), the metadata address denied at once. Fail closed after a while. */
+#define EGRESS_PROBE_ADDRESS "169.254.169.254"
+#define EGRESS_PROBE_PORT 9
+static int probe_egress(void) {
+        usec_t deadline = now_monotonic() + 10 * USEC_PER_SEC, delay = 500;
+        int r;
+
+        for (;;) {
+                r = udp_connect4("127.0.0.1", EGRESS_PROBE_PORT);
+                if (r != -EPERM)
+                        break;
+                if (now_monotonic() > deadline)
+                        return refuse("the run's egress policy was not put in place within 10s "
+                                      "(every socket of the run is denied)");
+                (void) usleep(delay);
+                delay = MIN(delay * 2, 20 * USEC_PER_MSEC);
+        }
+        if (r < 0)
+                return refuse("the run's own loopback is not reachable (%s)", strerror(-r));
+        r = udp_connect4(EGRESS_PROBE_ADDRESS, EGRESS_PROBE_PORT);
+        if (r != -EPERM)
+                return refuse("sbx's egress programs are not in force (a connect() to " EGRESS_PROBE_ADDRESS
+                              " was %s)", r == 0 ? "allowed" : strerror(-r));
+        return 0;
+}
+
 /* Without swap accounting (no memory.swap.max) the ceiling still holds if there is no swap at all. */
 static bool system_has_swap(void) {
         _cleanup_free_ char *buf = NULL;
@@ -265,11 +310,18 @@ static int check_confinement(const char *cg) {
                         return refuse("cannot list network interfaces: %s", strerror(-r));
                 if (r == 0)
                         return refuse("the network namespace is not private (interfaces other than lo are visible)");
-        } else if (streq_ptr(arg_expect_network, "public")) {
-                r = probe_ip_deny("127.0.0.1");
+        } else if (streq_ptr(arg_expect_network, "egress")) {
+                struct stat st;
+
+                if (stat("/proc/self/ns/net", &st) < 0)
+                        return refuse("cannot identify the network namespace: %m");
+                if (arg_expect_netns_not != 0 && (uint64_t) st.st_ino == arg_expect_netns_not)
+                        return refuse("the run is in the host's network namespace, not one of its own");
+        }
+        if (arg_expect_egress) {
+                r = probe_egress();
                 if (r < 0)
-                        return refuse("IPAddressDeny= is not in force (a datagram to 127.0.0.1 was not refused: %s); "
-                                      "network mode 'public' cannot be enforced", strerror(-r));
+                        return r;
                 /* the host's own addresses, which sbxd added to the deny-list for this run */
                 STRV_FOREACH(a, arg_expect_denied) {
                         r = probe_ip_deny(*a);
@@ -359,7 +411,7 @@ static int parse_u64_arg(const char *s, uint64_t *ret) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_SWAP, ARG_DIGEST, ARG_CACHE,
-               ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU,
+               ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS,
                ARG_SECCOMP, ARG_OUTPUT };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
@@ -371,6 +423,9 @@ static int parse_argv(int argc, char *argv[]) {
                 { "expect-dir", required_argument, NULL, ARG_EXPECT_DIR },
                 { "expect-denied", required_argument, NULL, ARG_EXPECT_DENIED },
                 { "expect-cpu-quota", required_argument, NULL, ARG_CPU },
+                { "expect-egress", no_argument, NULL, ARG_EXPECT_EGRESS },
+                { "expect-netns-not", required_argument, NULL, ARG_EXPECT_NETNS_NOT },
+                { "netns", required_argument, NULL, ARG_NETNS },
                 { "workspace", required_argument, NULL, ARG_WS },
                 { "handover", required_argument, NULL, ARG_HANDOVER },
                 { "owner", required_argument, NULL, ARG_OWNER },
@@ -391,7 +446,7 @@ static int parse_argv(int argc, char *argv[]) {
                                 return -EINVAL;
                         break;
                 case ARG_NET:
-                        if (!streq(optarg, "none") && !streq(optarg, "public") && !streq(optarg, "host"))
+                        if (!streq(optarg, "none") && !streq(optarg, "egress"))
                                 return -EINVAL;
                         arg_expect_network = optarg;
                         break;
@@ -455,6 +510,19 @@ static int parse_argv(int argc, char *argv[]) {
                         if (parse_u64_arg(optarg, &arg_expect_cpu_percent) < 0)
                                 return -EINVAL;
                         break;
+                case ARG_EXPECT_EGRESS:
+                        arg_expect_egress = true;
+                        break;
+                case ARG_EXPECT_NETNS_NOT:
+                        if (parse_u64_arg(optarg, &arg_expect_netns_not) < 0)
+                                return -EINVAL;
+                        break;
+                case ARG_NETNS:
+                        if ((!strneq(optarg, "create:/", 8) && !strneq(optarg, "remove:/", 8)) ||
+                            !strneq(optarg + 7, SBX_NETNS_DIR "/", strlen(SBX_NETNS_DIR) + 1) || strstr(optarg, "/.."))
+                                return -EINVAL;
+                        arg_netns_op = optarg;
+                        break;
                 case ARG_EXPECT_DENIED: {
                         size_t k = strv_length(arg_expect_denied);
                         char **l = realloc(arg_expect_denied, (k + 2) * sizeof(char *));
@@ -483,6 +551,8 @@ static int parse_argv(int argc, char *argv[]) {
                 default:
                         return -EINVAL;
                 }
+        if (arg_netns_op) /* nothing else: no command */
+                return optind == argc ? optind : -EINVAL;
         if (optind >= argc)
                 return -EINVAL;
         return optind;
@@ -639,6 +709,17 @@ int main(int argc, char *argv[]) {
 
         if (arg_handover)
                 return argv[1] ? SBX_EXIT_FAILURE : run_handover(argv[0]);
+        if (arg_netns_op) {
+                bool create = strneq(arg_netns_op, "create:", 7);
+
+                r = create ? netns_create(arg_netns_op + 7) : netns_remove(arg_netns_op + 7);
+                if (r < 0) {
+                        fprintf(stderr, "sbx: cannot %s the run's network namespace %s: %s\n",
+                                create ? "create" : "remove", arg_netns_op + 7, strerror(-r));
+                        return SBX_EXIT_FAILURE;
+                }
+                return 0;
+        }
 
         r = own_cgroup(&cg);
         if (r < 0)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sbxctl: run commands in sbx sandboxes and inspect their records. See sbxctl(1). */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -107,6 +108,80 @@ static int bus_failure(const sd_bus_error *e, int r) {
                 return 1;
         }
         return failed("%s", e->message ?: strerror(-r));
+}
+
+/* ---- network: what a run was denied -------------------------------------------------------------- */
+
+/* How sbxctl names the reason of a denied call (the record keeps egress_reason_to_string()'s). */
+static const char *const egress_phrase[_EGRESS_REASON_MAX] = {
+        [EGRESS_REASON_PORT] = "port not allowed",
+        [EGRESS_REASON_NO_POLICY] = "no policy",
+        [EGRESS_REASON_NOT_ALLOWED] = "not in profile", /* followed by its name */
+        [EGRESS_REASON_EXPIRED] = "allowance expired (TTL)",
+        [EGRESS_REASON_LOOPBACK] = "loopback",
+        [EGRESS_REASON_LINK_LOCAL] = "link-local range (metadata services)",
+        [EGRESS_REASON_PRIVATE] = "private range",
+        [EGRESS_REASON_SHARED] = "shared address space",
+        [EGRESS_REASON_MULTICAST] = "multicast",
+        [EGRESS_REASON_BROADCAST] = "broadcast",
+        [EGRESS_REASON_UNSPECIFIED] = "unspecified address",
+        [EGRESS_REASON_RESERVED] = "reserved range",
+        [EGRESS_REASON_EMBEDDED] = "IPv6 form of a denied IPv4 address",
+        [EGRESS_REASON_SOCKET] = "raw or packet socket",
+};
+
+/* "10.0.0.5:22/tcp (private range)", "203.0.113.10:443/tcp (pkg.example, allowance expired (TTL))",
+ * "203.0.113.10:443/tcp (pkg.example)" for an allowed one. */
+static const char *format_destination(const NetDestinationStat *d, const char *profile, char *buf, size_t l) {
+        char dest[NET_DESTINATION_TEXT_MAX], why[128] = "";
+
+        if (!d->allowed) {
+                const char *p = d->reason >= 0 && d->reason < _EGRESS_REASON_MAX ? egress_phrase[d->reason] : NULL;
+
+                if (d->reason == EGRESS_REASON_NOT_ALLOWED)
+                        snprintf(why, sizeof(why), "%s %s", p, strna(profile));
+                else
+                        snprintf(why, sizeof(why), "%s", p ?: "denied");
+        }
+        snprintf(buf, l, "%s%s%s%s%s%s", net_destination_format(d, dest) ?: "?", d->name || why[0] ? " (" : "",
+                 d->name ?: "", d->name && why[0] ? ", " : "", why, d->name || why[0] ? ")" : "");
+        return buf;
+}
+
+#define EGRESS_SUMMARY_LINES 20
+
+/* At the end of a run, on stderr: one line per denied destination and per refused name. */
+static void print_egress_summary(const RunRecord *rec) {
+        const RunNetwork *n = rec->network;
+        size_t shown = 0, more = 0;
+        char buf[512];
+
+        if (!n)
+                return;
+        for (size_t i = 0; i < n->n_destinations; i++) {
+                const NetDestinationStat *d = &n->destinations[i];
+
+                if (d->allowed)
+                        continue;
+                if (shown++ >= EGRESS_SUMMARY_LINES) {
+                        more++;
+                        continue;
+                }
+                fprintf(stderr, "sbx: egress denied: %s, %" PRIu64 " %s\n",
+                        format_destination(d, rec->profile, buf, sizeof(buf)), d->count,
+                        d->count == 1 ? "attempt" : "attempts");
+        }
+        for (size_t i = 0; i < n->n_names; i++) {
+                if (n->names[i].verdict != NAME_REFUSED)
+                        continue;
+                if (shown++ >= EGRESS_SUMMARY_LINES) {
+                        more++;
+                        continue;
+                }
+                fprintf(stderr, "sbx: dns refused: %s (not in profile %s)\n", n->names[i].name, strna(rec->profile));
+        }
+        if (more > 0)
+                fprintf(stderr, "sbx: ... and %zu more (sbxctl show %s)\n", more, rec->run_id);
 }
 
 /* ---- run ------------------------------------------------------------------------------------------- */
@@ -388,6 +463,8 @@ static int verb_run(char **cmd) {
                 (void) on_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s.got_signal }, &s);
 
         r = sd_event_loop(event);
+        if (r >= 0 && s.record)
+                print_egress_summary(s.record);
         if (r < 0)
                 ret = failed("event loop failed: %s", strerror(-r));
         else if (s.daemon_gone)
@@ -498,6 +575,62 @@ static void print_u64(const char *label, uint64_t v, bool bytes) {
                 printf("%-14s %" PRIu64 "\n", label, v);
 }
 
+static void print_addresses(const char *sep, const NetAddress *a, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                char buf[INET6_ADDRSTRLEN];
+
+                printf("%s%s", i == 0 ? sep : ", ", inet_ntop(a[i].family, a[i].bytes, buf, sizeof(buf)) ?: "?");
+        }
+}
+
+/* The record's network section: destinations allowed, denied, and the names the run looked up. */
+static void print_network(const RunRecord *rec) {
+        const RunNetwork *n = rec->network;
+        char buf[512];
+
+        if (!n) {
+                printf("%-14s %s\n", "Network:", "not recorded");
+                return;
+        }
+        printf("%-14s %s\n", "Network:", strna(network_mode_to_string(n->mode)));
+        for (int allowed = 1; allowed >= 0; allowed--) {
+                const char *label = allowed ? "  allowed:" : "  denied:";
+                bool any = false;
+
+                for (size_t i = 0; i < n->n_destinations; i++) {
+                        const NetDestinationStat *d = &n->destinations[i];
+
+                        if (d->allowed != (bool) allowed)
+                                continue;
+                        printf("%-14s %s x%" PRIu64 "\n", any ? "" : label,
+                               format_destination(d, rec->profile, buf, sizeof(buf)), d->count);
+                        any = true;
+                }
+                if (!any)
+                        printf("%-14s none\n", label);
+        }
+        for (size_t i = 0; i < n->n_names; i++) {
+                const NetNameStat *e = &n->names[i];
+
+                printf("%-14s %s %s x%" PRIu64, i == 0 ? "  names:" : "", e->name,
+                       strna(name_verdict_to_string(e->verdict)), e->count);
+                print_addresses(": ", e->addresses, e->n_addresses);
+                if (e->n_blocked > 0) {
+                        print_addresses(" (dropped as rebinding: ", e->blocked, e->n_blocked);
+                        printf(")");
+                }
+                printf("\n");
+        }
+        if (n->n_names == 0)
+                printf("%-14s none\n", "  names:");
+        printf("%-14s %" PRIu64 " denied calls, %" PRIu64 " refused lookups, %" PRIu64 " events lost\n", "  counted:",
+               n->denied, n->dns_refused, n->events_lost);
+        if (n->destinations_overflow > 0 || n->names_overflow > 0)
+                printf("%-14s %" PRIu64 " calls to further destinations, %" PRIu64 " lookups of further names\n",
+                       "  not listed:", n->destinations_overflow, n->names_overflow);
+        printf("%-14s %s\n", "  map entries:", n->entries_removed ? "removed" : "NOT removed");
+}
+
 static int verb_show(const char *id) {
         _cleanup_free_ char *json = NULL;
         _cleanup_(run_record_freep) RunRecord *rec = NULL;
@@ -538,8 +671,9 @@ static int verb_show(const char *id) {
         for (size_t i = 0; i < rec->n_denied; i++)
                 printf(" %s x%" PRIu64, rec->denied[i].name, rec->denied[i].count);
         printf("%s\n", rec->n_denied ? "" : " none (of sbx's argument-level rules)");
+        print_network(rec);
         printf("%-14s %s\n", "Cleanup:",
-               rec->finished ? (rec->unit_gone && rec->cgroup_gone ? "completed" : "INCOMPLETE") : "-");
+               rec->finished ? (run_record_cleanup_completed(rec) ? "completed" : "INCOMPLETE") : "-");
         if (rec->error)
                 printf("%-14s %s\n", "Error:", rec->error);
         return 0;
@@ -627,7 +761,9 @@ static int show_profile(const Profile *p) {
         _cleanup_(prop_table_freep) PropTable *fixed = NULL, *slice = NULL;
         _cleanup_free_ char *err = NULL, *t_fixed = NULL, *t_run = NULL, *t_slice = NULL, *dropin = NULL,
                             *slice_name = NULL;
-        RunRequest req = { .argv = (char *[]) { (char *) "CMD", NULL } };
+        /* a run's properties as sbxd would compile them, with RUN for its id */
+        RunRequest req = { .argv = (char *[]) { (char *) "CMD", NULL }, .run_id = (char *) "RUN",
+                           .netns_path = (char *) SBX_NETNS_DIR "/RUN" };
         char a[32], b[32], c[32], d[32], e[32], f[32];
         const SyscallRule *base;
         size_t n_base;
@@ -658,8 +794,15 @@ static int show_profile(const Profile *p) {
                 const NetDestination *dst = &p->destinations[i];
 
                 printf("%s%s", i == 0 ? " (" : ", ", dst->host ?: dst->address);
-                for (size_t k = 0; k < dst->n_ports; k++)
-                        printf("%s%u", k == 0 ? ":" : ",", dst->ports[k]);
+                for (size_t k = 0; k < dst->n_ports; k++) {
+                        printf("%s%u", k == 0 ? ":" : ",", dst->ports[k].lo);
+                        if (dst->ports[k].hi != dst->ports[k].lo)
+                                printf("-%u", dst->ports[k].hi);
+                }
+                if (dst->protocol != NET_PROTOCOL_ANY)
+                        printf("/%s", net_protocol_to_string(dst->protocol));
+                if (dst->private)
+                        printf(" private");
                 if (i + 1 == p->n_destinations)
                         printf(")");
         }

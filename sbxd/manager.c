@@ -37,6 +37,7 @@
 #define ATTACH_TIMEOUT_USEC (60 * USEC_PER_SEC)
 
 static void run_finalize(Run *run);
+static int run_stop(Run *run, int sig);
 
 static Run *run_free(Run *run) {
         if (!run)
@@ -58,6 +59,8 @@ static Run *run_free(Run *run) {
         sd_event_source_disable_unref(run->removal_timeout);
         sd_event_source_disable_unref(run->attach_timeout);
         sd_bus_message_unref(run->pending);
+        run_net_free(run->net);
+        free(run->netns_path);
         run_record_free(run->record);
         free(run->unit);
         free(run->unit_path);
@@ -132,7 +135,7 @@ static void run_send_finished(Run *run) {
 
 static void log_run_finished(Run *run) {
         const RunRecord *rec = run->record;
-        bool clean = rec->unit_gone && rec->cgroup_gone;
+        bool clean = run_record_cleanup_completed(rec);
         char exit_code[16], exit_signal[16];
         _cleanup_free_ char *denied = NULL;
 
@@ -171,6 +174,8 @@ static void run_complete(Run *run) {
         }
 
         rec->cgroup_gone = !cgroup_exists(run->cgroup_path);
+        if (run->net)
+                run_net_finish(run->net);
         rec->finished = true;
         if (rec->ended_at == 0)
                 rec->ended_at = now_realtime();
@@ -326,6 +331,8 @@ static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                                                     exit_status) < 0)
                                 rec->error = NULL;
                 }
+                if (run->refused)
+                        rec->stop_reason = STOP_REFUSED;
                 if (run->stop_requested && rec->stop_reason != STOP_REFUSED && rec->stop_reason != STOP_START_FAILED) {
                         rec->stop_reason = STOP_CANCELLED;
                         if (run->cancel_signal > 0)
@@ -433,6 +440,20 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                         if (asprintf(&run->record->error, "the start job finished with result '%s'", result) < 0)
                                 run->record->error = NULL;
                 }
+                /* The unit's cgroup exists now: the run's egress policy goes in, keyed by it. Until it is
+                 * in place every socket of the run is denied, and the exec helper waits for it. */
+                if (streq(result, "done") && run->net && !run->finalizing) {
+                        _cleanup_free_ char *why = NULL;
+                        int r = run_net_register(run->net, run->cgroup_path, run->netns_path, &why);
+
+                        if (r < 0) {
+                                log_error("Run %s: %s; stopping it.", run->id, strna(why));
+                                free(run->record->error);
+                                run->record->error = TAKE_PTR(why);
+                                run->refused = true;
+                                (void) run_stop(run, SIGTERM);
+                        }
+                }
                 /* The unit may have ended before we saw its state change: ask once. */
                 if (!run->finalizing && !run->slot_state)
                         (void) sd_bus_call_method_async(m->bus, &run->slot_state, SD_DEST, run->unit_path,
@@ -538,6 +559,8 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 run->record->ended_at = now_realtime();
                 run->record->unit_gone = true;
                 run->record->cgroup_gone = !cgroup_exists(run->cgroup_path);
+                if (run->net)
+                        run_net_finish(run->net);
                 free(run->record->error);
                 if (asprintf(&run->record->error, "systemd refused the unit: %s", e->message) < 0)
                         run->record->error = NULL;
@@ -792,6 +815,38 @@ static int busy_caches(Manager *m, const Profile *p, const char *tenant, char **
         return 0;
 }
 
+/* The aux units of StartTransientUnit: the run's network unit (plan->net_props), made with the run's and
+ * stopped by systemd once the run, the only unit that needs it, is gone. */
+static int append_net_unit(sd_bus_message *call, const RunPlan *plan, const char *net_unit, const char *run_id) {
+        _cleanup_free_ char *desc = NULL;
+        int r;
+
+        r = sd_bus_message_open_container(call, 'a', "(sa(sv))");
+        if (r < 0 || !plan->net_props)
+                return r < 0 ? r : sd_bus_message_close_container(call);
+        if (asprintf(&desc, "sbx network of run %s", run_id) < 0)
+                return -ENOMEM;
+        r = sd_bus_message_open_container(call, 'r', "sa(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "s", net_unit);
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "(sv)(sv)(sv)", "Description", "s", desc, "StopWhenUnneeded", "b", 1,
+                                          "CollectMode", "s", "inactive-or-failed");
+        if (r >= 0)
+                r = bus_append_prop_table(call, plan->net_props);
+        if (r >= 0)
+                r = append_exec(call, "ExecStartPreEx", plan->net_pre_argv, true);
+        if (r >= 0)
+                r = append_exec(call, "ExecStartEx", plan->net_exec_argv, false);
+        if (r >= 0)
+                r = append_exec(call, "ExecStopPostEx", plan->net_post_argv, true);
+        for (int i = 0; i < 3 && r >= 0; i++)
+                r = sd_bus_message_close_container(call);
+        return r;
+}
+
 static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         _cleanup_(profile_freep) Profile *profile = NULL;
@@ -800,8 +855,9 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
         _cleanup_(run_plan_freep) RunPlan *plan = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         _cleanup_(run_freep) Run *run = NULL;
-        _cleanup_free_ char *refusal = NULL, *desc = NULL, *slice = NULL;
-        char tenant[TENANT_ID_LEN + 1];
+        _cleanup_free_ char *refusal = NULL, *desc = NULL, *slice = NULL, *net_unit = NULL;
+        char tenant[TENANT_ID_LEN + 1], run_id[RUN_ID_LEN + 1];
+        NetworkMode net_mode;
         struct stat ws_st = {};
         int fds[3];
         char user[32];
@@ -868,7 +924,25 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
                 req->dataset_dev = ds_st.st_dev;
                 req->dataset_ino = ds_st.st_ino;
         }
-        if ((req->network ? network_mode_from_string(req->network) : profile->network) == NETWORK_PUBLIC) {
+        /* The run id first: a run with a network gets a namespace of its own, named after it. */
+        r = run_id_new(run_id);
+        if (r < 0)
+                return r;
+        if (!(req->run_id = strdup(run_id)))
+                return -ENOMEM;
+        net_mode = policy_run_network(profile, req);
+        if (net_mode != NETWORK_NONE) {
+                r = policy_netns_path(run_id, &req->netns_path);
+                if (r < 0)
+                        return r;
+                req->host_netns_ino = net_manager_host_netns(m->net);
+        }
+        /* Every run's sockets are judged by sbx's egress programs (mode none: its own loopback only):
+         * they must be in force, attached to sbx.slice as it is now. */
+        r = net_manager_prepare(m->net, &refusal);
+        if (r < 0)
+                return sd_bus_error_setf(error, ERR_UNENFORCEABLE, "%s", strna(refusal));
+        if (net_mode != NETWORK_NONE) {
                 r = host_addresses(&req->host_addresses);
                 if (r < 0)
                         return sd_bus_error_setf(error, ERR_START_FAILED, "cannot list the host's addresses: %s",
@@ -917,9 +991,9 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
         run->record = run_record_new();
         if (!run->record)
                 return -ENOMEM;
-        r = run_id_new(run->id);
-        if (r < 0)
-                return r;
+        memcpy(run->id, run_id, sizeof(run->id));
+        if (req->netns_path && !(run->netns_path = strdup(req->netns_path)))
+                return -ENOMEM;
         if (policy_unit_name(profile->name, run->id, &run->unit) < 0 ||
             policy_slice_name(profile->name, &slice) < 0 ||
             run_cgroup_path(profile->name, run->unit, &run->cgroup_path) < 0)
@@ -936,6 +1010,13 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
                 return -ENOMEM;
         memcpy(run->record->tenant, tenant, sizeof(tenant));
         run->record->started_at = now_realtime();
+        r = run_net_new(m->net, profile, plan->network, req->host_addresses, run->id, run->record, &run->net,
+                        &refusal);
+        if (r < 0) {
+                if (!refusal)
+                        return r;
+                return sd_bus_error_setf(error, ERR_BAD_PROFILE, "Profile '%s': %s", profile->name, refusal);
+        }
 
         /* Watch before starting: a short command may be over before StartTransientUnit returns. */
         r = sd_bus_match_signal(m->bus, &run->slot_props, SD_DEST, run->unit_path, "org.freedesktop.DBus.Properties",
@@ -967,6 +1048,13 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
                                           "StandardInputFileDescriptor", "h", fds[0],
                                           "StandardOutputFileDescriptor", "h", fds[1],
                                           "StandardErrorFileDescriptor", "h", fds[2]);
+        /* Its network unit: the run cannot start without it, and it ends with the run. */
+        if (r >= 0 && plan->net_props) {
+                r = policy_net_unit_name(run->id, &net_unit);
+                if (r >= 0)
+                        r = sd_bus_message_append(call, "(sv)(sv)", "BindsTo", "as", 1, net_unit, "After", "as", 1,
+                                                  net_unit);
+        }
         if (r >= 0)
                 r = bus_append_prop_table(call, plan->props);
         /* ExecStartEx with "no-env-expand": the command line reaches the helper byte for byte (plain
@@ -980,7 +1068,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
         if (r >= 0)
                 r = sd_bus_message_close_container(call); /* a(sv) */
         if (r >= 0)
-                r = sd_bus_message_append(call, "a(sa(sv))", 0);
+                r = append_net_unit(call, plan, net_unit, run->id);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the StartTransientUnit call: %m");
 
@@ -1332,6 +1420,7 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         while (m->runs)
                 run_free(m->runs);
+        net_manager_free(m->net);
         sd_bus_slot_unref(m->slot_job_removed);
         sd_bus_slot_unref(m->slot_unit_removed);
         sd_bus_slot_unref(m->slot_systemd_owner);
@@ -1399,6 +1488,20 @@ int manager_start(Manager *m) {
         r = sd_bus_call_method(m->bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", &error, NULL, NULL);
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to systemd: %s", error.message);
+
+        r = net_manager_new(m->event, m->bus, &m->net);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the network side: %m");
+        {
+                _cleanup_free_ char *why = NULL;
+
+                /* Reuses what an earlier sbxd pinned (its runs' entries are still in force); a failure
+                 * here refuses runs, not the daemon. */
+                r = net_manager_prepare(m->net, &why);
+                if (r < 0)
+                        log_warning("Egress enforcement is not available (runs are refused until it is): %s",
+                                    strna(why));
+        }
 
         r = manager_adopt_runs(m);
         if (r < 0)

@@ -5,6 +5,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "network.h"
 #include "policy.h"
 #include "record.h"
 #include "store.h"
@@ -25,6 +26,9 @@ typedef struct Run {
         sd_event_source *removal_timeout;
         sd_event_source *attach_timeout; /* an adopted run without a client: how long it may wait for one */
         char *workspace;           /* host path bound as the workspace, or NULL */
+        RunNet *net;               /* its egress policy, resolver and telemetry */
+        char *netns_path;          /* its network namespace (modes public, allowlist), or NULL */
+        bool refused;              /* sbxd could not put its policy in place: stopped before the command */
         dev_t ws_dev;
         ino_t ws_ino;
         bool job_done;
@@ -39,6 +43,7 @@ struct Manager {
         sd_bus *bus;
         Store store;
         Run *runs;
+        NetManager *net;
         sd_bus_slot *slot_job_removed, *slot_unit_removed, *slot_systemd_owner;
         char *systemd_owner;       /* unique bus name of PID 1: the only sender of unit signals we believe */
 };

@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 
+#include "egress-policy.h"
 #include "policy.h"
 
 RunRequest *run_request_free(RunRequest *r) {
@@ -17,6 +18,8 @@ RunRequest *run_request_free(RunRequest *r) {
         strv_free(r->argv);
         free(r->network);
         free(r->term);
+        free(r->run_id);
+        free(r->netns_path);
         free(r->tenant);
         strv_free(r->busy_caches);
         strv_free(r->host_addresses);
@@ -32,6 +35,10 @@ RunPlan *run_plan_free(RunPlan *p) {
         strv_free(p->exec_argv);
         strv_free(p->pre_argv);
         strv_free(p->post_argv);
+        prop_table_free(p->net_props);
+        strv_free(p->net_exec_argv);
+        strv_free(p->net_pre_argv);
+        strv_free(p->net_post_argv);
         free(p);
         return NULL;
 }
@@ -201,12 +208,6 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
                         return error_setf(ret_error, -EPERM, "network: profile '%s' does not let a run choose '%s'",
                                       p->name, req->network);
         }
-        if ((req->network ? network_mode_from_string(req->network) : p->network) == NETWORK_ALLOWLIST)
-                return error_setf(ret_error, -EOPNOTSUPP,
-                              "network: profile '%s' allows listed destinations only, and sbx cannot enforce "
-                              "per-destination rules yet; refusing to run unfiltered%s",
-                              p->name, p->request.network_none ? " (--network none runs it offline)" : "");
-
         r = pick_bound(p, "memory", BOUND_SIZE, req->memory_max, p->memory_max, &p->request.memory, &v, ret_error);
         r = r < 0 ? r : pick_bound(p, "tasks", BOUND_PLAIN, req->tasks_max, p->tasks_max, &p->request.tasks, &v, ret_error);
         r = r < 0 ? r : pick_bound(p, "timeout", BOUND_USEC, req->runtime_max, p->runtime_max, &p->request.runtime, &v,
@@ -221,16 +222,6 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
         return 0;
 }
 
-/* Every address range that is not the public internet (IPAddressDeny= of network mode "public").
- * The documentation ranges (192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32) are left
- * out on purpose: nothing routes them, and tests use them as stand-ins for public addresses. */
-static char *const non_public_ranges[] = {
-        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
-        "192.0.0.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4",
-        "::/127", "::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2002::/16", "fc00::/7",
-        "fe80::/10", "fec0::/10", "ff00::/8", NULL,
-};
-
 static const SyscallRule baseline_rules[] = {
         { .syscall = (char *) "ioctl", .nr = __NR_ioctl, .has_arg = true, .arg = 1, .cmp = SYSCALL_CMP_EQ,
           .value = TIOCSTI, .arg32 = true, .value_name = (char *) "TIOCSTI" },
@@ -242,6 +233,66 @@ static const SyscallRule baseline_rules[] = {
 const SyscallRule *policy_baseline_rules(size_t *ret_n) {
         *ret_n = ELEMENTSOF(baseline_rules);
         return baseline_rules;
+}
+
+NetworkMode policy_run_network(const Profile *p, const RunRequest *req) {
+        NetworkMode m = req->network ? network_mode_from_string(req->network) : p->network;
+
+        return m < 0 ? p->network : m;
+}
+
+int policy_netns_path(const char *run_id, char **ret) {
+        return asprintf(ret, SBX_NETNS_DIR "/%s", run_id) < 0 ? -ENOMEM : 0;
+}
+
+int policy_net_unit_name(const char *run_id, char **ret) {
+        return asprintf(ret, "sbx-net@%s.service", run_id) < 0 ? -ENOMEM : 0;
+}
+
+/* The network unit of a run: a namespace made for it, and pasta (passt's user-mode network stack)
+ * connecting it to the host's network. pasta maps nothing into the namespace: no inbound ports (-t/-u
+ * none), no forwarding to the host's loopback (-T/-U none), no gateway-to-host mapping (--no-map-gw);
+ * its sockets to the outside are ordinary sockets of the host, opened for connections the run's own
+ * sockets made, which sbx's BPF programs have judged already. It needs to enter the namespace (root,
+ * CAP_SYS_ADMIN, CAP_NET_ADMIN) and drops every other capability itself. */
+static int compile_net_unit(const RunRequest *req, const char *exec_path, RunPlan *plan) {
+        _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
+        _cleanup_free_ char *pidfile = NULL, *create = NULL, *remove = NULL;
+        int r;
+
+        if (!t)
+                return -ENOMEM;
+        if (asprintf(&pidfile, "%s.pid", req->netns_path) < 0 ||
+            asprintf(&create, "--netns=create:%s", req->netns_path) < 0 ||
+            asprintf(&remove, "--netns=remove:%s", req->netns_path) < 0)
+                return -ENOMEM;
+        r = prop_table_add_string(t, "Type", "forking");
+        r = r ?: prop_table_add_string(t, "PIDFile", pidfile);
+        r = r ?: prop_table_add_bool(t, "NoNewPrivileges", true);
+        r = r ?: prop_table_add_string(t, "ProtectSystem", "strict");
+        r = r ?: prop_table_add_strv(t, "ReadWritePaths", (char *[]) { (char *) SBX_NETNS_DIR, NULL });
+        r = r ?: prop_table_add_string(t, "ProtectHome", "yes");
+        r = r ?: prop_table_add_bool(t, "PrivateTmp", true);
+        r = r ?: prop_table_add_bool(t, "PrivateDevices", false);
+        r = r ?: prop_table_add_bool(t, "ProtectKernelModules", true);
+        r = r ?: prop_table_add_bool(t, "ProtectKernelLogs", true);
+        r = r ?: prop_table_add_bool(t, "ProtectControlGroups", true);
+        r = r ?: prop_table_add_bool(t, "LockPersonality", true);
+        r = r ?: prop_table_add_bool(t, "RestrictRealtime", true);
+        r = r ?: prop_table_add_string(t, "KillMode", "control-group");
+        r = r ?: prop_table_add_u64(t, "TimeoutStopSec", 5 * USEC_PER_SEC);
+        if (r < 0)
+                return r;
+        plan->net_exec_argv = strv_new(SBX_PASTA_PATH, "--config-net", "--quiet", "--netns-only", "--runas", "0:0",
+                                       "--no-map-gw", "--no-dhcp", "--no-dhcpv6", "--no-icmp", "-t", "none", "-u",
+                                       "none", "-T", "none", "-U", "none", "--pid", pidfile, "--netns",
+                                       req->netns_path);
+        plan->net_pre_argv = strv_new(exec_path, create);
+        plan->net_post_argv = strv_new(exec_path, remove);
+        if (!plan->net_exec_argv || !plan->net_pre_argv || !plan->net_post_argv)
+                return -ENOMEM;
+        plan->net_props = TAKE_PTR(t);
+        return 0;
 }
 
 int policy_unit_name(const char *profile, const char *run_id, char **ret) {
@@ -369,14 +420,24 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
         r = r ?: prop_table_add_strv(t, "SystemCallFilter", allow);
         r = r ?: prop_table_add_strv(t, "SystemCallFilter~", deny);
         r = r ?: prop_table_add_errno(t, "SystemCallErrorNumber", EPERM);
-        /* Network. An allowlist cannot be enforced per destination yet: until it can, the drop-in holds
-         * such a profile's runs offline, whatever the transient unit says. */
-        if (r == 0 && p->network != NETWORK_PUBLIC)
+        /* Network. Mode none: a namespace with only lo. The others: a namespace of the run's own
+         * (NetworkNamespacePath=, per run) where sbx's BPF programs judge every destination; systemd's
+         * own address filter holds the static part of the policy too (defense in depth). AF_NETLINK
+         * shows only the run's own namespace. */
+        if (r == 0 && p->network == NETWORK_NONE)
                 r = prop_table_add_bool(t, "PrivateNetwork", true);
-        if (r == 0 && p->network == NETWORK_PUBLIC)
-                r = prop_table_add_strv(t, "IPAddressDeny", non_public_ranges);
+        if (r == 0 && p->network != NETWORK_NONE) {
+                _cleanup_strv_free_ char **ip_allow = NULL, **ip_deny = NULL;
+
+                r = egress_ip_address_lists(p, p->network, &ip_allow, &ip_deny);
+                if (r == 0 && strv_length(ip_deny) > 0)
+                        r = prop_table_add_strv(t, "IPAddressDeny", ip_deny);
+                if (r == 0 && strv_length(ip_allow) > 0)
+                        r = prop_table_add_strv(t, "IPAddressAllow", ip_allow);
+        }
         r = r ?: prop_table_add_strv(t, "RestrictAddressFamilies",
-                                     (char *[]) { (char *) "AF_UNIX", (char *) "AF_INET", (char *) "AF_INET6", NULL });
+                                     (char *[]) { (char *) "AF_UNIX", (char *) "AF_INET", (char *) "AF_INET6",
+                                                  (char *) "AF_NETLINK", NULL });
         r = r ?: prop_table_add_u64(t, "UMask", 0022);
         /* Resources that no request changes */
         r = r ?: prop_table_add_u64(t, "LimitCORE", 0);
@@ -507,7 +568,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         uint64_t memory, tasks, cpu;
         usec_t runtime;
         _cleanup_free_ char *a_mem = NULL, *a_tasks = NULL, *a_swap = NULL, *a_net = NULL, *a_digest = NULL,
-                            *a_out = NULL, *term_env = NULL, *a_cpu = NULL;
+                            *a_out = NULL, *term_env = NULL, *a_cpu = NULL, *a_netns = NULL;
         _cleanup_strv_free_ char **cache_opts = NULL;
         char *env[5] = { (char *) "HOME=" SBX_HOME, (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
                          (char *) "LANG=C.UTF-8", NULL, NULL };
@@ -527,7 +588,11 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                           NULL);
         (void) pick_bound(p, "cpu", BOUND_PERCENT, req->cpu_quota_percent, p->cpu_quota_percent, &p->request.cpu, &cpu,
                           NULL);
-        net = req->network ? network_mode_from_string(req->network) : p->network;
+        net = policy_run_network(p, req);
+        /* A run of a network mode other than "none" gets its own network namespace, made and connected
+         * for it (sbxd names it): without one there is nothing to enforce the policy in. */
+        if (net != NETWORK_NONE && (!req->run_id || !req->netns_path))
+                return error_setf(ret_error, -EINVAL, "network: no network namespace was prepared for this run");
         if (memory < (4ULL << 20))
                 return error_setf(ret_error, -EINVAL, "memory: %" PRIu64 " bytes is too little to start anything (at least 4M)",
                               memory);
@@ -563,11 +628,14 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         }
         /* What this run adds to the profile's fixed part */
         r = 0;
-        if (net == NETWORK_NONE && p->network == NETWORK_PUBLIC)
+        if (net == NETWORK_NONE && p->network != NETWORK_NONE)
                 r = prop_table_add_bool(t, "PrivateNetwork", true);
-        /* The host's own addresses may be public ones: on the host's network they would reach its
-         * services. They change at run time, so they are per run, not in the drop-in. */
-        if (r == 0 && net == NETWORK_PUBLIC && strv_length(req->host_addresses) > 0)
+        if (r == 0 && net != NETWORK_NONE)
+                r = prop_table_add_string(t, "NetworkNamespacePath", req->netns_path);
+        /* The host's own addresses may be public ones, and the run's traffic leaves from the host: they
+         * would reach its services. They change at run time, so they are per run, not in the drop-in
+         * (the egress table denies them too). */
+        if (r == 0 && net != NETWORK_NONE && strv_length(req->host_addresses) > 0)
                 r = prop_table_extend_strv(t, "IPAddressDeny", req->host_addresses);
         if (r == 0 && req->workspace)
                 r = prop_table_extend_strv(t, "BindPaths", (char *[]) { req->workspace, (char *) SBX_WORKSPACE, NULL });
@@ -594,14 +662,17 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         if (asprintf(&a_mem, "--expect-memory-max=%" PRIu64, memory) < 0 ||
             asprintf(&a_swap, "--expect-swap-max=%" PRIu64, p->swap_max - p->swap_max % page_size()) < 0 ||
             asprintf(&a_tasks, "--expect-tasks-max=%" PRIu64, tasks) < 0 ||
-            asprintf(&a_net, "--expect-network=%s", net == NETWORK_PUBLIC ? "public" : "none") < 0 ||
+            asprintf(&a_net, "--expect-network=%s", net == NETWORK_NONE ? "none" : "egress") < 0 ||
             asprintf(&a_digest, "--expect-profile-digest=%s", p->digest) < 0)
                 return -ENOMEM;
         if (cpu > 0 && asprintf(&a_cpu, "--expect-cpu-quota=%" PRIu64, cpu) < 0)
                 return -ENOMEM;
         if (p->output_max > 0 && asprintf(&a_out, "--output-max=%" PRIu64, p->output_max) < 0)
                 return -ENOMEM;
-        if (net == NETWORK_PUBLIC)
+        if (net != NETWORK_NONE && req->host_netns_ino != 0 &&
+            asprintf(&a_netns, "--expect-netns-not=%" PRIu64, req->host_netns_ino) < 0)
+                return -ENOMEM;
+        if (net != NETWORK_NONE)
                 STRV_FOREACH(h, req->host_addresses) {
                         _cleanup_free_ char *o = NULL;
                         size_t k = strcspn(*h, "/");
@@ -615,7 +686,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 }
 
         n_argv = strv_length(req->argv);
-        plan->exec_argv = calloc(n_argv + 14 + strv_length(cache_opts), sizeof(char *));
+        plan->exec_argv = calloc(n_argv + 16 + strv_length(cache_opts), sizeof(char *));
         if (!plan->exec_argv)
                 return -ENOMEM;
         i = 0;
@@ -630,6 +701,10 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 plan->exec_argv[i++] = TAKE_PTR(a_out);
         if (a_cpu)
                 plan->exec_argv[i++] = TAKE_PTR(a_cpu);
+        if (a_netns)
+                plan->exec_argv[i++] = TAKE_PTR(a_netns);
+        if (!(plan->exec_argv[i++] = strdup("--expect-egress")))
+                return -ENOMEM;
         STRV_FOREACH(o, cache_opts)
                 plan->exec_argv[i++] = TAKE_PTR(*o);
         if (!(plan->exec_argv[i++] = strdup(req->workspace ? "--workspace=bound" : "--workspace=private")))
@@ -664,6 +739,13 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 r = handover_argv(exec_path, "--handover=in", owner, req->workspace, &plan->pre_argv);
                 if (r >= 0)
                         r = handover_argv(exec_path, "--handover=out", owner, req->workspace, &plan->post_argv);
+                if (r < 0)
+                        return r;
+        }
+
+        plan->network = net;
+        if (net != NETWORK_NONE) {
+                r = compile_net_unit(req, exec_path, plan);
                 if (r < 0)
                         return r;
         }

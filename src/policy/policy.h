@@ -37,6 +37,9 @@ typedef struct RunRequest {
         char **host_addresses;/* the host's own addresses ("ADDR/32", "ADDR/128"), denied to network mode
                                * "public" on top of the non-public ranges (set by sbxd) */
         char **busy_caches;   /* names of the profile's caches in use by another run: ephemeral here */
+        char *run_id;         /* the run's id (set by sbxd; needed for a network namespace of its own) */
+        char *netns_path;     /* the run's network namespace (policy_netns_path()), modes other than none */
+        uint64_t host_netns_ino; /* inode of the host's network namespace: the run's must be another one */
 } RunRequest;
 
 RunRequest *run_request_free(RunRequest *r);
@@ -51,6 +54,12 @@ typedef struct RunPlan {
         char **pre_argv;      /* privileged ExecStartPre= (workspace hand-over in), or NULL */
         char **post_argv;     /* privileged ExecStopPost= (workspace hand-over back), or NULL */
         char digest[72];      /* sha256 of the rendered properties */
+        NetworkMode network;  /* the run's network mode (the profile's, or the request's narrower one) */
+        /* Modes other than none: the run's network unit sbx-net@RUN.service, which makes the namespace
+         * (privileged ExecStartPre=), connects it to the host's network with pasta (ExecStart=) and
+         * removes it (privileged ExecStopPost=). The run's unit binds to it. NULL for mode none. */
+        PropTable *net_props;
+        char **net_exec_argv, **net_pre_argv, **net_post_argv;
 } RunPlan;
 
 RunPlan *run_plan_free(RunPlan *p);
@@ -58,7 +67,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(RunPlan *, run_plan_free);
 
 /* Checks what can be checked without touching the system. On failure returns a negative errno (-EPERM
  * a system directory, an option the profile does not offer or a limit above the profile's, -E2BIG too
- * many or too long arguments, -EOPNOTSUPP a network policy sbx cannot enforce yet, -EINVAL anything
+ * many or too long arguments, -EINVAL anything
  * else) and a one-line message in *ret_error. Finding the profile is profile_load()'s job. */
 bool run_request_term_is_valid(const char *term);
 int run_request_validate(const Profile *p, const RunRequest *req, char **ret_error);
@@ -82,6 +91,14 @@ int policy_compile_slice(const Profile *p, PropTable **ret);
 
 /* The rules sbx adds to every profile's syscall_rules (TIOCSTI, TIOCLINUX, io_uring_setup). */
 const SyscallRule *policy_baseline_rules(size_t *ret_n);
+
+/* The network mode a request gets: the profile's, or the one it narrows to. */
+NetworkMode policy_run_network(const Profile *p, const RunRequest *req);
+
+/* A run's network namespace and network unit (modes public and allowlist). */
+#define SBX_NETNS_DIR "/run/sbx/netns"
+int policy_netns_path(const char *run_id, char **ret);      /* SBX_NETNS_DIR/RUN */
+int policy_net_unit_name(const char *run_id, char **ret);   /* sbx-net@RUN.service */
 
 /* Unit names: sbx-NAME-RUN.service in sbx-NAME.slice. */
 #define SBX_SLICE_PARENT "sbx.slice"

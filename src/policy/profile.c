@@ -3,11 +3,13 @@
  * as one line out. Pure: json-c for the syntax (json-doc.c), libseccomp only to look syscall names up. */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <stdio.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
 
+#include "egress-policy.h"
 #include "json-doc.h"
 #include "profile.h"
 #include "sha256.h"
@@ -43,6 +45,27 @@ NetworkMode network_mode_from_string(const char *s) {
                 if (streq(network_mode_table[i], s))
                         return (NetworkMode) i;
         return _NETWORK_MODE_INVALID;
+}
+
+static const char *const net_protocol_table[_NET_PROTOCOL_MAX + 1] = {
+        [NET_PROTOCOL_ANY] = "any",
+        [NET_PROTOCOL_TCP] = "tcp",
+        [NET_PROTOCOL_UDP] = "udp",
+};
+
+const char *net_protocol_to_string(NetProtocol p) {
+        if (p < 0 || p >= _NET_PROTOCOL_MAX)
+                return NULL;
+        return net_protocol_table[p];
+}
+
+NetProtocol net_protocol_from_string(const char *s) {
+        if (!s)
+                return _NET_PROTOCOL_INVALID;
+        for (int i = 0; i < _NET_PROTOCOL_MAX; i++)
+                if (streq(net_protocol_table[i], s))
+                        return (NetProtocol) i;
+        return _NET_PROTOCOL_INVALID;
 }
 
 static const char *const syscall_cmp_table[_SYSCALL_CMP_MAX + 1] = {
@@ -239,13 +262,16 @@ static bool name_is_valid(const char *s, const char *chars, size_t max) {
         return n > 0 && n <= max && strspn(s, chars) == n;
 }
 
-/* A DNS name: dot-separated labels of letters, digits and inner hyphens, the last not all digits (so
- * that an IPv4 address is not taken for a name). */
+/* A DNS name: at least two dot-separated labels of 1 to 63 letters, digits and inner hyphens, at most
+ * 253 characters, no final dot, the last label not all digits (so that an IPv4 address is not taken for
+ * a name). A wildcard is "*." and such a name. */
 static bool dns_name_is_valid(const char *s) {
         const char *label = s;
-        size_t n = strlen(s);
+        size_t labels = 0;
 
-        if (n == 0 || n > 253)
+        if (strneq(s, "*.", 2))
+                label = s + 2;
+        if (strlen(label) == 0 || strlen(s) > 253)
                 return false;
         for (;;) {
                 size_t l = strcspn(label, ".");
@@ -253,37 +279,11 @@ static bool dns_name_is_valid(const char *s) {
                 if (l == 0 || l > 63 || label[0] == '-' || label[l - 1] == '-' ||
                     strspn(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") < l)
                         return false;
+                labels++;
                 if (label[l] == 0)
-                        return strspn(label, "0123456789") < l;
+                        return labels >= 2 && strspn(label, "0123456789") < l;
                 label += l + 1;
         }
-}
-
-/* An IPv4 or IPv6 address, optionally with a "/prefix" length. */
-static bool address_is_valid(const char *s) {
-        const char *slash = strchr(s, '/');
-        _cleanup_free_ char *a = strndup(s, slash ? (size_t) (slash - s) : strlen(s));
-        unsigned char buf[sizeof(struct in6_addr)];
-        int family;
-
-        if (!a)
-                return false;
-        if (inet_pton(AF_INET, a, buf) == 1)
-                family = AF_INET;
-        else if (inet_pton(AF_INET6, a, buf) == 1)
-                family = AF_INET6;
-        else
-                return false;
-        if (slash) {
-                const char *d = slash + 1;
-                size_t n = strspn(d, "0123456789");
-
-                if (n == 0 || n > 3 || d[n] != 0 || (n > 1 && d[0] == '0'))
-                        return false;
-                if (strtoul(d, NULL, 10) > (family == AF_INET ? 32U : 128U))
-                        return false;
-        }
-        return true;
 }
 
 /* ---- sections ---- */
@@ -613,6 +613,27 @@ static int parse_process(JsonDoc *jd, const JsonPath *p, json_object *o, Profile
         return 0;
 }
 
+/* "LO-HI": digits without leading zeros, 1 <= LO <= HI <= 65535 */
+static bool port_range_from_string(const char *s, PortRange *ret) {
+        unsigned long v[2];
+        const char *c = s;
+
+        for (size_t i = 0; i < 2; i++) {
+                size_t n = strspn(c, "0123456789");
+
+                if (n == 0 || n > 5 || (n > 1 && c[0] == '0'))
+                        return false;
+                v[i] = strtoul(c, NULL, 10);
+                c += n;
+                if (i == 0 && *c++ != '-')
+                        return false;
+        }
+        if (*c != 0 || v[0] < 1 || v[0] > v[1] || v[1] > 65535)
+                return false;
+        *ret = (PortRange) { .lo = (uint16_t) v[0], .hi = (uint16_t) v[1] };
+        return true;
+}
+
 static int parse_ports(JsonDoc *jd, const JsonPath *p, json_object *v, NetDestination *d) {
         size_t n = 0;
         int r;
@@ -622,34 +643,89 @@ static int parse_ports(JsonDoc *jd, const JsonPath *p, json_object *v, NetDestin
                 return r;
         if (n == 0)
                 return json_doc_fail_got(jd, p, v, "expected at least one port (leave \"ports\" out for every port)");
-        d->ports = calloc(n, sizeof(uint16_t));
+        d->ports = calloc(n, sizeof(PortRange));
         if (!d->ports)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(v, i);
+                const char *s = json_doc_string(e);
+                PortRange pr;
                 uint64_t u;
 
-                if (!json_doc_to_uint(e, &u) || u < 1 || u > 65535)
-                        return json_doc_fail_got(jd, JSON_INDEX(p, i), e, "expected a port from 1 to 65535");
-                for (size_t j = 0; j < i; j++)
-                        if (d->ports[j] == u) {
-                                _cleanup_free_ char *other = NULL;
+                if (json_doc_to_uint(e, &u)) {
+                        if (u < 1 || u > 65535)
+                                return json_doc_fail_got(jd, JSON_INDEX(p, i), e, "expected a port from 1 to 65535");
+                        pr = (PortRange) { .lo = (uint16_t) u, .hi = (uint16_t) u };
+                } else if (s && strchr(s, '-')) {
+                        if (!port_range_from_string(s, &pr))
+                                return json_doc_fail_got(jd, JSON_INDEX(p, i), e,
+                                                         "expected a range \"LO-HI\" with 1 <= LO <= HI <= 65535");
+                } else
+                        return json_doc_fail_got(jd, JSON_INDEX(p, i), e,
+                                                 "expected a port from 1 to 65535 or a range \"LO-HI\"");
+                for (size_t j = 0; j < i; j++) {
+                        const PortRange *o = &d->ports[j];
+                        _cleanup_free_ char *other = NULL;
 
-                                r = json_path_to_string(JSON_INDEX(p, j), &other);
-                                if (r < 0)
-                                        return r;
-                                return json_doc_fail(jd, JSON_INDEX(p, i), "%" PRIu64 " is also in %s", u, other);
-                        }
-                d->ports[d->n_ports++] = (uint16_t) u;
+                        if (pr.hi < o->lo || pr.lo > o->hi)
+                                continue;
+                        r = json_path_to_string(JSON_INDEX(p, j), &other);
+                        if (r < 0)
+                                return r;
+                        if (pr.lo == pr.hi && o->lo == o->hi)
+                                return json_doc_fail(jd, JSON_INDEX(p, i), "%u is also in %s", pr.lo, other);
+                        return json_doc_fail_got(jd, JSON_INDEX(p, i), e, "overlaps %s, expected ports and ranges "
+                                                 "that do not", other);
+                }
+                d->ports[d->n_ports++] = pr;
         }
         return 0;
 }
 
+/* An address destination: an address or prefix outside the ranges no profile can open, and in a
+ * private or shared range only with "private": true (and then only there). */
+static int check_address(JsonDoc *jd, const JsonPath *p, json_object *v, const NetDestination *d) {
+        _cleanup_free_ char *range = NULL;
+        char a[INET6_ADDRSTRLEN];
+        EgressDeniedRow row;
+        uint8_t addr[16];
+        unsigned plen;
+        EgressClass c;
+        int family;
+
+        if (egress_prefix_from_string(d->address, &family, addr, &plen) < 0)
+                return json_doc_fail_got(jd, JSON_KEY(p, "address"), v,
+                                         "expected an IPv4 or IPv6 address, optionally with a /prefix length");
+        c = egress_classify(family, addr, plen, &row);
+        if (c == EGRESS_CLASS_PUBLIC) {
+                if (d->private)
+                        return json_doc_fail(jd, JSON_KEY(p, "private"),
+                                             "only allowed with a \"host\", or an \"address\" in a private or "
+                                             "shared range ('%s' is in neither)",
+                                             d->address);
+                return 0;
+        }
+        if (!inet_ntop(row.family, row.addr, a, sizeof(a)) || asprintf(&range, "%s/%u", a, row.prefixlen) < 0)
+                return -ENOMEM;
+        if (c == EGRESS_CLASS_DENIED)
+                return json_doc_fail(jd, JSON_KEY(p, "address"), "'%s' lies in the %s %s, which no profile can open%s",
+                                     d->address, egress_reason_to_phrase(row.reason), range,
+                                     row.reason == EGRESS_REASON_LOOPBACK
+                                             ? " (a run's own loopback is always allowed)"
+                                             : "");
+        if (!d->private)
+                return json_doc_fail(jd, JSON_KEY(p, "address"),
+                                     "'%s' lies in the %s %s: set \"private\": true to open it", d->address,
+                                     egress_reason_to_phrase(row.reason), range);
+        return 0;
+}
+
 static int parse_destination(JsonDoc *jd, const JsonPath *p, json_object *o, NetDestination *d) {
-        static const char *const keys[] = { "host", "address", "ports", NULL };
+        static const char *const keys[] = { "host", "address", "ports", "protocol", "private", NULL };
         json_object *host, *address, *v;
         bool has_host, has_address;
         const char *s;
+        unsigned u;
         int r;
 
         r = json_doc_check_object(jd, p, o, keys);
@@ -659,28 +735,46 @@ static int parse_destination(JsonDoc *jd, const JsonPath *p, json_object *o, Net
         has_address = json_doc_get(o, "address", &address);
         if (has_host == has_address)
                 return json_doc_fail(jd, p, "expected exactly one of \"host\" and \"address\"");
+        if (json_doc_get(o, "private", &v)) {
+                r = json_doc_get_bool(jd, JSON_KEY(p, "private"), v, &d->private);
+                if (r < 0)
+                        return r;
+        }
         if (has_host) {
                 r = json_doc_get_string(jd, JSON_KEY(p, "host"), host, &s);
                 if (r < 0)
                         return r;
                 if (!dns_name_is_valid(s))
-                        return json_doc_fail_got(jd, JSON_KEY(p, "host"), host, "expected a DNS name");
+                        return json_doc_fail_got(jd, JSON_KEY(p, "host"), host,
+                                                 "expected a DNS name of at least two labels, or \"*.\" and one");
                 d->host = strdup(s);
                 if (!d->host)
                         return -ENOMEM;
+                for (char *c = d->host; *c; c++)
+                        *c = (char) tolower((unsigned char) *c);
         } else {
                 r = json_doc_get_string(jd, JSON_KEY(p, "address"), address, &s);
                 if (r < 0)
                         return r;
-                if (!address_is_valid(s))
-                        return json_doc_fail_got(jd, JSON_KEY(p, "address"), address,
-                                                 "expected an IPv4 or IPv6 address, optionally with a /prefix length");
                 d->address = strdup(s);
                 if (!d->address)
                         return -ENOMEM;
+                r = check_address(jd, p, address, d);
+                if (r < 0)
+                        return r;
         }
-        if (json_doc_get(o, "ports", &v))
-                return parse_ports(jd, JSON_KEY(p, "ports"), v, d);
+        if (json_doc_get(o, "ports", &v)) {
+                r = parse_ports(jd, JSON_KEY(p, "ports"), v, d);
+                if (r < 0)
+                        return r;
+        }
+        d->protocol = NET_PROTOCOL_ANY;
+        if (json_doc_get(o, "protocol", &v)) {
+                r = json_doc_get_choice(jd, JSON_KEY(p, "protocol"), v, net_protocol_table, "one of tcp, udp, any", &u);
+                if (r < 0)
+                        return r;
+                d->protocol = (NetProtocol) u;
+        }
         return 0;
 }
 
@@ -714,11 +808,15 @@ static int parse_network(JsonDoc *jd, const JsonPath *p, json_object *o, Profile
                 return r;
         if (n == 0)
                 return json_doc_fail_got(jd, JSON_KEY(p, "destinations"), v, "expected at least one destination");
+        if (n > PROFILE_DESTINATIONS_MAX)
+                return json_doc_fail(jd, JSON_KEY(p, "destinations"), "expected at most %d destinations, got %zu",
+                                     PROFILE_DESTINATIONS_MAX, n);
         prof->destinations = calloc(n, sizeof(NetDestination));
         if (!prof->destinations)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 prof->n_destinations++;
+                prof->destinations[i].rule = i;
                 r = parse_destination(jd, JSON_INDEX(JSON_KEY(p, "destinations"), i), json_object_array_get_idx(v, i),
                                       &prof->destinations[i]);
                 if (r < 0)

@@ -17,8 +17,8 @@
 
 typedef enum NetworkMode {
         NETWORK_NONE,      /* own network namespace with only lo */
-        NETWORK_PUBLIC,    /* host network, every non-public address range denied (IPAddressDeny=) */
-        NETWORK_ALLOWLIST, /* named destinations only; no in-kernel enforcement yet, so runs are refused */
+        NETWORK_PUBLIC,    /* every public address; every non-public range denied (src/policy/egress.h) */
+        NETWORK_ALLOWLIST, /* named destinations only (addresses, and names through sbx's resolver) */
         _NETWORK_MODE_MAX,
         _NETWORK_MODE_INVALID = -EINVAL,
 } NetworkMode;
@@ -26,11 +26,35 @@ typedef enum NetworkMode {
 const char *network_mode_to_string(NetworkMode m);
 NetworkMode network_mode_from_string(const char *s);
 
+typedef enum NetProtocol {
+        NET_PROTOCOL_ANY,  /* TCP and UDP */
+        NET_PROTOCOL_TCP,
+        NET_PROTOCOL_UDP,
+        _NET_PROTOCOL_MAX,
+        _NET_PROTOCOL_INVALID = -EINVAL,
+} NetProtocol;
+
+const char *net_protocol_to_string(NetProtocol p);
+NetProtocol net_protocol_from_string(const char *s);
+
+/* Ports lo..hi, inclusive, 1 <= lo <= hi <= 65535 */
+typedef struct PortRange {
+        uint16_t lo, hi;
+} PortRange;
+
+#define PROFILE_DESTINATIONS_MAX 1024
+
+/* One element of network.destinations. */
 typedef struct NetDestination {
-        char *host;        /* a DNS name, or NULL */
-        char *address;     /* an address or CIDR prefix ("192.0.2.0/24", "2001:db8::/32"), or NULL */
-        uint16_t *ports;   /* n_ports entries; none means every port */
+        size_t rule;       /* its position in network.destinations (telemetry names it by this) */
+        char *host;        /* a DNS name in lower case ("pypi.org"), or a wildcard "*.example.org" for any
+                            * name strictly below the domain; or NULL */
+        char *address;     /* an address or CIDR prefix as written ("192.0.2.0/24", "2001:db8::/32"), or NULL */
+        PortRange *ports;  /* n_ports ranges, not overlapping, in the order written; none: every port */
         size_t n_ports;
+        NetProtocol protocol;
+        bool private;      /* address: may lie in a private or shared range; host: its answers in such
+                            * ranges are allowed (otherwise dropped as DNS rebinding) */
 } NetDestination;
 
 typedef enum SyscallCmp {

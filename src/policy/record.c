@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
+#include "egress-policy.h"
 #include "exit-codes.h"
 #include "record.h"
 
@@ -74,6 +78,21 @@ static void denied_list_free(DeniedSyscall *list, size_t n) {
         free(list);
 }
 
+static void run_network_free(RunNetwork *n) {
+        if (!n)
+                return;
+        for (size_t i = 0; i < n->n_destinations; i++)
+                free(n->destinations[i].name);
+        free(n->destinations);
+        for (size_t i = 0; i < n->n_names; i++) {
+                free(n->names[i].name);
+                free(n->names[i].addresses);
+                free(n->names[i].blocked);
+        }
+        free(n->names);
+        free(n);
+}
+
 RunRecord *run_record_free(RunRecord *r) {
         if (!r)
                 return NULL;
@@ -82,6 +101,7 @@ RunRecord *run_record_free(RunRecord *r) {
         free(r->policy_digest);
         free(r->error);
         denied_list_free(r->denied, r->n_denied);
+        run_network_free(r->network);
         free(r);
         return NULL;
 }
@@ -192,6 +212,384 @@ int run_record_parse_denied(RunRecord *r, const char *list) {
         return 0;
 }
 
+/* ---- network ---------------------------------------------------------------------------------------- */
+
+static const char *const name_verdict_table[_NAME_VERDICT_MAX] = {
+        [NAME_ALLOWED] = "allowed",
+        [NAME_REFUSED] = "refused",
+        [NAME_FAILED] = "failed",
+};
+
+const char *name_verdict_to_string(NameVerdict v) {
+        if (v < 0 || v >= _NAME_VERDICT_MAX)
+                return NULL;
+        return name_verdict_table[v];
+}
+
+NameVerdict name_verdict_from_string(const char *s) {
+        for (int i = 0; s && i < _NAME_VERDICT_MAX; i++)
+                if (streq(name_verdict_table[i], s))
+                        return (NameVerdict) i;
+        return _NAME_VERDICT_INVALID;
+}
+
+/* The strings are egress.c's (egress_reason_to_string()): part of the record format, never changed. */
+int run_record_net_reason_from_string(const char *s) {
+        for (int i = 0; s && i < _EGRESS_REASON_MAX; i++)
+                if (streq(egress_reason_to_string(i), s))
+                        return i;
+        return -EINVAL;
+}
+
+/* Numbers with a name, written as the name or else in decimal. */
+typedef struct NamedNumber {
+        int number;
+        const char *name;
+} NamedNumber;
+
+static const NamedNumber protocol_names[] = {
+        { IPPROTO_TCP, "tcp" },   { IPPROTO_UDP, "udp" },         { IPPROTO_ICMP, "icmp" },
+        { IPPROTO_ICMPV6, "icmpv6" }, { IPPROTO_SCTP, "sctp" },   { IPPROTO_UDPLITE, "udplite" },
+        { IPPROTO_RAW, "raw" },
+};
+static const NamedNumber family_names[] = {
+        { AF_INET, "inet" }, { AF_INET6, "inet6" }, { AF_PACKET, "packet" }, { AF_NETLINK, "netlink" },
+        { AF_UNIX, "unix" },
+};
+static const NamedNumber socktype_names[] = {
+        { SOCK_STREAM, "stream" }, { SOCK_DGRAM, "dgram" },   { SOCK_RAW, "raw" },
+        { SOCK_RDM, "rdm" },       { SOCK_SEQPACKET, "seqpacket" }, { SOCK_PACKET, "packet" },
+};
+
+static const char *named_number_to_string(const NamedNumber *t, size_t n, int v, char buf[static 12]) {
+        for (size_t i = 0; i < n; i++)
+                if (t[i].number == v)
+                        return t[i].name;
+        snprintf(buf, 12, "%d", v);
+        return buf;
+}
+
+/* A name of the table or a decimal number 0..max without leading zeros; -EINVAL otherwise. */
+static int named_number_from_string(const NamedNumber *t, size_t n, const char *s, size_t len, int max) {
+        int v = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (strlen(t[i].name) == len && strneq(t[i].name, s, len))
+                        return t[i].number;
+        if (len == 0 || len > 5 || (s[0] == '0' && len > 1))
+                return -EINVAL;
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -EINVAL;
+                v = v * 10 + (s[i] - '0');
+        }
+        return v <= max ? v : -EINVAL;
+}
+
+static const char *protocol_to_string(uint8_t p, char buf[static 12]) {
+        return named_number_to_string(protocol_names, ELEMENTSOF(protocol_names), p, buf);
+}
+
+static int protocol_from_string(const char *s) {
+        return named_number_from_string(protocol_names, ELEMENTSOF(protocol_names), s, strlen(s), UINT8_MAX);
+}
+
+/* "inet/raw": the family and type of a socket denied at creation */
+static char *socket_to_string(int family, uint16_t type, char buf[static 32]) {
+        char a[12], b[12];
+
+        snprintf(buf, 32, "%s/%s", named_number_to_string(family_names, ELEMENTSOF(family_names), family, a),
+                 named_number_to_string(socktype_names, ELEMENTSOF(socktype_names), type, b));
+        return buf;
+}
+
+static int socket_from_string(const char *s, int *ret_family, uint16_t *ret_type) {
+        const char *slash = strchr(s, '/');
+        int f, t;
+
+        if (!slash)
+                return -EINVAL;
+        f = named_number_from_string(family_names, ELEMENTSOF(family_names), s, (size_t) (slash - s), UINT8_MAX);
+        t = named_number_from_string(socktype_names, ELEMENTSOF(socktype_names), slash + 1, strlen(slash + 1),
+                                     UINT16_MAX);
+        if (f < 0 || t < 0)
+                return -EINVAL;
+        *ret_family = f;
+        *ret_type = (uint16_t) t;
+        return 0;
+}
+
+static int net_address_set(NetAddress *a, int family, const uint8_t *bytes) {
+        if (family != AF_INET && family != AF_INET6)
+                return -EAFNOSUPPORT;
+        *a = (NetAddress) { .family = family };
+        memcpy(a->bytes, bytes, family == AF_INET ? 4 : 16);
+        return 0;
+}
+
+static bool net_address_equal(const NetAddress *a, const NetAddress *b) {
+        return a->family == b->family && memcmp(a->bytes, b->bytes, sizeof(a->bytes)) == 0;
+}
+
+static const char *net_address_to_string(const NetAddress *a, char buf[static INET6_ADDRSTRLEN]) {
+        return inet_ntop(a->family, a->bytes, buf, INET6_ADDRSTRLEN);
+}
+
+static int net_address_from_string(const char *s, NetAddress *ret) {
+        NetAddress a = {};
+
+        if (inet_pton(AF_INET, s, a.bytes) == 1)
+                a.family = AF_INET;
+        else if (inet_pton(AF_INET6, s, a.bytes) == 1)
+                a.family = AF_INET6;
+        else
+                return -EINVAL;
+        *ret = a;
+        return 0;
+}
+
+/* A DNS name as the record keeps it: lower case, without the final dot, letters, digits, '-' and '_',
+ * labels of 1..63, 1..RECORD_NET_NAME_MAX in all. */
+static int net_name_normalize(const char *name, char ret[static RECORD_NET_NAME_MAX + 1]) {
+        size_t len = name ? strlen(name) : 0, label = 0;
+
+        if (len > 1 && name[len - 1] == '.')
+                len--;
+        if (len == 0 || len > RECORD_NET_NAME_MAX)
+                return -EINVAL;
+        for (size_t i = 0; i < len; i++) {
+                char c = name[i];
+
+                if (c >= 'A' && c <= 'Z')
+                        c = (char) (c - 'A' + 'a');
+                if (c == '.') {
+                        if (label == 0)
+                                return -EINVAL;
+                        label = 0;
+                } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_') {
+                        if (++label > 63)
+                                return -EINVAL;
+                } else
+                        return -EINVAL;
+                ret[i] = c;
+        }
+        if (label == 0) /* "a.b..": an empty last label */
+                return -EINVAL;
+        ret[len] = 0;
+        return 0;
+}
+
+static void count_add(uint64_t *c, uint64_t k) {
+        *c = *c > UINT64_MAX - k ? UINT64_MAX : *c + k;
+}
+
+int run_record_net_init(RunRecord *r, NetworkMode mode) {
+        if (!network_mode_to_string(mode))
+                return -EINVAL;
+        if (!r->network) {
+                r->network = calloc(1, sizeof(RunNetwork));
+                if (!r->network)
+                        return -ENOMEM;
+        }
+        r->network->mode = mode;
+        return 0;
+}
+
+const char *run_record_net_name_of(const RunRecord *r, const NetAddress *a) {
+        if (!r->network)
+                return NULL;
+        for (size_t i = r->network->n_names; i > 0; i--) {
+                const NetNameStat *n = &r->network->names[i - 1];
+
+                if (n->verdict != NAME_ALLOWED)
+                        continue;
+                for (size_t k = 0; k < n->n_addresses; k++)
+                        if (net_address_equal(&n->addresses[k], a))
+                                return n->name;
+        }
+        return NULL;
+}
+
+static bool destination_matches(const NetDestinationStat *d, const NetAddress *a, uint16_t port, uint8_t proto,
+                                bool allowed, int reason) {
+        return net_address_equal(&d->address, a) && d->port == port && d->protocol == proto &&
+               d->allowed == allowed && d->reason == reason;
+}
+
+int run_record_net_add_event(RunRecord *r, int family, const uint8_t addr[16], uint16_t port, uint8_t proto,
+                             bool allowed, int reason, usec_t when, const char *name) {
+        RunNetwork *n = r->network;
+        NetDestinationStat *d = NULL, *list;
+        char norm[RECORD_NET_NAME_MAX + 1];
+        _cleanup_free_ char *copy = NULL;
+        const char *known;
+        NetAddress a = {};
+        int k;
+
+        if (!n)
+                return -ENOENT;
+        if (allowed)
+                reason = -1;
+        else if (!egress_reason_to_string(reason))
+                return -EINVAL;
+        if (reason == EGRESS_REASON_SOCKET) {
+                if (family < 0 || family > UINT8_MAX)
+                        return -EAFNOSUPPORT;
+                a.family = family; /* no address: the socket was never connected */
+        } else {
+                if (!addr)
+                        return -EINVAL;
+                k = net_address_set(&a, family, addr);
+                if (k < 0)
+                        return k;
+        }
+        if (name && net_name_normalize(name, norm) < 0)
+                return -EINVAL;
+        known = name ? norm : reason == EGRESS_REASON_SOCKET ? NULL : run_record_net_name_of(r, &a);
+
+        for (size_t i = 0; i < n->n_destinations && !d; i++)
+                if (destination_matches(&n->destinations[i], &a, port, proto, allowed, reason))
+                        d = &n->destinations[i];
+        if (known && !(d && d->name) && !(copy = strdup(known)))
+                return -ENOMEM;
+        if (!d && n->n_destinations < RECORD_NET_DESTINATIONS_MAX) {
+                list = reallocarray(n->destinations, n->n_destinations + 1, sizeof(NetDestinationStat));
+                if (!list)
+                        return -ENOMEM;
+                n->destinations = list;
+                d = &list[n->n_destinations++];
+                *d = (NetDestinationStat) { .address = a, .port = port, .protocol = proto, .allowed = allowed,
+                                            .reason = reason, .first = when, .last = when };
+        }
+
+        if (!allowed)
+                count_add(&n->denied, 1);
+        if (!d) {
+                count_add(&n->destinations_overflow, 1);
+                return 0;
+        }
+        if (!d->name)
+                d->name = TAKE_PTR(copy);
+        count_add(&d->count, 1);
+        if (when != 0 && (d->first == 0 || when < d->first))
+                d->first = when;
+        if (when > d->last)
+                d->last = when;
+        return 1;
+}
+
+/* Adds a to the list unless it is there or the list is full. The list has room for
+ * RECORD_NET_NAME_ADDRESSES_MAX from its start (address_list_reserve()), so this cannot fail. */
+static void address_list_add(NetAddress *list, size_t *n, const NetAddress *a) {
+        for (size_t i = 0; i < *n; i++)
+                if (net_address_equal(&list[i], a))
+                        return;
+        if (*n < RECORD_NET_NAME_ADDRESSES_MAX)
+                list[(*n)++] = *a;
+}
+
+static int address_list_reserve(NetAddress **list, size_t want) {
+        if (want == 0 || *list)
+                return 0;
+        *list = calloc(RECORD_NET_NAME_ADDRESSES_MAX, sizeof(NetAddress));
+        return *list ? 0 : -ENOMEM;
+}
+
+/* run_record_net_add_name(), counting 'lookups' (0 or 1) lookups. */
+static int net_name_add(RunRecord *r, const char *name, NameVerdict verdict, uint64_t lookups,
+                        const NetAddress *addresses, size_t n_addresses, const NetAddress *blocked, size_t n_blocked) {
+        RunNetwork *n = r->network;
+        NetNameStat *e = NULL, *list;
+        char norm[RECORD_NET_NAME_MAX + 1];
+
+        if (!n)
+                return -ENOENT;
+        if (!name_verdict_to_string(verdict) || net_name_normalize(name, norm) < 0 ||
+            (verdict != NAME_ALLOWED && n_addresses > 0) || (n_addresses > 0 && !addresses) ||
+            (n_blocked > 0 && !blocked))
+                return -EINVAL;
+        for (size_t i = 0; i < n_addresses; i++)
+                if (addresses[i].family != AF_INET && addresses[i].family != AF_INET6)
+                        return -EAFNOSUPPORT;
+        for (size_t i = 0; i < n_blocked; i++)
+                if (blocked[i].family != AF_INET && blocked[i].family != AF_INET6)
+                        return -EAFNOSUPPORT;
+
+        for (size_t i = 0; i < n->n_names && !e; i++)
+                if (n->names[i].verdict == verdict && streq(n->names[i].name, norm))
+                        e = &n->names[i];
+        /* all allocations before anything is counted */
+        if (e && (address_list_reserve(&e->addresses, n_addresses) < 0 ||
+                  address_list_reserve(&e->blocked, n_blocked) < 0))
+                return -ENOMEM;
+        if (!e && n->n_names < RECORD_NET_NAMES_MAX) {
+                _cleanup_free_ NetAddress *a = NULL, *b = NULL;
+                _cleanup_free_ char *copy = strdup(norm);
+
+                if (!copy || address_list_reserve(&a, n_addresses) < 0 || address_list_reserve(&b, n_blocked) < 0)
+                        return -ENOMEM;
+                list = reallocarray(n->names, n->n_names + 1, sizeof(NetNameStat));
+                if (!list)
+                        return -ENOMEM;
+                n->names = list;
+                e = &list[n->n_names++];
+                *e = (NetNameStat) { .name = TAKE_PTR(copy), .verdict = verdict, .addresses = TAKE_PTR(a),
+                                     .blocked = TAKE_PTR(b) };
+        }
+
+        if (verdict == NAME_REFUSED)
+                count_add(&n->dns_refused, lookups);
+        if (!e) {
+                count_add(&n->names_overflow, lookups);
+                return 0;
+        }
+        count_add(&e->count, lookups);
+        for (size_t i = 0; i < n_addresses; i++) {
+                NetAddress a;
+
+                (void) net_address_set(&a, addresses[i].family, addresses[i].bytes);
+                address_list_add(e->addresses, &e->n_addresses, &a);
+        }
+        for (size_t i = 0; i < n_blocked; i++) {
+                NetAddress a;
+
+                (void) net_address_set(&a, blocked[i].family, blocked[i].bytes);
+                address_list_add(e->blocked, &e->n_blocked, &a);
+        }
+        return 1;
+}
+
+int run_record_net_add_name(RunRecord *r, const char *name, NameVerdict verdict, const NetAddress *addresses,
+                            size_t n_addresses, const NetAddress *blocked, size_t n_blocked) {
+        return net_name_add(r, name, verdict, 1, addresses, n_addresses, blocked, n_blocked);
+}
+
+int run_record_net_add_name_address(RunRecord *r, const char *name, const NetAddress *a, bool blocked) {
+        if (!a)
+                return -EINVAL;
+        return net_name_add(r, name, NAME_ALLOWED, 0, blocked ? NULL : a, blocked ? 0 : 1, blocked ? a : NULL,
+                            blocked ? 1 : 0);
+}
+
+char *net_destination_format(const NetDestinationStat *d, char buf[static NET_DESTINATION_TEXT_MAX]) {
+        char a[INET6_ADDRSTRLEN], p[12], sock[32];
+        int k;
+
+        if (!d->allowed && d->reason == EGRESS_REASON_SOCKET)
+                k = snprintf(buf, NET_DESTINATION_TEXT_MAX, "%s socket, protocol %s",
+                             socket_to_string(d->address.family, d->port, sock), protocol_to_string(d->protocol, p));
+        else if (!net_address_to_string(&d->address, a))
+                return NULL;
+        else
+                k = snprintf(buf, NET_DESTINATION_TEXT_MAX, d->address.family == AF_INET6 ? "[%s]:%u/%s" : "%s:%u/%s",
+                             a, d->port, protocol_to_string(d->protocol, p));
+        return k > 0 && k < NET_DESTINATION_TEXT_MAX ? buf : NULL;
+}
+
+bool run_record_cleanup_completed(const RunRecord *r) {
+        return r->finished && r->unit_gone && r->cgroup_gone && (!r->network || r->network->entries_removed);
+}
+
 static json_object *json_u64_or_null(uint64_t v) {
         return v == UINT64_MAX ? NULL : json_object_new_uint64(v);
 }
@@ -214,6 +612,112 @@ static int json_time_or_null(usec_t t, json_object **ret) {
                 if (json_object_object_add((o), (k), (v)) < 0)        \
                         return -ENOMEM;                               \
         } while (0)
+
+static int json_time_add(json_object *o, const char *key, usec_t t) {
+        json_object *v;
+        int k = json_time_or_null(t, &v);
+
+        if (k < 0)
+                return k;
+        ADD(o, key, v);
+        return 0;
+}
+
+static int address_list_to_json(json_object *o, const char *key, const NetAddress *list, size_t n) {
+        json_object *arr = json_object_new_array();
+
+        if (!arr)
+                return -ENOMEM;
+        ADD(o, key, arr);
+        for (size_t i = 0; i < n; i++) {
+                char a[INET6_ADDRSTRLEN];
+                json_object *v;
+
+                if (!net_address_to_string(&list[i], a))
+                        return -EINVAL;
+                v = json_object_new_string(a);
+                if (!v || json_object_array_add(arr, v) < 0) {
+                        json_object_put(v);
+                        return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+/* Adds a new object to the array and returns it (owned by the array). */
+static json_object *json_array_add_object(json_object *arr) {
+        json_object *o = json_object_new_object();
+
+        if (o && json_object_array_add(arr, o) < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+static int network_to_json(const RunNetwork *n, json_object *net) {
+        json_object *dests, *names, *overflow;
+        int k;
+
+        ADD(net, "mode", json_object_new_string(network_mode_to_string(n->mode) ?: "none"));
+        if (!(dests = json_object_new_array()))
+                return -ENOMEM;
+        ADD(net, "destinations", dests);
+        for (size_t i = 0; i < n->n_destinations; i++) {
+                const NetDestinationStat *d = &n->destinations[i];
+                json_object *o = json_array_add_object(dests);
+                char a[INET6_ADDRSTRLEN], p[12], sock[32];
+                bool socket_denial = !d->allowed && d->reason == EGRESS_REASON_SOCKET;
+
+                if (!o)
+                        return -ENOMEM;
+                if (socket_denial) {
+                        ADD(o, "address", NULL);
+                        ADD(o, "port", NULL);
+                        ADD(o, "socket", json_object_new_string(socket_to_string(d->address.family, d->port, sock)));
+                } else {
+                        if (!net_address_to_string(&d->address, a))
+                                return -EINVAL;
+                        ADD(o, "address", json_object_new_string(a));
+                        ADD(o, "port", json_object_new_int(d->port));
+                }
+                ADD(o, "protocol", json_object_new_string(protocol_to_string(d->protocol, p)));
+                if (d->name)
+                        ADD(o, "name", json_object_new_string(d->name));
+                ADD(o, "verdict", json_object_new_string(d->allowed ? "allowed" : "denied"));
+                if (!d->allowed)
+                        ADD(o, "reason", json_object_new_string(egress_reason_to_string(d->reason) ?: "?"));
+                ADD(o, "count", json_object_new_uint64(d->count));
+                if ((k = json_time_add(o, "first_at", d->first)) < 0 || (k = json_time_add(o, "last_at", d->last)) < 0)
+                        return k;
+        }
+        if (!(names = json_object_new_array()))
+                return -ENOMEM;
+        ADD(net, "names", names);
+        for (size_t i = 0; i < n->n_names; i++) {
+                const NetNameStat *e = &n->names[i];
+                json_object *o = json_array_add_object(names);
+
+                if (!o)
+                        return -ENOMEM;
+                ADD(o, "name", json_object_new_string(e->name));
+                ADD(o, "verdict", json_object_new_string(name_verdict_to_string(e->verdict) ?: "?"));
+                ADD(o, "count", json_object_new_uint64(e->count));
+                if ((k = address_list_to_json(o, "addresses", e->addresses, e->n_addresses)) < 0 ||
+                    (k = address_list_to_json(o, "blocked_addresses", e->blocked, e->n_blocked)) < 0)
+                        return k;
+        }
+        ADD(net, "denied", json_object_new_uint64(n->denied));
+        ADD(net, "dns_refused", json_object_new_uint64(n->dns_refused));
+        ADD(net, "events_lost", json_object_new_uint64(n->events_lost));
+        if (!(overflow = json_object_new_object()))
+                return -ENOMEM;
+        ADD(net, "overflow", overflow);
+        ADD(overflow, "destinations", json_object_new_uint64(n->destinations_overflow));
+        ADD(overflow, "names", json_object_new_uint64(n->names_overflow));
+        ADD(net, "entries_removed", json_object_new_boolean(n->entries_removed));
+        return 0;
+}
 
 int run_record_to_json(const RunRecord *r, char **ret) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
@@ -276,10 +780,20 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(o, "cleanup", cleanup);
         ADD(cleanup, "unit_gone", json_object_new_boolean(r->unit_gone));
         ADD(cleanup, "cgroup_gone", json_object_new_boolean(r->cgroup_gone));
-        ADD(cleanup, "completed", json_object_new_boolean(r->finished && r->unit_gone && r->cgroup_gone));
+        ADD(cleanup, "completed", json_object_new_boolean(run_record_cleanup_completed(r)));
 
         if (r->error)
                 ADD(o, "error", json_object_new_string(r->error));
+
+        if (r->network) {
+                json_object *net = json_object_new_object();
+
+                if (!net)
+                        return -ENOMEM;
+                ADD(o, "network", net);
+                if ((k = network_to_json(r->network, net)) < 0)
+                        return k;
+        }
 
         s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                       JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -348,6 +862,241 @@ static int get_time(json_object *o, const char *key, bool nullable, usec_t *ret,
         }
         if (parse_timestamp(s, ret) < 0)
                 return error_setf(ret_error, -EBADMSG, "%s: '%s' is not an RFC 3339 UTC timestamp", key, s);
+        return 0;
+}
+
+/* ---- reading the network section: every message names the key, as "network.names[2].verdict: ..." ---- */
+
+static int net_get(json_object *o, const char *path, const char *key, json_type type, bool nullable,
+                   const char *expected, json_object **ret, char **ret_error) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v))
+                return error_setf(ret_error, -EBADMSG, "%s.%s: missing", path, key);
+        if (!(v ? json_object_is_type(v, type) : nullable))
+                return error_setf(ret_error, -EBADMSG, "%s.%s: expected %s", path, key, expected);
+        *ret = v;
+        return 0;
+}
+
+static int net_get_count(json_object *o, const char *path, const char *key, uint64_t *ret, char **ret_error) {
+        json_object *v;
+        int k = net_get(o, path, key, json_type_int, false, "a non-negative integer", &v, ret_error);
+
+        if (k < 0)
+                return k;
+        if (json_object_get_int64(v) < 0)
+                return error_setf(ret_error, -EBADMSG, "%s.%s: expected a non-negative integer", path, key);
+        *ret = json_object_get_uint64(v);
+        return 0;
+}
+
+static int net_get_time(json_object *o, const char *path, const char *key, usec_t *ret, char **ret_error) {
+        json_object *v;
+        int k = net_get(o, path, key, json_type_string, true, "a timestamp or null", &v, ret_error);
+
+        if (k < 0)
+                return k;
+        *ret = 0;
+        if (v && parse_timestamp(json_object_get_string(v), ret) < 0)
+                return error_setf(ret_error, -EBADMSG, "%s.%s: '%s' is not an RFC 3339 UTC timestamp", path, key,
+                                  json_object_get_string(v));
+        return 0;
+}
+
+/* A DNS name as the record writes it (already normalized). */
+static int net_get_name(json_object *o, const char *path, const char *key, bool optional, char **ret,
+                        char **ret_error) {
+        char norm[RECORD_NET_NAME_MAX + 1];
+        json_object *v;
+        int k;
+
+        *ret = NULL;
+        if (optional && !json_object_object_get_ex(o, key, NULL))
+                return 0;
+        k = net_get(o, path, key, json_type_string, optional, "a DNS name", &v, ret_error);
+        if (k < 0 || !v)
+                return k;
+        if (net_name_normalize(json_object_get_string(v), norm) < 0 || !streq(norm, json_object_get_string(v)))
+                return error_setf(ret_error, -EBADMSG, "%s.%s: '%s' is not a DNS name in lower case", path, key,
+                                  json_object_get_string(v));
+        *ret = strdup(norm);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int net_get_addresses(json_object *o, const char *path, const char *key, NetAddress **list, size_t *n,
+                             char **ret_error) {
+        json_object *arr;
+        size_t len;
+        int k = net_get(o, path, key, json_type_array, false, "an array of addresses", &arr, ret_error);
+
+        if (k < 0)
+                return k;
+        len = json_object_array_length(arr);
+        if (len > RECORD_NET_NAME_ADDRESSES_MAX)
+                return error_setf(ret_error, -EBADMSG, "%s.%s: more than %d addresses", path, key,
+                                  RECORD_NET_NAME_ADDRESSES_MAX);
+        if (address_list_reserve(list, len) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                json_object *v = json_object_array_get_idx(arr, i);
+                NetAddress a;
+
+                if (!json_object_is_type(v, json_type_string) ||
+                    net_address_from_string(json_object_get_string(v), &a) < 0)
+                        return error_setf(ret_error, -EBADMSG, "%s.%s[%zu]: expected an IPv4 or IPv6 address", path,
+                                          key, i);
+                address_list_add(*list, n, &a);
+        }
+        return 0;
+}
+
+static int destination_from_json(json_object *o, const char *path, NetDestinationStat *d, char **ret_error) {
+        json_object *v;
+        const char *s;
+        int k, x;
+
+        if (!json_object_is_type(o, json_type_object))
+                return error_setf(ret_error, -EBADMSG, "%s: expected an object", path);
+        if ((k = net_get(o, path, "verdict", json_type_string, false, "\"allowed\" or \"denied\"", &v, ret_error)) < 0)
+                return k;
+        s = json_object_get_string(v);
+        if (!streq(s, "allowed") && !streq(s, "denied"))
+                return error_setf(ret_error, -EBADMSG, "%s.verdict: expected \"allowed\" or \"denied\"", path);
+        d->allowed = streq(s, "allowed");
+        d->reason = -1;
+        if (d->allowed) {
+                if (json_object_object_get_ex(o, "reason", NULL))
+                        return error_setf(ret_error, -EBADMSG, "%s.reason: only a denied destination has one", path);
+        } else {
+                if ((k = net_get(o, path, "reason", json_type_string, false, "a reason", &v, ret_error)) < 0)
+                        return k;
+                d->reason = run_record_net_reason_from_string(json_object_get_string(v));
+                if (d->reason < 0)
+                        return error_setf(ret_error, -EBADMSG, "%s.reason: unknown value '%s'", path,
+                                          json_object_get_string(v));
+        }
+
+        if (d->reason == EGRESS_REASON_SOCKET) {
+                /* denied when the socket was created: no address, no port */
+                static const char null_expected[] = "null for a socket denial";
+
+                if ((k = net_get(o, path, "address", json_type_null, true, null_expected, &v, ret_error)) < 0 ||
+                    (k = net_get(o, path, "port", json_type_null, true, null_expected, &v, ret_error)) < 0 ||
+                    (k = net_get(o, path, "socket", json_type_string, false, "FAMILY/TYPE", &v, ret_error)) < 0)
+                        return k;
+                if (socket_from_string(json_object_get_string(v), &d->address.family, &d->port) < 0)
+                        return error_setf(ret_error, -EBADMSG, "%s.socket: '%s' is not FAMILY/TYPE", path,
+                                          json_object_get_string(v));
+        } else {
+                if (json_object_object_get_ex(o, "socket", NULL))
+                        return error_setf(ret_error, -EBADMSG, "%s.socket: only a socket denial has one", path);
+                if ((k = net_get(o, path, "address", json_type_string, false, "an IPv4 or IPv6 address", &v,
+                                 ret_error)) < 0)
+                        return k;
+                if (net_address_from_string(json_object_get_string(v), &d->address) < 0)
+                        return error_setf(ret_error, -EBADMSG, "%s.address: expected an IPv4 or IPv6 address", path);
+                if ((k = net_get(o, path, "port", json_type_int, false, "a port (0-65535)", &v, ret_error)) < 0)
+                        return k;
+                if (json_object_get_int64(v) < 0 || json_object_get_int64(v) > UINT16_MAX)
+                        return error_setf(ret_error, -EBADMSG, "%s.port: expected a port (0-65535)", path);
+                d->port = (uint16_t) json_object_get_int64(v);
+        }
+        if ((k = net_get(o, path, "protocol", json_type_string, false, "a protocol", &v, ret_error)) < 0)
+                return k;
+        if ((x = protocol_from_string(json_object_get_string(v))) < 0)
+                return error_setf(ret_error, -EBADMSG, "%s.protocol: unknown value '%s'", path,
+                                  json_object_get_string(v));
+        d->protocol = (uint8_t) x;
+        if ((k = net_get_name(o, path, "name", true, &d->name, ret_error)) < 0 ||
+            (k = net_get_count(o, path, "count", &d->count, ret_error)) < 0 ||
+            (k = net_get_time(o, path, "first_at", &d->first, ret_error)) < 0 ||
+            (k = net_get_time(o, path, "last_at", &d->last, ret_error)) < 0)
+                return k;
+        return 0;
+}
+
+static int name_from_json(json_object *o, const char *path, NetNameStat *e, char **ret_error) {
+        json_object *v;
+        int k;
+
+        if (!json_object_is_type(o, json_type_object))
+                return error_setf(ret_error, -EBADMSG, "%s: expected an object", path);
+        if ((k = net_get_name(o, path, "name", false, &e->name, ret_error)) < 0 ||
+            (k = net_get(o, path, "verdict", json_type_string, false, "a verdict", &v, ret_error)) < 0)
+                return k;
+        e->verdict = name_verdict_from_string(json_object_get_string(v));
+        if (e->verdict < 0)
+                return error_setf(ret_error, -EBADMSG, "%s.verdict: expected \"allowed\", \"refused\" or \"failed\"",
+                                  path);
+        if ((k = net_get_count(o, path, "count", &e->count, ret_error)) < 0 ||
+            (k = net_get_addresses(o, path, "addresses", &e->addresses, &e->n_addresses, ret_error)) < 0 ||
+            (k = net_get_addresses(o, path, "blocked_addresses", &e->blocked, &e->n_blocked, ret_error)) < 0)
+                return k;
+        if (e->verdict != NAME_ALLOWED && e->n_addresses > 0)
+                return error_setf(ret_error, -EBADMSG, "%s.addresses: only an allowed name has any", path);
+        return 0;
+}
+
+static int network_from_json(json_object *net, RunNetwork **ret, char **ret_error) {
+        RunNetwork *n;
+        json_object *v, *arr;
+        char path[64];
+        size_t len;
+        int k;
+
+        if (!json_object_is_type(net, json_type_object))
+                return error_setf(ret_error, -EBADMSG, "network: expected an object");
+        n = calloc(1, sizeof(RunNetwork));
+        if (!n)
+                return -ENOMEM;
+        *ret = n; /* the caller owns it from here, complete or not */
+
+        if ((k = net_get(net, "network", "mode", json_type_string, false, "a network mode", &v, ret_error)) < 0)
+                return k;
+        n->mode = network_mode_from_string(json_object_get_string(v));
+        if (n->mode < 0)
+                return error_setf(ret_error, -EBADMSG, "network.mode: unknown value '%s'", json_object_get_string(v));
+
+        if ((k = net_get(net, "network", "destinations", json_type_array, false, "an array", &arr, ret_error)) < 0)
+                return k;
+        len = json_object_array_length(arr);
+        if (len > RECORD_NET_DESTINATIONS_MAX)
+                return error_setf(ret_error, -EBADMSG, "network.destinations: more than %d destinations",
+                                  RECORD_NET_DESTINATIONS_MAX);
+        if (len > 0 && !(n->destinations = calloc(len, sizeof(NetDestinationStat))))
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                snprintf(path, sizeof(path), "network.destinations[%zu]", i);
+                n->n_destinations++;
+                if ((k = destination_from_json(json_object_array_get_idx(arr, i), path, &n->destinations[i],
+                                               ret_error)) < 0)
+                        return k;
+        }
+
+        if ((k = net_get(net, "network", "names", json_type_array, false, "an array", &arr, ret_error)) < 0)
+                return k;
+        len = json_object_array_length(arr);
+        if (len > RECORD_NET_NAMES_MAX)
+                return error_setf(ret_error, -EBADMSG, "network.names: more than %d names", RECORD_NET_NAMES_MAX);
+        if (len > 0 && !(n->names = calloc(len, sizeof(NetNameStat))))
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                snprintf(path, sizeof(path), "network.names[%zu]", i);
+                n->n_names++;
+                if ((k = name_from_json(json_object_array_get_idx(arr, i), path, &n->names[i], ret_error)) < 0)
+                        return k;
+        }
+
+        if ((k = net_get_count(net, "network", "denied", &n->denied, ret_error)) < 0 ||
+            (k = net_get_count(net, "network", "dns_refused", &n->dns_refused, ret_error)) < 0 ||
+            (k = net_get_count(net, "network", "events_lost", &n->events_lost, ret_error)) < 0 ||
+            (k = net_get(net, "network", "overflow", json_type_object, false, "an object", &v, ret_error)) < 0 ||
+            (k = net_get_count(v, "network.overflow", "destinations", &n->destinations_overflow, ret_error)) < 0 ||
+            (k = net_get_count(v, "network.overflow", "names", &n->names_overflow, ret_error)) < 0 ||
+            (k = net_get(net, "network", "entries_removed", json_type_boolean, false, "a boolean", &v, ret_error)) < 0)
+                return k;
+        n->entries_removed = json_object_get_boolean(v);
         return 0;
 }
 
@@ -479,6 +1228,9 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
                 if (!(r->error = strdup(json_object_get_string(v))))
                         return -ENOMEM;
         }
+        /* Added later in version 1: absent in older records, and in those of runs without one. */
+        if (json_object_object_get_ex(o, "network", &sub) && (k = network_from_json(sub, &r->network, ret_error)) < 0)
+                return k;
 
         *ret = TAKE_PTR(r);
         return 0;

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "egress/egress-api.h"
+#include "profile.h"
 #include "util.h"
 
 #define RECORD_VERSION 1
@@ -41,6 +43,73 @@ typedef struct DeniedSyscall {
 
 #define RECORD_DENIED_MAX 512      /* distinct syscalls kept */
 
+/* ---- network: what the run's egress enforcement and its resolver decided (no payload, ever) ---- */
+
+#define RECORD_NET_DESTINATIONS_MAX 1024 /* distinct destinations kept; more are counted, not listed */
+#define RECORD_NET_NAMES_MAX 1024        /* distinct (name, verdict) pairs kept; likewise */
+#define RECORD_NET_NAME_ADDRESSES_MAX 16 /* addresses (and blocked addresses) listed per name: the first */
+#define RECORD_NET_NAME_MAX 253          /* a DNS name in text form, without the final dot */
+
+typedef struct NetAddress {
+        int family;                /* AF_INET or AF_INET6 */
+        uint8_t bytes[16];         /* network byte order; AF_INET: the first 4, the rest 0 */
+} NetAddress;
+
+/* What the run's resolver did with a name. */
+typedef enum NameVerdict {
+        NAME_ALLOWED,              /* the profile allows it: answered, its addresses allowed to the run */
+        NAME_REFUSED,              /* the profile does not name it: refused, not asked upstream */
+        NAME_FAILED,               /* allowed, but the lookup failed upstream */
+        _NAME_VERDICT_MAX,
+        _NAME_VERDICT_INVALID = -EINVAL,
+} NameVerdict;
+
+const char *name_verdict_to_string(NameVerdict v);
+NameVerdict name_verdict_from_string(const char *s);
+
+/* The enum egress_reason of a record string ("port", "no-policy", ..., "socket": those of
+ * egress_reason_to_string()); -EINVAL for anything else. */
+int run_record_net_reason_from_string(const char *s);
+
+/* Calls to one destination with one outcome. A call denied at socket creation (reason
+ * EGRESS_REASON_SOCKET) has no address: address.family is then the socket's family, port its type. */
+typedef struct NetDestinationStat {
+        NetAddress address;
+        uint16_t port;             /* host byte order */
+        uint8_t protocol;          /* IPPROTO_TCP, IPPROTO_UDP, ...: the socket's protocol */
+        bool allowed;
+        int reason;                /* enum egress_reason when denied; -1 when allowed */
+        char *name;                /* the allowed name that gave the run this address, or NULL */
+        uint64_t count;
+        usec_t first, last;        /* CLOCK_REALTIME of the first and the last call */
+} NetDestinationStat;
+
+/* Lookups of one name with one verdict. */
+typedef struct NetNameStat {
+        char *name;                /* lower case, no final dot */
+        NameVerdict verdict;
+        uint64_t count;
+        NetAddress *addresses;     /* NAME_ALLOWED: the answers allowed to the run (union over lookups) */
+        size_t n_addresses;
+        NetAddress *blocked;       /* answers dropped as DNS rebinding (private, loopback, ... ranges) */
+        size_t n_blocked;
+} NetNameStat;
+
+typedef struct RunNetwork {
+        NetworkMode mode;
+        NetDestinationStat *destinations; /* in the order first seen */
+        size_t n_destinations;
+        NetNameStat *names;        /* in the order first seen */
+        size_t n_names;
+        uint64_t denied;           /* denied calls, listed or not */
+        uint64_t dns_refused;      /* refused lookups, listed or not */
+        uint64_t events_lost;      /* events the kernel could not post (ring buffer full): not counted */
+        uint64_t destinations_overflow; /* calls to destinations past RECORD_NET_DESTINATIONS_MAX */
+        uint64_t names_overflow;   /* lookups of names past RECORD_NET_NAMES_MAX */
+        bool entries_removed;      /* the run's entries in the egress maps were removed and are verified
+                                    * gone (also true when it never had any) */
+} RunNetwork;
+
 typedef struct RunRecord {
         char run_id[RUN_ID_LEN + 1];
         char *unit;
@@ -64,6 +133,7 @@ typedef struct RunRecord {
         bool unit_gone;
         bool cgroup_gone;
         char *error;               /* why it failed to start or was refused; NULL otherwise */
+        RunNetwork *network;       /* NULL: no network section (records of older versions) */
 } RunRecord;
 
 RunRecord *run_record_new(void);
@@ -78,6 +148,41 @@ int run_record_add_denied(RunRecord *r, const char *name, uint64_t count);
  * -ENOMEM. On any error r is unchanged. */
 int run_record_parse_denied(RunRecord *r, const char *list);
 uint64_t run_record_get_denied(const RunRecord *r, const char *name);
+
+/* Gives r a network section of the mode (or sets the mode of the one it has). -EINVAL: no mode. */
+int run_record_net_init(RunRecord *r, NetworkMode mode);
+/* Counts one judged call (from an egress ring-buffer event). family AF_INET (addr: the first 4 bytes) or
+ * AF_INET6; for reason EGRESS_REASON_SOCKET (never allowed) the socket's family, port its type, and
+ * addr is ignored (may be NULL). reason is ignored when allowed. when: CLOCK_REALTIME. name: the name
+ * the address came from; NULL looks it up among the allowed names of run_record_net_add_name().
+ * Calls with the same destination, protocol, verdict and reason are merged. Returns 1 when the call is
+ * in the list, 0 when it was only counted (RECORD_NET_DESTINATIONS_MAX reached). -ENOENT: no network
+ * section (run_record_net_init()); -EAFNOSUPPORT: another family; -EINVAL: a bad reason or name;
+ * -ENOMEM. */
+int run_record_net_add_event(RunRecord *r, int family, const uint8_t addr[16], uint16_t port, uint8_t proto,
+                             bool allowed, int reason, usec_t when, const char *name);
+/* Counts one lookup of name (case-insensitive, a final dot ignored) with its verdict, and adds the
+ * answers allowed to the run (NAME_ALLOWED) and those dropped as rebinding to the name's lists (at most
+ * RECORD_NET_NAME_ADDRESSES_MAX each; duplicates once). Each refusal counts in dns_refused. Returns 1
+ * when the lookup is in the list, 0 when it was only counted. -ENOENT: no network section; -EINVAL: not
+ * a DNS name, a bad verdict, or addresses with a verdict other than NAME_ALLOWED; -EAFNOSUPPORT: an
+ * address of another family; -ENOMEM. */
+int run_record_net_add_name(RunRecord *r, const char *name, NameVerdict verdict, const NetAddress *addresses,
+                            size_t n_addresses, const NetAddress *blocked, size_t n_blocked);
+/* Adds one answer of an allowed name as it arrives (blocked: dropped as rebinding) to the name's entry,
+ * without counting a lookup (run_record_net_add_name(r, name, NAME_ALLOWED, NULL, 0, NULL, 0) counts
+ * it). Returns and fails as run_record_net_add_name(). */
+int run_record_net_add_name_address(RunRecord *r, const char *name, const NetAddress *a, bool blocked);
+/* The latest allowed name whose answers included the address, or NULL. */
+const char *run_record_net_name_of(const RunRecord *r, const NetAddress *a);
+/* "203.0.113.10:443/tcp", "[2001:db8::1]:443/udp"; for a socket denial "inet/raw socket, protocol
+ * icmp". NULL if it does not fit. */
+#define NET_DESTINATION_TEXT_MAX 96
+char *net_destination_format(const NetDestinationStat *d, char buf[static NET_DESTINATION_TEXT_MAX]);
+
+/* Everything of the run is gone: finished, unit and cgroup gone, and its egress map entries removed
+ * (if it has a network section). The record's cleanup.completed. */
+bool run_record_cleanup_completed(const RunRecord *r);
 
 int run_record_to_json(const RunRecord *r, char **ret);
 /* Parses and checks a record; on failure ret_error names the key. */

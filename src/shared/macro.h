@@ -12,6 +12,7 @@
 #define _unused_ __attribute__((unused))
 #define _noreturn_ __attribute__((noreturn))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _sentinel_ __attribute__((sentinel))
 #define _warn_unused_result_ __attribute__((warn_unused_result))
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))

@@ -177,3 +177,25 @@ int error_setf(char **ret_error, int r, const char *fmt, ...) {
         }
         return r;
 }
+
+char **strv_new_internal(const char *first, ...) {
+        _cleanup_strv_free_ char **l = NULL;
+        size_t n = 0, i = 0;
+        va_list ap;
+
+        va_start(ap, first);
+        for (const char *s = first; s; s = va_arg(ap, const char *))
+                n++;
+        va_end(ap);
+        l = calloc(n + 1, sizeof(char *));
+        if (!l)
+                return NULL;
+        va_start(ap, first);
+        for (const char *s = first; s; s = va_arg(ap, const char *))
+                if (!(l[i++] = strdup(s))) {
+                        va_end(ap);
+                        return NULL;
+                }
+        va_end(ap);
+        return TAKE_PTR(l);
+}

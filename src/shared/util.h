@@ -38,3 +38,7 @@ int parse_duration(const char *s, usec_t *ret);
 char *format_bytes(char *buf, size_t l, uint64_t bytes);
 
 bool path_is_absolute_normalized(const char *p);
+
+/* A NULL-terminated copy of the NULL-terminated list of strings given; NULL on ENOMEM. */
+char **strv_new_internal(const char *first, ...) _sentinel_;
+#define strv_new(...) strv_new_internal(__VA_ARGS__, NULL)

@@ -47,15 +47,41 @@ else
 fi
 
 t_begin "refuses to run as root or with capabilities"
-out=$(run_helper sbxt-fc4 -p MemoryMax=100M -p NotifyAccess=main -- --expect-network=host)
+out=$(run_helper sbxt-fc4 -p MemoryMax=100M -p NotifyAccess=main -- --expect-network=none)
 assert_contains "$out" "rc=123 status=refused running as root"
-out=$(run_helper sbxt-fc6 -p DynamicUser=yes -p NoNewPrivileges=yes -p SystemCallFilter=@system-service -p AmbientCapabilities=CAP_NET_BIND_SERVICE -p ProtectHome=tmpfs -p "TemporaryFileSystem=/home/sbx:mode=0777" -p NotifyAccess=main -- --expect-network=host)
+out=$(run_helper sbxt-fc6 -p DynamicUser=yes -p NoNewPrivileges=yes -p SystemCallFilter=@system-service -p AmbientCapabilities=CAP_NET_BIND_SERVICE -p ProtectHome=tmpfs -p "TemporaryFileSystem=/home/sbx:mode=0777" -p NotifyAccess=main -- --expect-network=none)
 assert_contains "$out" "rc=123 status=refused the capability bounding set is not empty"
+
+t_begin "only the network modes none and egress exist for the helper"
+for m in host public; do
+  out=$(run_helper sbxt-fc5$m "${BASE[@]}" -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=$m)
+  assert_contains "$out" "rc=123 status=" "--expect-network=$m"
+  assert_not_contains "$out" "status=finished" "--expect-network=$m"
+done
+
+t_begin "refuses when the run's egress policy is not in place (a unit sbxd never registered)"
+# a plain unit in a profile's slice below sbx.slice: sbx's egress programs judge its sockets but no
+# policy of a run was put in place for it, so everything is denied and the helper gives up after 10 s
+start=$(date +%s)
+out=$(run_helper sbxt-fc16 "${BASE[@]}" --slice=sbx-offline.slice -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none --expect-egress)
+took=$(( $(date +%s) - start ))
+assert_contains "$out" "rc=123 status=refused the run's egress policy was not put in place within 10s"
+[ "$took" -ge 9 ] || _t_err "refused after ${took}s, before the 10 s wait was over"
+# the same outside sbx.slice: nothing judges its sockets at all
+out=$(run_helper sbxt-fc17 "${BASE[@]}" -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none --expect-egress)
+assert_contains "$out" "rc=123 status=refused sbx's egress programs are not in force (a connect() to 169.254.169.254 was"
+
+t_begin "refuses a run of network mode egress in the host's network namespace"
+HOST_NETNS=$(stat -L -c %i /proc/self/ns/net)
+out=$(run_helper sbxt-fc18 "${BASE[@]}" -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=egress --expect-netns-not=$HOST_NETNS)
+assert_contains "$out" "rc=7 status=finished" "control: a namespace of its own"
+out=$(run_helper sbxt-fc19 "${BASE[@]}" -p PrivateNetwork=no -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=egress --expect-netns-not=$HOST_NETNS)
+assert_contains "$out" "rc=123 status=refused the run is in the host's network namespace, not one of its own"
 
 t_begin "refuses without the promised syscall filter"
 # DynamicUser= alone already installs a small seccomp filter (RestrictSUIDSGID=): the helper probes
 # for sbx's own rules, not just for any filter
-out=$(run_helper sbxt-fc7 -p DynamicUser=yes -p NoNewPrivileges=yes -p CapabilityBoundingSet= -p ProtectHome=tmpfs -p "TemporaryFileSystem=/home/sbx:mode=0777" -p NotifyAccess=main -- --expect-network=host)
+out=$(run_helper sbxt-fc7 -p DynamicUser=yes -p NoNewPrivileges=yes -p CapabilityBoundingSet= -p ProtectHome=tmpfs -p "TemporaryFileSystem=/home/sbx:mode=0777" -p NotifyAccess=main -- --expect-network=none)
 assert_contains "$out" "rc=123 status=refused the syscall filter is not the one promised"
 out=$(run_helper sbxt-fc8 "${BASE[@]}" -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none)
 assert_contains "$out" "rc=7 status=finished" "with io_uring denied"

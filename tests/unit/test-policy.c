@@ -135,9 +135,9 @@ static Profile *profile_coding(bool network_none) {
         p->destinations = calloc(1, sizeof(NetDestination));
         assert_non_null(p->destinations);
         p->destinations[0].host = xstrdup("pypi.org");
-        p->destinations[0].ports = calloc(1, sizeof(uint16_t));
+        p->destinations[0].ports = calloc(1, sizeof(PortRange));
         assert_non_null(p->destinations[0].ports);
-        p->destinations[0].ports[0] = 443;
+        p->destinations[0].ports[0] = (PortRange) { 443, 443 };
         p->destinations[0].n_ports = 1;
         p->n_destinations = 1;
         p->memory_max = 4ULL << 30;

@@ -133,7 +133,9 @@ static const char full_doc[] =
         "    'destinations': [\n"
         "      { 'host': 'pypi.org', 'ports': [443, 80] },\n"
         "      { 'address': '192.0.2.0/24' },\n"
-        "      { 'address': '2001:db8::1' }\n"
+        "      { 'address': '2001:db8::1', 'ports': ['8000-8100', 22], 'protocol': 'tcp' },\n"
+        "      { 'host': '*.Mirror.Example.ORG', 'private': true, 'protocol': 'udp' },\n"
+        "      { 'address': '10.20.0.0/16', 'private': true, 'protocol': 'any', 'ports': ['1-65535'] }\n"
         "    ]\n"
         "  },\n"
         "  'resources': {\n"
@@ -212,17 +214,36 @@ static void test_full(void **state) {
         assert_false(p->write_execute_memory);
 
         assert_int_equal(p->network, NETWORK_ALLOWLIST);
-        assert_int_equal(p->n_destinations, 3);
+        assert_int_equal(p->n_destinations, 5);
+        for (size_t i = 0; i < p->n_destinations; i++)
+                assert_int_equal(p->destinations[i].rule, i);
         assert_string_equal(p->destinations[0].host, "pypi.org");
         assert_null(p->destinations[0].address);
         assert_int_equal(p->destinations[0].n_ports, 2);
-        assert_int_equal(p->destinations[0].ports[0], 443);
-        assert_int_equal(p->destinations[0].ports[1], 80);
+        assert_int_equal(p->destinations[0].ports[0].lo, 443);
+        assert_int_equal(p->destinations[0].ports[0].hi, 443);
+        assert_int_equal(p->destinations[0].ports[1].lo, 80);
+        assert_int_equal(p->destinations[0].ports[1].hi, 80);
+        assert_int_equal(p->destinations[0].protocol, NET_PROTOCOL_ANY);
+        assert_false(p->destinations[0].private);
         assert_null(p->destinations[1].host);
         assert_string_equal(p->destinations[1].address, "192.0.2.0/24");
         assert_int_equal(p->destinations[1].n_ports, 0);
         assert_null(p->destinations[1].ports);
         assert_string_equal(p->destinations[2].address, "2001:db8::1");
+        assert_int_equal(p->destinations[2].n_ports, 2);
+        assert_int_equal(p->destinations[2].ports[0].lo, 8000);
+        assert_int_equal(p->destinations[2].ports[0].hi, 8100);
+        assert_int_equal(p->destinations[2].ports[1].lo, 22);
+        assert_int_equal(p->destinations[2].ports[1].hi, 22);
+        assert_int_equal(p->destinations[2].protocol, NET_PROTOCOL_TCP);
+        assert_string_equal(p->destinations[3].host, "*.mirror.example.org");
+        assert_true(p->destinations[3].private);
+        assert_int_equal(p->destinations[3].protocol, NET_PROTOCOL_UDP);
+        assert_string_equal(p->destinations[4].address, "10.20.0.0/16");
+        assert_true(p->destinations[4].private);
+        assert_int_equal(p->destinations[4].ports[0].lo, 1);
+        assert_int_equal(p->destinations[4].ports[0].hi, 65535);
 
         assert_int_equal(p->memory_max, 2ULL << 30);
         assert_int_equal(p->swap_max, 1ULL << 20);
@@ -367,17 +388,31 @@ static void test_cpu(void **state) {
 static void test_network_modes(void **state) {
         _cleanup_(profile_freep) Profile *pub = parse_ok(DOC_NET("{'mode': 'public'}"));
         _cleanup_(profile_freep) Profile *allow = parse_ok(
-                DOC_NET("{'mode': 'allowlist', 'destinations': [{'address': '10.0.0.0/8', 'ports': [65535, 1]}, "
-                        "{'host': 'a-b.example.COM'}, {'address': '::/0'}, {'host': 'x1'}]}"));
+                DOC_NET("{'mode': 'allowlist', 'destinations': [{'address': '10.0.0.0/8', 'ports': [65535, 1], "
+                        "'private': true}, {'host': 'a-b.example.COM'}, {'address': '::/0'}, {'host': 'x1.y2'}, "
+                        "{'address': '100.64.0.1', 'private': true}, {'address': '0.0.0.0/0'}, "
+                        "{'address': '192.0.2.5/24'}, {'host': '*.x1.y2', 'ports': ['1-1', '2-65535']}]}"));
 
         assert_int_equal(pub->network, NETWORK_PUBLIC);
         assert_int_equal(pub->n_destinations, 0);
         assert_int_equal(allow->network, NETWORK_ALLOWLIST);
-        assert_int_equal(allow->n_destinations, 4);
-        assert_int_equal(allow->destinations[0].ports[0], 65535);
-        assert_int_equal(allow->destinations[0].ports[1], 1);
-        assert_string_equal(allow->destinations[1].host, "a-b.example.COM");
+        assert_int_equal(allow->n_destinations, 8);
+        assert_int_equal(allow->destinations[0].ports[0].lo, 65535);
+        assert_int_equal(allow->destinations[0].ports[1].hi, 1);
+        assert_true(allow->destinations[0].private);
+        /* names are stored in lower case */
+        assert_string_equal(allow->destinations[1].host, "a-b.example.com");
+        assert_false(allow->destinations[1].private);
         assert_string_equal(allow->destinations[2].address, "::/0");
+        assert_string_equal(allow->destinations[3].host, "x1.y2");
+        /* a prefix that only covers denied ranges needs no "private": they stay denied inside it */
+        assert_string_equal(allow->destinations[5].address, "0.0.0.0/0");
+        /* as written (the egress compiler zeroes the host bits) */
+        assert_string_equal(allow->destinations[6].address, "192.0.2.5/24");
+        assert_string_equal(allow->destinations[7].host, "*.x1.y2");
+        assert_int_equal(allow->destinations[7].n_ports, 2);
+        assert_int_equal(allow->destinations[7].ports[1].lo, 2);
+        assert_int_equal(allow->destinations[7].ports[1].hi, 65535);
 }
 
 /* A path below another one in a different list is fine; only the same path is a contradiction. */
@@ -984,8 +1019,11 @@ static void test_process_errors(void **state) {
         CHECK_ERRORS(table);
 }
 
+#define LABEL64 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
 static void test_network_errors(void **state) {
 #define ALLOW(...) DOC_NET("{'mode': 'allowlist', 'destinations': [" __VA_ARGS__ "]}")
+#define DNS_EXPECTED "expected a DNS name of at least two labels, or \"*.\" and one"
         static const ErrorCase table[] = {
                 { DOC_NET("{}"), FILE_NAME ": network.mode: missing required key" },
                 { DOC_NET("{'mode': 'open'}"),
@@ -1006,18 +1044,16 @@ static void test_network_errors(void **state) {
                 { ALLOW("{'ports': [443]}"),
                   FILE_NAME ": network.destinations[0]: expected exactly one of \"host\" and \"address\"" },
                 { ALLOW("{'host': 'bad_name.org'}"),
-                  FILE_NAME ": network.destinations[0].host: expected a DNS name, got \"bad_name.org\"" },
+                  FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"bad_name.org\"" },
                 { ALLOW("{'host': '192.0.2.1'}"),
-                  FILE_NAME ": network.destinations[0].host: expected a DNS name, got \"192.0.2.1\"" },
+                  FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"192.0.2.1\"" },
                 { ALLOW("{'host': '-a.org'}"),
-                  FILE_NAME ": network.destinations[0].host: expected a DNS name, got \"-a.org\"" },
+                  FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"-a.org\"" },
                 { ALLOW("{'host': 'a..org'}"),
-                  FILE_NAME ": network.destinations[0].host: expected a DNS name, got \"a..org\"" },
+                  FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"a..org\"" },
                 { ALLOW("{'host': 'a.org.'}"),
-                  FILE_NAME ": network.destinations[0].host: expected a DNS name, got \"a.org.\"" },
-                { ALLOW("{'host': '*.a.org'}"),
-                  FILE_NAME ": network.destinations[0].host: expected a DNS name, got \"*.a.org\"" },
-                { ALLOW("{'host': ''}"), FILE_NAME ": network.destinations[0].host: expected a DNS name, got \"\"" },
+                  FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"a.org.\"" },
+                { ALLOW("{'host': ''}"), FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"\"" },
                 { ALLOW("{'host': 443}"), FILE_NAME ": network.destinations[0].host: expected a string, got 443" },
                 { ALLOW("{'address': 'pypi.org'}"),
                   FILE_NAME ": network.destinations[0].address: expected an IPv4 or IPv6 address, optionally with a "
@@ -1042,9 +1078,132 @@ static void test_network_errors(void **state) {
                 { ALLOW("{'host': 'a.org', 'ports': [443, 65536]}"),
                   FILE_NAME ": network.destinations[0].ports[1]: expected a port from 1 to 65535, got 65536" },
                 { ALLOW("{'host': 'a.org', 'ports': ['443']}"),
-                  FILE_NAME ": network.destinations[0].ports[0]: expected a port from 1 to 65535, got \"443\"" },
+                  FILE_NAME ": network.destinations[0].ports[0]: expected a port from 1 to 65535 or a range "
+                            "\"LO-HI\", got \"443\"" },
                 { ALLOW("{'host': 'a.org', 'ports': [443, 80, 443]}"),
                   FILE_NAME ": network.destinations[0].ports[2]: 443 is also in network.destinations[0].ports[0]" },
+                /* names */
+                { ALLOW("{'host': 'org'}"), FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"org\"" },
+                { ALLOW("{'host': '*.org'}"),
+                  FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"*.org\"" },
+                { ALLOW("{'host': '*'}"), FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"*\"" },
+                { ALLOW("{'host': '*.'}"), FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"*.\"" },
+                { ALLOW("{'host': 'a.*.org'}"),
+                  FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"a.*.org\"" },
+                { ALLOW("{'host': '*a.b.org'}"),
+                  FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"*a.b.org\"" },
+                { ALLOW("{'host': '*.*.b.org'}"),
+                  FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"*.*.b.org\"" },
+                { ALLOW("{'host': 'a-.org'}"),
+                  FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"a-.org\"" },
+                { ALLOW("{'host': 'a.123'}"),
+                  FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"a.123\"" },
+                { ALLOW("{'host': 'a.b c'}"),
+                  FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"a.b c\"" },
+                { ALLOW("{'host': '" LABEL64 ".org'}"),
+                  FILE_NAME ": network.destinations[0].host: " DNS_EXPECTED ", got \"" LABEL64 "...\"" },
+                /* port ranges */
+                { ALLOW("{'host': 'a.org', 'ports': ['80-79']}"),
+                  FILE_NAME ": network.destinations[0].ports[0]: expected a range \"LO-HI\" with 1 <= LO <= HI <= "
+                            "65535, got \"80-79\"" },
+                { ALLOW("{'host': 'a.org', 'ports': ['0-80']}"),
+                  FILE_NAME ": network.destinations[0].ports[0]: expected a range \"LO-HI\" with 1 <= LO <= HI <= "
+                            "65535, got \"0-80\"" },
+                { ALLOW("{'host': 'a.org', 'ports': ['1-65536']}"),
+                  FILE_NAME ": network.destinations[0].ports[0]: expected a range \"LO-HI\" with 1 <= LO <= HI <= "
+                            "65535, got \"1-65536\"" },
+                { ALLOW("{'host': 'a.org', 'ports': ['080-90']}"),
+                  FILE_NAME ": network.destinations[0].ports[0]: expected a range \"LO-HI\" with 1 <= LO <= HI <= "
+                            "65535, got \"080-90\"" },
+                { ALLOW("{'host': 'a.org', 'ports': ['80 - 90']}"),
+                  FILE_NAME ": network.destinations[0].ports[0]: expected a range \"LO-HI\" with 1 <= LO <= HI <= "
+                            "65535, got \"80 - 90\"" },
+                { ALLOW("{'host': 'a.org', 'ports': ['80-90-100']}"),
+                  FILE_NAME ": network.destinations[0].ports[0]: expected a range \"LO-HI\" with 1 <= LO <= HI <= "
+                            "65535, got \"80-90-100\"" },
+                { ALLOW("{'host': 'a.org', 'ports': ['-80']}"),
+                  FILE_NAME ": network.destinations[0].ports[0]: expected a range \"LO-HI\" with 1 <= LO <= HI <= "
+                            "65535, got \"-80\"" },
+                { ALLOW("{'host': 'a.org', 'ports': [-1]}"),
+                  FILE_NAME ": network.destinations[0].ports[0]: expected a port from 1 to 65535 or a range "
+                            "\"LO-HI\", got -1" },
+                { ALLOW("{'host': 'a.org', 'ports': [443.0]}"),
+                  FILE_NAME ": network.destinations[0].ports[0]: expected a port from 1 to 65535 or a range "
+                            "\"LO-HI\", got 443.0" },
+                { ALLOW("{'host': 'a.org', 'ports': [80, '8000-8100', '8100-8200']}"),
+                  FILE_NAME ": network.destinations[0].ports[2]: overlaps network.destinations[0].ports[1], "
+                            "expected ports and ranges that do not, got \"8100-8200\"" },
+                { ALLOW("{'host': 'a.org', 'ports': ['70-90', 80]}"),
+                  FILE_NAME ": network.destinations[0].ports[1]: overlaps network.destinations[0].ports[0], "
+                            "expected ports and ranges that do not, got 80" },
+                { ALLOW("{'host': 'a.org', 'ports': [{}]}"),
+                  FILE_NAME ": network.destinations[0].ports[0]: expected a port from 1 to 65535 or a range "
+                            "\"LO-HI\", got {}" },
+                /* protocol and private */
+                { ALLOW("{'host': 'a.org', 'protocol': 'icmp'}"),
+                  FILE_NAME ": network.destinations[0].protocol: expected one of tcp, udp, any, got \"icmp\"" },
+                { ALLOW("{'host': 'a.org', 'protocol': 'TCP'}"),
+                  FILE_NAME ": network.destinations[0].protocol: expected one of tcp, udp, any, got \"TCP\"" },
+                { ALLOW("{'host': 'a.org', 'private': 'yes'}"),
+                  FILE_NAME ": network.destinations[0].private: expected a boolean, got \"yes\"" },
+                { ALLOW("{'address': '192.0.2.1', 'private': true}"),
+                  FILE_NAME ": network.destinations[0].private: only allowed with a \"host\", or an \"address\" "
+                            "in a private or shared range ('192.0.2.1' is in neither)" },
+                { ALLOW("{'address': '10.0.0.0/7', 'private': true}"),
+                  FILE_NAME ": network.destinations[0].private: only allowed with a \"host\", or an \"address\" "
+                            "in a private or shared range ('10.0.0.0/7' is in neither)" },
+                /* always-denied ranges */
+                { ALLOW("{'address': '10.1.2.3'}"),
+                  FILE_NAME ": network.destinations[0].address: '10.1.2.3' lies in the private range 10.0.0.0/8: set "
+                            "\"private\": true to open it" },
+                { ALLOW("{'address': '100.64.0.0/10', 'ports': [53]}"),
+                  FILE_NAME ": network.destinations[0].address: '100.64.0.0/10' lies in the shared (carrier-grade "
+                            "NAT) range 100.64.0.0/10: set \"private\": true to open it" },
+                { ALLOW("{'address': 'fd12::/16'}"),
+                  FILE_NAME ": network.destinations[0].address: 'fd12::/16' lies in the private range fc00::/7: "
+                            "set \"private\": true to open it" },
+                { ALLOW("{'address': '169.254.169.254', 'private': true}"),
+                  FILE_NAME ": network.destinations[0].address: '169.254.169.254' lies in the link-local (metadata) "
+                            "range 169.254.0.0/16, which no profile can open" },
+                { ALLOW("{'address': 'fd00:ec2::254', 'private': true}"),
+                  FILE_NAME ": network.destinations[0].address: 'fd00:ec2::254' lies in the link-local (metadata) "
+                            "range fd00:ec2::254/128, which no profile can open" },
+                { ALLOW("{'address': '127.0.0.1'}"),
+                  FILE_NAME ": network.destinations[0].address: '127.0.0.1' lies in the loopback range 127.0.0.0/8, "
+                            "which no profile can open (a run's own loopback is always allowed)" },
+                { ALLOW("{'address': '::1'}"),
+                  FILE_NAME ": network.destinations[0].address: '::1' lies in the loopback range ::1/128, "
+                            "which no profile can open (a run's own loopback is always allowed)" },
+                { ALLOW("{'address': 'fe80::1/64'}"),
+                  FILE_NAME ": network.destinations[0].address: 'fe80::1/64' lies in the link-local (metadata) "
+                            "range fe80::/10, which no profile can open" },
+                { ALLOW("{'address': '224.0.0.251'}"),
+                  FILE_NAME ": network.destinations[0].address: '224.0.0.251' lies in the multicast range "
+                            "224.0.0.0/4, which no profile can open" },
+                { ALLOW("{'address': '255.255.255.255'}"),
+                  FILE_NAME ": network.destinations[0].address: '255.255.255.255' lies in the broadcast address "
+                            "255.255.255.255/32, which no profile can open" },
+                { ALLOW("{'address': '0.0.0.0'}"),
+                  FILE_NAME ": network.destinations[0].address: '0.0.0.0' lies in the unspecified address range "
+                            "0.0.0.0/8, which no profile can open" },
+                { ALLOW("{'address': '::'}"),
+                  FILE_NAME ": network.destinations[0].address: '::' lies in the unspecified address range ::/128, "
+                            "which no profile can open" },
+                { ALLOW("{'address': '240.0.0.1'}"),
+                  FILE_NAME ": network.destinations[0].address: '240.0.0.1' lies in the reserved range 240.0.0.0/4, "
+                            "which no profile can open" },
+                { ALLOW("{'address': '64:ff9b::10.0.0.1', 'private': true}"),
+                  FILE_NAME ": network.destinations[0].address: '64:ff9b::10.0.0.1' lies in the IPv6 form of a "
+                            "denied IPv4 range 64:ff9b::a00:0/104, which no profile can open" },
+                { ALLOW("{'address': '2002:a9fe:a9fe::1'}"),
+                  FILE_NAME ": network.destinations[0].address: '2002:a9fe:a9fe::1' lies in the IPv6 form of a "
+                            "denied IPv4 range 2002:a9fe::/32, which no profile can open" },
+                { ALLOW("{'address': '::169.254.169.254'}"),
+                  FILE_NAME ": network.destinations[0].address: '::169.254.169.254' lies in the IPv6 form of a "
+                            "denied IPv4 range ::169.254.0.0/112, which no profile can open" },
+                { ALLOW("{'address': '64:ff9b:1::5'}"),
+                  FILE_NAME ": network.destinations[0].address: '64:ff9b:1::5' lies in the IPv6 form of a "
+                            "denied IPv4 range 64:ff9b:1::/48, which no profile can open" },
                 { ALLOW("{'host': 'a.org', 'ports': []}"),
                   FILE_NAME ": network.destinations[0].ports: expected at least one port (leave \"ports\" out for "
                             "every port), got []" },
@@ -1357,6 +1516,17 @@ static void test_enums(void **state) {
         assert_null(syscall_cmp_to_string(_SYSCALL_CMP_INVALID));
         assert_int_equal(syscall_cmp_from_string("EQ"), _SYSCALL_CMP_INVALID);
         assert_int_equal(syscall_cmp_from_string(NULL), _SYSCALL_CMP_INVALID);
+
+        for (int i = 0; i < _NET_PROTOCOL_MAX; i++) {
+                const char *s = net_protocol_to_string((NetProtocol) i);
+
+                assert_non_null(s);
+                assert_int_equal(net_protocol_from_string(s), i);
+        }
+        assert_string_equal(net_protocol_to_string(NET_PROTOCOL_ANY), "any");
+        assert_null(net_protocol_to_string(_NET_PROTOCOL_MAX));
+        assert_int_equal(net_protocol_from_string("TCP"), _NET_PROTOCOL_INVALID);
+        assert_int_equal(net_protocol_from_string(NULL), _NET_PROTOCOL_INVALID);
 }
 
 static void test_profile_name_is_valid(void **state) {

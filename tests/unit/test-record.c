@@ -8,9 +8,13 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <cmocka.h>
 
+#include "egress-policy.h"
 #include "exit-codes.h"
 #include "record.h"
 #include "unit-test.h"
@@ -77,6 +81,48 @@ static RunRecord *running_record(void) {
         return r;
 }
 
+static void assert_addresses_equal(const NetAddress *a, size_t na, const NetAddress *b, size_t nb) {
+        assert_int_equal(na, nb);
+        for (size_t i = 0; i < na; i++) {
+                assert_int_equal(a[i].family, b[i].family);
+                assert_memory_equal(a[i].bytes, b[i].bytes, sizeof(a[i].bytes));
+        }
+}
+
+static void assert_networks_equal(const RunNetwork *a, const RunNetwork *b) {
+        assert_int_equal(a->mode, b->mode);
+        assert_int_equal(a->n_destinations, b->n_destinations);
+        for (size_t i = 0; i < a->n_destinations; i++) {
+                const NetDestinationStat *x = &a->destinations[i], *y = &b->destinations[i];
+
+                assert_addresses_equal(&x->address, 1, &y->address, 1);
+                assert_int_equal(x->port, y->port);
+                assert_int_equal(x->protocol, y->protocol);
+                assert_int_equal(x->allowed, y->allowed);
+                assert_int_equal(x->reason, y->reason);
+                assert_true(streq_ptr(x->name, y->name));
+                assert_int_equal(x->count, y->count);
+                assert_int_equal(x->first, y->first);
+                assert_int_equal(x->last, y->last);
+        }
+        assert_int_equal(a->n_names, b->n_names);
+        for (size_t i = 0; i < a->n_names; i++) {
+                const NetNameStat *x = &a->names[i], *y = &b->names[i];
+
+                assert_string_equal(x->name, y->name);
+                assert_int_equal(x->verdict, y->verdict);
+                assert_int_equal(x->count, y->count);
+                assert_addresses_equal(x->addresses, x->n_addresses, y->addresses, y->n_addresses);
+                assert_addresses_equal(x->blocked, x->n_blocked, y->blocked, y->n_blocked);
+        }
+        assert_int_equal(a->denied, b->denied);
+        assert_int_equal(a->dns_refused, b->dns_refused);
+        assert_int_equal(a->events_lost, b->events_lost);
+        assert_int_equal(a->destinations_overflow, b->destinations_overflow);
+        assert_int_equal(a->names_overflow, b->names_overflow);
+        assert_int_equal(a->entries_removed, b->entries_removed);
+}
+
 static void assert_records_equal(const RunRecord *a, const RunRecord *b) {
         assert_string_equal(a->run_id, b->run_id);
         assert_true(streq_ptr(a->unit, b->unit));
@@ -102,6 +148,9 @@ static void assert_records_equal(const RunRecord *a, const RunRecord *b) {
                 assert_string_equal(a->denied[i].name, b->denied[i].name);
                 assert_int_equal(a->denied[i].count, b->denied[i].count);
         }
+        assert_int_equal(!a->network, !b->network);
+        if (a->network)
+                assert_networks_equal(a->network, b->network);
 }
 
 /* JSON helpers for checking what was written. */
@@ -285,6 +334,349 @@ static void test_to_json_unformattable_time(void **state) {
         }
 }
 
+/* ---- network ---- */
+
+static void round_trip(const RunRecord *r);
+
+#define T_NET (T_START + 5 * USEC_PER_SEC)
+
+static NetAddress addr4(const char *s) {
+        NetAddress a = { .family = AF_INET };
+
+        assert_int_equal(inet_pton(AF_INET, s, a.bytes), 1);
+        return a;
+}
+
+static NetAddress addr6(const char *s) {
+        NetAddress a = { .family = AF_INET6 };
+
+        assert_int_equal(inet_pton(AF_INET6, s, a.bytes), 1);
+        return a;
+}
+
+static int add_event(RunRecord *r, NetAddress a, uint16_t port, uint8_t proto, bool allowed, int reason, usec_t when,
+                     const char *name) {
+        return run_record_net_add_event(r, a.family, a.bytes, port, proto, allowed, reason, when, name);
+}
+
+/* A run of profile "coding" that looked up two names, used one, and tried three things it may not. */
+static void add_network(RunRecord *r) {
+        NetAddress pkg[] = { addr4("203.0.113.10"), addr6("2001:db8::10") }, rebind[] = { addr4("10.1.2.3") };
+
+        assert_int_equal(run_record_net_init(r, NETWORK_ALLOWLIST), 0);
+        assert_int_equal(run_record_net_add_name(r, "pkg.example", NAME_ALLOWED, pkg, 2, rebind, 1), 1);
+        assert_int_equal(run_record_net_add_name(r, "evil.example", NAME_REFUSED, NULL, 0, NULL, 0), 1);
+        assert_int_equal(add_event(r, pkg[0], 443, IPPROTO_TCP, true, 0, T_NET, NULL), 1);
+        assert_int_equal(add_event(r, pkg[0], 443, IPPROTO_TCP, true, 0, T_NET + 7, NULL), 1);
+        assert_int_equal(add_event(r, pkg[1], 443, IPPROTO_UDP, false, EGRESS_REASON_PORT, T_NET + 1, NULL), 1);
+        assert_int_equal(add_event(r, addr4("10.0.0.5"), 22, IPPROTO_TCP, false, EGRESS_REASON_PRIVATE, T_NET + 2, NULL), 1);
+        assert_int_equal(run_record_net_add_event(r, AF_PACKET, NULL, SOCK_RAW, 0, false, EGRESS_REASON_SOCKET,
+                                                  T_NET + 3, NULL), 1);
+        r->network->events_lost = 2;
+        r->network->entries_removed = true;
+}
+
+static void test_net_add_event(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = finished_record();
+        NetAddress a = addr4("192.0.2.1"), b = addr6("2001:db8::1"), pkg = addr4("203.0.113.10");
+        const NetDestinationStat *d;
+
+        /* no section: nothing to add to */
+        assert_int_equal(add_event(r, a, 443, IPPROTO_TCP, true, 0, T_NET, NULL), -ENOENT);
+        assert_int_equal(run_record_net_init(r, _NETWORK_MODE_INVALID), -EINVAL);
+        assert_null(r->network);
+        assert_int_equal(run_record_net_init(r, NETWORK_PUBLIC), 0);
+        assert_int_equal(r->network->mode, NETWORK_PUBLIC);
+
+        /* merged by destination, protocol, verdict and reason; first and last whatever the order */
+        assert_int_equal(add_event(r, a, 443, IPPROTO_TCP, true, 0, T_NET + 5, NULL), 1);
+        assert_int_equal(add_event(r, a, 443, IPPROTO_TCP, true, EGRESS_REASON_PRIVATE, T_NET + 9, NULL), 1);
+        assert_int_equal(add_event(r, a, 443, IPPROTO_TCP, true, 0, T_NET + 1, NULL), 1);
+        assert_int_equal(add_event(r, a, 443, IPPROTO_UDP, true, 0, T_NET, NULL), 1);
+        assert_int_equal(add_event(r, a, 80, IPPROTO_TCP, true, 0, T_NET, NULL), 1);
+        assert_int_equal(add_event(r, a, 443, IPPROTO_TCP, false, EGRESS_REASON_EXPIRED, T_NET, NULL), 1);
+        assert_int_equal(add_event(r, a, 443, IPPROTO_TCP, false, EGRESS_REASON_PORT, T_NET, NULL), 1);
+        assert_int_equal(add_event(r, b, 443, IPPROTO_TCP, true, 0, T_NET, NULL), 1);
+        assert_int_equal(r->network->n_destinations, 6);
+        d = &r->network->destinations[0];
+        assert_int_equal(d->count, 3);
+        assert_int_equal(d->reason, -1); /* ignored when allowed */
+        assert_int_equal(d->first, T_NET + 1);
+        assert_int_equal(d->last, T_NET + 9);
+        assert_null(d->name);
+        assert_int_equal(r->network->denied, 2);
+        /* an IPv4 address is 4 bytes: what follows them in the caller's buffer does not matter */
+        {
+                uint8_t raw[16] = { 192, 0, 2, 1, 0xff, 0xff };
+
+                assert_int_equal(run_record_net_add_event(r, AF_INET, raw, 443, IPPROTO_TCP, true, 0, T_NET, NULL), 1);
+                assert_int_equal(r->network->destinations[0].count, 4);
+        }
+
+        /* the name: from the caller, else from the allowed names' answers (the latest), else none */
+        assert_int_equal(run_record_net_add_name(r, "old.example", NAME_ALLOWED, &pkg, 1, NULL, 0), 1);
+        assert_int_equal(run_record_net_add_name(r, "pkg.example", NAME_ALLOWED, &pkg, 1, NULL, 0), 1);
+        assert_int_equal(run_record_net_add_name(r, "evil.example", NAME_REFUSED, NULL, 0, &pkg, 1), 1);
+        assert_string_equal(run_record_net_name_of(r, &pkg), "pkg.example");
+        assert_null(run_record_net_name_of(r, &a));
+        assert_int_equal(add_event(r, pkg, 443, IPPROTO_TCP, false, EGRESS_REASON_EXPIRED, T_NET, NULL), 1);
+        assert_string_equal(r->network->destinations[6].name, "pkg.example");
+        assert_int_equal(add_event(r, a, 8443, IPPROTO_TCP, true, 0, T_NET, "Named.Example."), 1);
+        assert_string_equal(r->network->destinations[7].name, "named.example");
+        /* an entry without a name gets the first one known later */
+        assert_int_equal(add_event(r, b, 443, IPPROTO_TCP, true, 0, T_NET, "late.example"), 1);
+        assert_string_equal(r->network->destinations[5].name, "late.example");
+        assert_int_equal(add_event(r, b, 443, IPPROTO_TCP, true, 0, T_NET, "later.example"), 1);
+        assert_string_equal(r->network->destinations[5].name, "late.example");
+
+        /* a socket denied at creation: the family and type, no address */
+        assert_int_equal(run_record_net_add_event(r, AF_INET, NULL, SOCK_RAW, IPPROTO_ICMP, false, EGRESS_REASON_SOCKET,
+                                                  T_NET, NULL), 1);
+        d = &r->network->destinations[8];
+        assert_int_equal(d->address.family, AF_INET);
+        assert_int_equal(d->port, SOCK_RAW);
+        assert_null(d->name);
+
+        /* refused, and nothing counted */
+        assert_int_equal(run_record_net_add_event(r, AF_UNIX, a.bytes, 1, IPPROTO_TCP, true, 0, T_NET, NULL),
+                         -EAFNOSUPPORT);
+        assert_int_equal(run_record_net_add_event(r, AF_INET, NULL, 1, IPPROTO_TCP, true, 0, T_NET, NULL), -EINVAL);
+        assert_int_equal(add_event(r, a, 1, IPPROTO_TCP, false, _EGRESS_REASON_MAX, T_NET, NULL), -EINVAL);
+        assert_int_equal(add_event(r, a, 1, IPPROTO_TCP, false, -1, T_NET, NULL), -EINVAL);
+        assert_int_equal(add_event(r, a, 1, IPPROTO_TCP, true, 0, T_NET, "bad name"), -EINVAL);
+        assert_int_equal(add_event(r, a, 1, IPPROTO_TCP, true, 0, T_NET, ""), -EINVAL);
+        assert_int_equal(r->network->n_destinations, 9);
+        assert_int_equal(r->network->denied, 4);
+}
+
+static void test_net_add_name(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = finished_record();
+        NetAddress many[RECORD_NET_NAME_ADDRESSES_MAX + 4], a = addr4("203.0.113.10"), bad = { .family = AF_UNIX };
+        static const char *const invalid[] = {
+                "", ".", "a..b", ".a", "a b", "a\nb", "a/b", "\xc3\xa9.example", "*.example", "a.b..",
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.example", /* a label of 65 */
+        };
+        char longname[RECORD_NET_NAME_MAX + 2];
+        unsigned failures = 0;
+
+        assert_int_equal(run_record_net_add_name(r, "x.example", NAME_ALLOWED, NULL, 0, NULL, 0), -ENOENT);
+        assert_int_equal(run_record_net_init(r, NETWORK_ALLOWLIST), 0);
+        for (size_t i = 0; i < ELEMENTSOF(invalid); i++) {
+                int k = run_record_net_add_name(r, invalid[i], NAME_REFUSED, NULL, 0, NULL, 0);
+
+                check_row(failures, k == -EINVAL, "'%s' -> %d", invalid[i], k);
+        }
+        assert_int_equal(failures, 0);
+        assert_int_equal(run_record_net_add_name(r, NULL, NAME_REFUSED, NULL, 0, NULL, 0), -EINVAL);
+        /* 253 characters are a name, 254 are not */
+        memset(longname, 'a', sizeof(longname));
+        for (size_t i = 63; i < sizeof(longname); i += 64)
+                longname[i] = '.';
+        longname[RECORD_NET_NAME_MAX + 1] = 0;
+        assert_int_equal(run_record_net_add_name(r, longname, NAME_REFUSED, NULL, 0, NULL, 0), -EINVAL);
+        longname[RECORD_NET_NAME_MAX] = 0;
+        assert_int_equal(run_record_net_add_name(r, longname, NAME_FAILED, NULL, 0, NULL, 0), 1);
+        assert_int_equal(run_record_net_add_name(r, "x.example", _NAME_VERDICT_MAX, NULL, 0, NULL, 0), -EINVAL);
+        assert_int_equal(run_record_net_add_name(r, "x.example", NAME_REFUSED, &a, 1, NULL, 0), -EINVAL);
+        assert_int_equal(run_record_net_add_name(r, "x.example", NAME_ALLOWED, &bad, 1, NULL, 0), -EAFNOSUPPORT);
+        assert_int_equal(run_record_net_add_name(r, "x.example", NAME_ALLOWED, NULL, 0, &bad, 1), -EAFNOSUPPORT);
+        assert_int_equal(r->network->n_names, 1);
+        assert_int_equal(r->network->dns_refused, 0);
+
+        /* one entry per name and verdict; case and a final dot do not matter; refusals are counted */
+        assert_int_equal(run_record_net_add_name(r, "Evil.Example.", NAME_REFUSED, NULL, 0, NULL, 0), 1);
+        assert_int_equal(run_record_net_add_name(r, "evil.example", NAME_REFUSED, NULL, 0, NULL, 0), 1);
+        assert_int_equal(run_record_net_add_name(r, "evil.example", NAME_FAILED, NULL, 0, NULL, 0), 1);
+        assert_int_equal(r->network->n_names, 3);
+        assert_string_equal(r->network->names[1].name, "evil.example");
+        assert_int_equal(r->network->names[1].count, 2);
+        assert_int_equal(r->network->dns_refused, 2);
+
+        /* the answers: a union, each once, at most RECORD_NET_NAME_ADDRESSES_MAX */
+        for (size_t i = 0; i < ELEMENTSOF(many); i++) {
+                many[i] = (NetAddress) { .family = AF_INET6 };
+                many[i].bytes[0] = 0x20;
+                many[i].bytes[15] = (uint8_t) i;
+        }
+        assert_int_equal(run_record_net_add_name(r, "cdn.example", NAME_ALLOWED, many, 3, many, 1), 1);
+        assert_int_equal(run_record_net_add_name(r, "cdn.example", NAME_ALLOWED, many + 1, 3, many, 2), 1);
+        assert_int_equal(r->network->names[3].n_addresses, 4);
+        assert_int_equal(r->network->names[3].n_blocked, 2);
+        assert_int_equal(r->network->names[3].count, 2);
+        assert_int_equal(run_record_net_add_name(r, "cdn.example", NAME_ALLOWED, many, ELEMENTSOF(many), NULL, 0), 1);
+        assert_int_equal(r->network->names[3].n_addresses, RECORD_NET_NAME_ADDRESSES_MAX);
+        assert_memory_equal(&r->network->names[3].addresses[RECORD_NET_NAME_ADDRESSES_MAX - 1],
+                            &many[RECORD_NET_NAME_ADDRESSES_MAX - 1], sizeof(NetAddress));
+
+        /* answers one by one, as the resolver gets them, then the lookup */
+        assert_int_equal(run_record_net_add_name_address(r, "one.example", &a, false), 1);
+        assert_int_equal(run_record_net_add_name_address(r, "one.example", &many[0], true), 1);
+        assert_int_equal(run_record_net_add_name_address(r, "one.example", &a, false), 1);
+        assert_int_equal(run_record_net_add_name_address(r, "one.example", NULL, false), -EINVAL);
+        assert_int_equal(run_record_net_add_name_address(r, "one.example", &bad, true), -EAFNOSUPPORT);
+        assert_int_equal(r->network->n_names, 5);
+        assert_int_equal(r->network->names[4].count, 0);
+        assert_int_equal(r->network->names[4].n_addresses, 1);
+        assert_int_equal(r->network->names[4].n_blocked, 1);
+        assert_string_equal(run_record_net_name_of(r, &a), "one.example");
+        assert_int_equal(run_record_net_add_name(r, "one.example", NAME_ALLOWED, NULL, 0, NULL, 0), 1);
+        assert_int_equal(r->network->n_names, 5);
+        assert_int_equal(r->network->names[4].count, 1);
+        assert_int_equal(r->network->dns_refused, 2);
+}
+
+/* Past the caps, calls and lookups are counted, never listed. */
+static void test_net_caps(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = finished_record();
+        NetAddress a = addr6("2001:db8::");
+        char name[32];
+
+        assert_int_equal(run_record_net_init(r, NETWORK_PUBLIC), 0);
+        for (int i = 0; i < RECORD_NET_DESTINATIONS_MAX; i++) {
+                a.bytes[14] = (uint8_t) (i >> 8);
+                a.bytes[15] = (uint8_t) i;
+                assert_int_equal(add_event(r, a, 443, IPPROTO_TCP, false, EGRESS_REASON_NOT_ALLOWED, T_NET, NULL), 1);
+        }
+        a.bytes[14] = 0xff;
+        assert_int_equal(add_event(r, a, 443, IPPROTO_TCP, false, EGRESS_REASON_NOT_ALLOWED, T_NET, NULL), 0);
+        assert_int_equal(add_event(r, a, 443, IPPROTO_TCP, true, 0, T_NET, NULL), 0);
+        a.bytes[14] = 0;
+        a.bytes[15] = 7; /* a listed one still counts */
+        assert_int_equal(add_event(r, a, 443, IPPROTO_TCP, false, EGRESS_REASON_NOT_ALLOWED, T_NET, NULL), 1);
+        assert_int_equal(r->network->n_destinations, RECORD_NET_DESTINATIONS_MAX);
+        assert_int_equal(r->network->destinations[7].count, 2);
+        assert_int_equal(r->network->destinations_overflow, 2);
+        assert_int_equal(r->network->denied, RECORD_NET_DESTINATIONS_MAX + 2);
+
+        for (int i = 0; i < RECORD_NET_NAMES_MAX; i++) {
+                snprintf(name, sizeof(name), "n%d.example", i);
+                assert_int_equal(run_record_net_add_name(r, name, NAME_REFUSED, NULL, 0, NULL, 0), 1);
+        }
+        assert_int_equal(run_record_net_add_name(r, "one-more.example", NAME_REFUSED, NULL, 0, NULL, 0), 0);
+        assert_int_equal(run_record_net_add_name(r, "n3.example", NAME_REFUSED, NULL, 0, NULL, 0), 1);
+        assert_int_equal(r->network->n_names, RECORD_NET_NAMES_MAX);
+        assert_int_equal(r->network->names_overflow, 1);
+        assert_int_equal(r->network->dns_refused, RECORD_NET_NAMES_MAX + 2);
+
+        /* and the full record still goes to JSON and back */
+        round_trip(r);
+}
+
+static void test_net_to_json(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = finished_record();
+        _cleanup_free_ char *text = NULL;
+        json_object *o, *dests, *names, *d;
+
+        add_network(r);
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_non_null(o);
+        assert_json_string(o, "network.mode", "allowlist");
+        assert_json_int(o, "network.denied", 3);
+        assert_json_int(o, "network.dns_refused", 1);
+        assert_json_int(o, "network.events_lost", 2);
+        assert_json_int(o, "network.overflow.destinations", 0);
+        assert_json_int(o, "network.overflow.names", 0);
+        assert_json_bool(o, "network.entries_removed", true);
+        assert_json_bool(o, "cleanup.completed", true);
+        assert_int_equal(json_object_object_length(lookup(o, "network")), 8);
+        assert_int_equal(json_object_object_length(o), 16);
+
+        dests = lookup(o, "network.destinations");
+        assert_int_equal(json_object_array_length(dests), 4);
+        d = json_object_array_get_idx(dests, 0);
+        assert_json_string(d, "address", "203.0.113.10");
+        assert_json_int(d, "port", 443);
+        assert_json_string(d, "protocol", "tcp");
+        assert_json_string(d, "name", "pkg.example");
+        assert_json_string(d, "verdict", "allowed");
+        assert_false(json_object_object_get_ex(d, "reason", NULL));
+        assert_false(json_object_object_get_ex(d, "socket", NULL));
+        assert_json_int(d, "count", 2);
+        assert_json_string(d, "first_at", "2026-11-29T10:30:05.123456Z");
+        assert_json_string(d, "last_at", "2026-11-29T10:30:05.123463Z");
+        assert_int_equal(json_object_object_length(d), 8);
+        d = json_object_array_get_idx(dests, 1);
+        assert_json_string(d, "address", "2001:db8::10");
+        assert_json_string(d, "protocol", "udp");
+        assert_json_string(d, "name", "pkg.example");
+        assert_json_string(d, "verdict", "denied");
+        assert_json_string(d, "reason", "port");
+        d = json_object_array_get_idx(dests, 2);
+        assert_json_string(d, "address", "10.0.0.5");
+        assert_json_int(d, "port", 22);
+        assert_json_string(d, "reason", "private");
+        assert_false(json_object_object_get_ex(d, "name", NULL));
+        d = json_object_array_get_idx(dests, 3);
+        assert_json_null(d, "address");
+        assert_json_null(d, "port");
+        assert_json_string(d, "socket", "packet/raw");
+        assert_json_string(d, "protocol", "0");
+        assert_json_string(d, "reason", "socket");
+
+        names = lookup(o, "network.names");
+        assert_int_equal(json_object_array_length(names), 2);
+        d = json_object_array_get_idx(names, 0);
+        assert_json_string(d, "name", "pkg.example");
+        assert_json_string(d, "verdict", "allowed");
+        assert_json_int(d, "count", 1);
+        assert_int_equal(json_object_array_length(lookup(d, "addresses")), 2);
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(lookup(d, "addresses"), 1)), "2001:db8::10");
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(lookup(d, "blocked_addresses"), 0)),
+                            "10.1.2.3");
+        d = json_object_array_get_idx(names, 1);
+        assert_json_string(d, "verdict", "refused");
+        assert_int_equal(json_object_array_length(lookup(d, "addresses")), 0);
+        json_object_put(o);
+
+        /* the egress maps' cleanup is part of the run's */
+        r->network->entries_removed = false;
+        assert_false(run_record_cleanup_completed(r));
+        text = mfree(text);
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_json_bool(o, "cleanup.completed", false);
+        json_object_put(o);
+        {
+                RunNetwork *n = TAKE_PTR(r->network);
+
+                assert_true(run_record_cleanup_completed(r));
+                r->network = n;
+        }
+}
+
+static void test_net_destination_format(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = finished_record();
+        char buf[NET_DESTINATION_TEXT_MAX];
+
+        add_network(r);
+        assert_string_equal(net_destination_format(&r->network->destinations[0], buf), "203.0.113.10:443/tcp");
+        assert_string_equal(net_destination_format(&r->network->destinations[1], buf), "[2001:db8::10]:443/udp");
+        assert_string_equal(net_destination_format(&r->network->destinations[2], buf), "10.0.0.5:22/tcp");
+        assert_string_equal(net_destination_format(&r->network->destinations[3], buf), "packet/raw socket, protocol 0");
+}
+
+static void test_net_reason_strings(void **state) {
+        static const char *const names[] = {
+                "port", "no-policy", "not-allowed", "expired", "loopback", "link-local", "private", "shared",
+                "multicast", "broadcast", "unspecified", "reserved", "embedded-ipv4", "socket",
+        };
+
+        assert_int_equal(ELEMENTSOF(names), _EGRESS_REASON_MAX);
+        for (int i = 0; i < _EGRESS_REASON_MAX; i++) {
+                assert_string_equal(egress_reason_to_string(i), names[i]);
+                assert_int_equal(run_record_net_reason_from_string(names[i]), i);
+        }
+        assert_null(egress_reason_to_string(-1));
+        assert_null(egress_reason_to_string(_EGRESS_REASON_MAX));
+        assert_int_equal(run_record_net_reason_from_string("Private"), -EINVAL);
+        assert_int_equal(run_record_net_reason_from_string(NULL), -EINVAL);
+        assert_string_equal(name_verdict_to_string(NAME_FAILED), "failed");
+        assert_int_equal(name_verdict_from_string("refused"), NAME_REFUSED);
+        assert_int_equal(name_verdict_from_string("denied"), _NAME_VERDICT_INVALID);
+        assert_null(name_verdict_to_string(_NAME_VERDICT_MAX));
+}
+
 /* ---- round trips ---- */
 
 static void round_trip(const RunRecord *r) {
@@ -313,7 +705,7 @@ static void test_round_trip_running(void **state) {
 }
 
 static void test_round_trip_variants(void **state) {
-        for (int v = 0; v < 7; v++) {
+        for (int v = 0; v < 9; v++) {
                 _cleanup_(run_record_freep) RunRecord *r = finished_record();
 
                 switch (v) {
@@ -359,6 +751,13 @@ static void test_round_trip_variants(void **state) {
                         break;
                 case 6: /* output counted, not cut */
                         r->output_bytes = 0;
+                        break;
+                case 7: /* a network section with everything in it */
+                        add_network(r);
+                        break;
+                case 8: /* an empty one */
+                        assert_int_equal(run_record_net_init(r, NETWORK_NONE), 0);
+                        r->network->entries_removed = true;
                         break;
                 }
                 print_message("variant %d\n", v);
@@ -624,9 +1023,10 @@ static void test_from_json_denied(void **state) {
         assert_string_equal(r->denied[1].name, "io_uring_setup");
         assert_int_equal(run_record_get_denied(r, "io_uring_setup"), 1);
         assert_int_equal(run_record_get_denied(r, "open"), 0);
-        /* an older record: nothing denied, output not counted */
+        /* an older record: nothing denied, output not counted, no network section */
         r = run_record_free(r);
         assert_int_equal(run_record_from_json(base_json, &r, &error), 0);
+        assert_null(r->network);
         assert_int_equal(r->n_denied, 0);
         assert_int_equal(r->output_bytes, UINT64_MAX);
         assert_false(r->output_truncated);
@@ -758,6 +1158,205 @@ static void test_from_json_trailing_garbage(void **state) {
         assert_string_equal(error, "trailing data after the record");
 }
 
+/* The record of add_network() with the member at a path like "network.destinations[3].port" replaced by
+ * value (JSON text), or deleted (NULL). */
+static char *net_mutate(const char *path, const char *value) {
+        _cleanup_(run_record_freep) RunRecord *r = finished_record();
+        _cleanup_free_ char *text = NULL;
+        json_object *o, *parent;
+        char buf[128], *key, *save = NULL, *next;
+        char *ret;
+
+        add_network(r);
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = parent = json_tokener_parse(text);
+        assert_non_null(o);
+        assert_true(strlen(path) < sizeof(buf));
+        strcpy(buf, path);
+        key = strtok_r(buf, ".", &save);
+        while ((next = strtok_r(NULL, ".", &save))) {
+                char *bracket = strchr(key, '[');
+                json_object *v;
+
+                if (bracket)
+                        *bracket = 0;
+                assert_true(json_object_object_get_ex(parent, key, &v));
+                if (bracket)
+                        v = json_object_array_get_idx(v, strtoul(bracket + 1, NULL, 10));
+                assert_non_null(v);
+                parent = v;
+                key = next;
+        }
+        if (value) {
+                json_object *v = json_tokener_parse(value);
+
+                if (!v && !streq(value, "null"))
+                        fail_msg("bad test value %s", value);
+                assert_int_equal(json_object_object_add(parent, key, v), 0);
+        } else
+                json_object_object_del(parent, key);
+        ret = strdup(json_object_to_json_string(o));
+        assert_non_null(ret);
+        json_object_put(o);
+        return ret;
+}
+
+static void test_net_from_json_refused(void **state) {
+#define DEL NULL
+        static const struct {
+                const char *path;
+                const char *value; /* JSON text, or DEL */
+                const char *error;
+        } table[] = {
+                { "network", "null", "network: expected an object" },
+                { "network", "[]", "network: expected an object" },
+                { "network.mode", DEL, "network.mode: missing" },
+                { "network.mode", "1", "network.mode: expected a network mode" },
+                { "network.mode", "\"open\"", "network.mode: unknown value 'open'" },
+                { "network.destinations", DEL, "network.destinations: missing" },
+                { "network.destinations", "{}", "network.destinations: expected an array" },
+                { "network.destinations", "[1]", "network.destinations[0]: expected an object" },
+                { "network.destinations[0].address", DEL, "network.destinations[0].address: missing" },
+                { "network.destinations[0].address", "\"pkg.example\"",
+                  "network.destinations[0].address: expected an IPv4 or IPv6 address" },
+                { "network.destinations[0].address", "\"203.0.113.256\"",
+                  "network.destinations[0].address: expected an IPv4 or IPv6 address" },
+                { "network.destinations[0].address", "null",
+                  "network.destinations[0].address: expected an IPv4 or IPv6 address" },
+                { "network.destinations[0].port", DEL, "network.destinations[0].port: missing" },
+                { "network.destinations[0].port", "65536", "network.destinations[0].port: expected a port (0-65535)" },
+                { "network.destinations[0].port", "-1", "network.destinations[0].port: expected a port (0-65535)" },
+                { "network.destinations[0].port", "\"443\"", "network.destinations[0].port: expected a port (0-65535)" },
+                { "network.destinations[0].protocol", DEL, "network.destinations[0].protocol: missing" },
+                { "network.destinations[0].protocol", "6", "network.destinations[0].protocol: expected a protocol" },
+                { "network.destinations[0].protocol", "\"TCP\"", "network.destinations[0].protocol: unknown value 'TCP'" },
+                { "network.destinations[0].protocol", "\"256\"", "network.destinations[0].protocol: unknown value '256'" },
+                { "network.destinations[0].protocol", "\"06\"", "network.destinations[0].protocol: unknown value '06'" },
+                { "network.destinations[0].name", "5", "network.destinations[0].name: expected a DNS name" },
+                { "network.destinations[0].name", "\"PKG.example\"",
+                  "network.destinations[0].name: 'PKG.example' is not a DNS name in lower case" },
+                { "network.destinations[0].name", "\"a b\"",
+                  "network.destinations[0].name: 'a b' is not a DNS name in lower case" },
+                { "network.destinations[0].verdict", DEL, "network.destinations[0].verdict: missing" },
+                { "network.destinations[0].verdict", "\"refused\"",
+                  "network.destinations[0].verdict: expected \"allowed\" or \"denied\"" },
+                { "network.destinations[0].verdict", "true",
+                  "network.destinations[0].verdict: expected \"allowed\" or \"denied\"" },
+                { "network.destinations[0].reason", "\"port\"",
+                  "network.destinations[0].reason: only a denied destination has one" },
+                { "network.destinations[0].socket", "\"inet/raw\"",
+                  "network.destinations[0].socket: only a socket denial has one" },
+                { "network.destinations[0].count", DEL, "network.destinations[0].count: missing" },
+                { "network.destinations[0].count", "-2", "network.destinations[0].count: expected a non-negative integer" },
+                { "network.destinations[0].count", "1.5", "network.destinations[0].count: expected a non-negative integer" },
+                { "network.destinations[0].first_at", DEL, "network.destinations[0].first_at: missing" },
+                { "network.destinations[0].first_at", "\"today\"",
+                  "network.destinations[0].first_at: 'today' is not an RFC 3339 UTC timestamp" },
+                { "network.destinations[0].last_at", "17", "network.destinations[0].last_at: expected a timestamp or null" },
+                { "network.destinations[2].reason", DEL, "network.destinations[2].reason: missing" },
+                { "network.destinations[2].reason", "\"forbidden\"",
+                  "network.destinations[2].reason: unknown value 'forbidden'" },
+                { "network.destinations[2].reason", "\"socket\"", "network.destinations[2].address: expected null for a socket denial" },
+                { "network.destinations[3].address", "\"10.0.0.1\"",
+                  "network.destinations[3].address: expected null for a socket denial" },
+                { "network.destinations[3].port", "0", "network.destinations[3].port: expected null for a socket denial" },
+                { "network.destinations[3].socket", DEL, "network.destinations[3].socket: missing" },
+                { "network.destinations[3].socket", "\"raw\"", "network.destinations[3].socket: 'raw' is not FAMILY/TYPE" },
+                { "network.destinations[3].socket", "\"inet/\"", "network.destinations[3].socket: 'inet/' is not FAMILY/TYPE" },
+                { "network.destinations[3].socket", "\"inet/65536\"",
+                  "network.destinations[3].socket: 'inet/65536' is not FAMILY/TYPE" },
+                { "network.destinations[3].reason", "\"private\"", "network.destinations[3].socket: only a socket denial has one" },
+                { "network.names", DEL, "network.names: missing" },
+                { "network.names", "null", "network.names: expected an array" },
+                { "network.names[0].name", DEL, "network.names[0].name: missing" },
+                { "network.names[0].name", "\"a..b\"", "network.names[0].name: 'a..b' is not a DNS name in lower case" },
+                { "network.names[0].name", "\"pkg.example.\"",
+                  "network.names[0].name: 'pkg.example.' is not a DNS name in lower case" },
+                { "network.names[0].name", "null", "network.names[0].name: expected a DNS name" },
+                { "network.names[0].verdict", "\"denied\"",
+                  "network.names[0].verdict: expected \"allowed\", \"refused\" or \"failed\"" },
+                { "network.names[0].count", "null", "network.names[0].count: expected a non-negative integer" },
+                { "network.names[0].addresses", DEL, "network.names[0].addresses: missing" },
+                { "network.names[0].addresses", "\"10.0.0.1\"", "network.names[0].addresses: expected an array of addresses" },
+                { "network.names[0].addresses", "[\"10.0.0.1\", 5]",
+                  "network.names[0].addresses[1]: expected an IPv4 or IPv6 address" },
+                { "network.names[0].addresses",
+                  "[\"::1\",\"::2\",\"::3\",\"::4\",\"::5\",\"::6\",\"::7\",\"::8\",\"::9\",\"::10\",\"::11\",\"::12\","
+                  "\"::13\",\"::14\",\"::15\",\"::16\",\"::17\"]",
+                  "network.names[0].addresses: more than 16 addresses" },
+                { "network.names[0].blocked_addresses", "[\"x\"]",
+                  "network.names[0].blocked_addresses[0]: expected an IPv4 or IPv6 address" },
+                { "network.names[1].addresses", "[\"10.0.0.1\"]", "network.names[1].addresses: only an allowed name has any" },
+                { "network.denied", DEL, "network.denied: missing" },
+                { "network.denied", "\"3\"", "network.denied: expected a non-negative integer" },
+                { "network.dns_refused", "-1", "network.dns_refused: expected a non-negative integer" },
+                { "network.events_lost", "null", "network.events_lost: expected a non-negative integer" },
+                { "network.overflow", DEL, "network.overflow: missing" },
+                { "network.overflow", "0", "network.overflow: expected an object" },
+                { "network.overflow.destinations", DEL, "network.overflow.destinations: missing" },
+                { "network.overflow.names", "true", "network.overflow.names: expected a non-negative integer" },
+                { "network.entries_removed", DEL, "network.entries_removed: missing" },
+                { "network.entries_removed", "1", "network.entries_removed: expected a boolean" },
+        };
+#undef DEL
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_free_ char *text = net_mutate(table[i].path, table[i].value), *error = NULL;
+                RunRecord *r = (RunRecord *) 0x1;
+                int k = run_record_from_json(text, &r, &error);
+
+                check_row(failures, k == -EBADMSG && streq_ptr(error, table[i].error) && r == (RunRecord *) 0x1,
+                          "%s=%s -> %d '%s', expected '%s'", table[i].path, table[i].value ?: "(deleted)", k,
+                          strna(error), table[i].error);
+                if (k >= 0 && r != (RunRecord *) 0x1)
+                        run_record_free(r);
+                r = NULL;
+                k = run_record_from_json(text, &r, NULL);
+                check_row(failures, k == -EBADMSG && !r, "%s (no ret_error) -> %d", table[i].path, k);
+        }
+        assert_int_equal(failures, 0);
+}
+
+static void test_net_from_json_accepted(void **state) {
+        static const struct {
+                const char *path;
+                const char *value; /* NULL: delete */
+        } table[] = {
+                { "network", NULL }, /* older records have none */
+                { "network.destinations", "[]" },
+                { "network.names", "[]" },
+                { "network.mode", "\"none\"" },
+                { "network.destinations[0].name", NULL },
+                { "network.destinations[0].name", "null" },
+                { "network.destinations[0].first_at", "null" },
+                { "network.destinations[0].port", "0" },
+                { "network.destinations[0].port", "65535" },
+                { "network.destinations[0].protocol", "\"47\"" },
+                { "network.destinations[0].protocol", "\"255\"" },
+                { "network.destinations[0].address", "\"::ffff:192.0.2.1\"" },
+                { "network.destinations[0].count", "18446744073709551615" },
+                { "network.destinations[3].socket", "\"17/10\"" },
+                { "network.destinations[3].socket", "\"inet6/dgram\"" },
+                { "network.names[0].addresses", "[]" },
+                { "network.names[0].addresses", "[\"10.0.0.1\", \"10.0.0.1\"]" },
+                { "network.names[1].verdict", "\"failed\"" },
+                { "network.overflow.names", "12" },
+                { "network.entries_removed", "false" },
+        };
+        unsigned failures = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_free_ char *text = net_mutate(table[i].path, table[i].value), *error = NULL;
+                _cleanup_(run_record_freep) RunRecord *r = NULL;
+                int k = run_record_from_json(text, &r, &error);
+
+                check_row(failures, k == 0 && r && !error, "%s=%s -> %d '%s'", table[i].path,
+                          table[i].value ?: "(deleted)", k, strna(error));
+        }
+        assert_int_equal(failures, 0);
+}
+
 /* ---- stop reasons ---- */
 
 static void test_stop_reason_strings(void **state) {
@@ -883,6 +1482,7 @@ static void test_new_and_free(void **state) {
         assert_int_equal(r->output_bytes, UINT64_MAX);
         assert_false(r->output_truncated);
         assert_int_equal(r->n_denied, 0);
+        assert_null(r->network);
         assert_null(run_record_free(NULL));
 }
 
@@ -907,6 +1507,14 @@ int main(void) {
                 cmocka_unit_test(test_add_denied),
                 cmocka_unit_test(test_from_json_exit_code_u64_max),
                 cmocka_unit_test(test_from_json_trailing_garbage),
+                cmocka_unit_test(test_net_add_event),
+                cmocka_unit_test(test_net_add_name),
+                cmocka_unit_test(test_net_caps),
+                cmocka_unit_test(test_net_to_json),
+                cmocka_unit_test(test_net_destination_format),
+                cmocka_unit_test(test_net_reason_strings),
+                cmocka_unit_test(test_net_from_json_refused),
+                cmocka_unit_test(test_net_from_json_accepted),
                 cmocka_unit_test(test_stop_reason_strings),
                 cmocka_unit_test(test_stop_reason_from_unit_result),
                 cmocka_unit_test(test_exit_status),

@@ -9,6 +9,8 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,4 +89,17 @@ int netns_remove(const char *path) {
         if (unlink(pidfile) < 0 && errno != ENOENT)
                 return -errno;
         return 0;
+}
+
+
+int bpffs_ensure(const char *path) {
+        struct statfs sfs;
+
+        if (statfs(path, &sfs) < 0)
+                return -errno;
+        if (sfs.f_type == BPF_FS_MAGIC)
+                return 0;
+        if (mount("bpf", path, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700") < 0)
+                return -errno;
+        return 1;
 }

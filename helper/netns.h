@@ -7,3 +7,10 @@
 
 int netns_create(const char *path);
 int netns_remove(const char *path);
+
+
+/* The BPF file system at path (sbxd pins its egress programs and maps there), mounted unless one is
+ * there already: Debian 12's systemd (built without its BPF framework) does not mount /sys/fs/bpf,
+ * and refuses a mount unit for it (an API file system). Run by sbx-bpffs.service, in the host's mount
+ * namespace. Returns 1 if it mounted it. */
+int bpffs_ensure(const char *path);

@@ -41,6 +41,7 @@ static const char *arg_expect_network = NULL; /* "none", "egress" */
 static bool arg_expect_egress = false;          /* sbx's egress programs judge this run's sockets */
 static uint64_t arg_expect_netns_not = 0;       /* inode of the host's network namespace */
 static const char *arg_netns_op = NULL;         /* "create:PATH", "remove:PATH" (the network unit) */
+static const char *arg_bpffs = NULL;            /* mount the BPF file system there (sbx-bpffs.service) */
 static const char *arg_expect_profile_digest = NULL;
 static char **arg_caches = NULL; /* "STATEDIR:PATH" pairs: HOME/PATH becomes a link to STATEDIR */
 static bool arg_workspace_private = true;
@@ -411,7 +412,7 @@ static int parse_u64_arg(const char *s, uint64_t *ret) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_SWAP, ARG_DIGEST, ARG_CACHE,
-               ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS,
+               ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS, ARG_BPFFS,
                ARG_SECCOMP, ARG_OUTPUT };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
@@ -426,6 +427,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "expect-egress", no_argument, NULL, ARG_EXPECT_EGRESS },
                 { "expect-netns-not", required_argument, NULL, ARG_EXPECT_NETNS_NOT },
                 { "netns", required_argument, NULL, ARG_NETNS },
+                { "bpffs", required_argument, NULL, ARG_BPFFS },
                 { "workspace", required_argument, NULL, ARG_WS },
                 { "handover", required_argument, NULL, ARG_HANDOVER },
                 { "owner", required_argument, NULL, ARG_OWNER },
@@ -517,6 +519,11 @@ static int parse_argv(int argc, char *argv[]) {
                         if (parse_u64_arg(optarg, &arg_expect_netns_not) < 0)
                                 return -EINVAL;
                         break;
+                case ARG_BPFFS:
+                        if (!streq(optarg, "/sys/fs/bpf"))
+                                return -EINVAL;
+                        arg_bpffs = optarg;
+                        break;
                 case ARG_NETNS:
                         if ((!strneq(optarg, "create:/", 8) && !strneq(optarg, "remove:/", 8)) ||
                             !strneq(optarg + 7, SBX_NETNS_DIR "/", strlen(SBX_NETNS_DIR) + 1) || strstr(optarg, "/.."))
@@ -551,7 +558,7 @@ static int parse_argv(int argc, char *argv[]) {
                 default:
                         return -EINVAL;
                 }
-        if (arg_netns_op) /* nothing else: no command */
+        if (arg_netns_op || arg_bpffs) /* nothing else: no command */
                 return optind == argc ? optind : -EINVAL;
         if (optind >= argc)
                 return -EINVAL;
@@ -709,6 +716,14 @@ int main(int argc, char *argv[]) {
 
         if (arg_handover)
                 return argv[1] ? SBX_EXIT_FAILURE : run_handover(argv[0]);
+        if (arg_bpffs) {
+                r = bpffs_ensure(arg_bpffs);
+                if (r < 0) {
+                        fprintf(stderr, "sbx: cannot mount the BPF file system at %s: %s\n", arg_bpffs, strerror(-r));
+                        return SBX_EXIT_FAILURE;
+                }
+                return 0;
+        }
         if (arg_netns_op) {
                 bool create = strneq(arg_netns_op, "create:", 7);
 

@@ -834,6 +834,77 @@ int egress_run_count(Egress *e, uint64_t cgroup, size_t *ret_entries) {
         return 0;
 }
 
+static bool cgroup_listed(const uint64_t *l, size_t n, uint64_t id) {
+        for (size_t i = 0; i < n; i++)
+                if (l[i] == id)
+                        return true;
+        return false;
+}
+
+static int push_cgroup(uint64_t **l, size_t *n, uint64_t id) {
+        uint64_t *a;
+
+        if (cgroup_listed(*l, *n, id))
+                return 0;
+        a = reallocarray(*l, *n + 1, sizeof(uint64_t));
+        if (!a)
+                return -ENOMEM;
+        a[(*n)++] = id;
+        *l = a;
+        return 0;
+}
+
+int egress_gc(Egress *e, const uint64_t *keep, size_t n_keep, size_t *ret_removed) {
+        static const struct {
+                EgressMap map;
+                size_t key_size;
+                size_t cgroup_offset;
+        } maps[] = {
+                { EGRESS_MAP_RUNS, sizeof(uint64_t), 0 },
+                { EGRESS_MAP_RULES4, sizeof(struct egress_key4), offsetof(struct egress_key4, cgroup) },
+                { EGRESS_MAP_RULES6, sizeof(struct egress_key6), offsetof(struct egress_key6, cgroup) },
+        };
+        _cleanup_free_ uint64_t *found = NULL;
+        size_t n_found = 0, removed = 0;
+        int r;
+
+        if (!e)
+                return -EINVAL;
+        for (size_t m = 0; m < ELEMENTSOF(maps); m++) {
+                uint8_t cur[sizeof(struct egress_key6)], next[sizeof(struct egress_key6)];
+                bool first = true;
+
+                for (;;) {
+                        uint64_t id;
+
+                        r = bpf_map_get_next_key(e->map_fd[maps[m].map], first ? NULL : cur, next);
+                        if (r == -ENOENT)
+                                break;
+                        if (r < 0)
+                                return r;
+                        first = false;
+                        memcpy(cur, next, maps[m].key_size);
+                        memcpy(&id, next + maps[m].cgroup_offset, sizeof(id));
+                        if (!cgroup_listed(keep, n_keep, id)) {
+                                r = push_cgroup(&found, &n_found, id);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+        }
+        for (size_t i = 0; i < n_found; i++) {
+                if (found[i] == 0)
+                        continue;
+                r = egress_run_remove(e, found[i]);
+                if (r < 0)
+                        return r;
+                removed++;
+        }
+        if (ret_removed)
+                *ret_removed = removed;
+        return 0;
+}
+
 static int on_event(void *ctx, void *data, size_t size) {
         Egress *e = ctx;
 

@@ -42,6 +42,9 @@ int egress_rule_del6(Egress *e, const struct egress_key6 *k);
 
 /* Deletes the run's entry (from then on it is denied everything) and every rule of the run. */
 int egress_run_remove(Egress *e, uint64_t cgroup);
+/* Removes the entries of every run whose cgroup is not in keep (runs that ended while no sbxd was
+ * there to remove them); *ret_removed: how many runs. */
+int egress_gc(Egress *e, const uint64_t *keep, size_t n_keep, size_t *ret_removed);
 /* Entries left for the run: its runs entry plus its rules in both tries. */
 int egress_run_count(Egress *e, uint64_t cgroup, size_t *ret_entries);
 

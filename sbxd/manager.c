@@ -333,6 +333,8 @@ static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 }
                 if (run->refused)
                         rec->stop_reason = STOP_REFUSED;
+                else if (run->job_failed)
+                        rec->stop_reason = STOP_START_FAILED;
                 if (run->stop_requested && rec->stop_reason != STOP_REFUSED && rec->stop_reason != STOP_START_FAILED) {
                         rec->stop_reason = STOP_CANCELLED;
                         if (run->cancel_signal > 0)
@@ -436,8 +438,16 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                 run->job_done = true;
                 if (!streq(result, "done")) {
                         log_warning("Start job for %s finished with result '%s'.", run->unit, result);
+                        run->job_failed = true;
                         free(run->record->error);
-                        if (asprintf(&run->record->error, "the start job finished with result '%s'", result) < 0)
+                        /* "dependency": what the run's unit needs failed, i.e. its network unit */
+                        if (streq(result, "dependency") && run->netns_path) {
+                                if (asprintf(&run->record->error,
+                                             "the run's network could not be set up (sbx-net@%s.service failed; "
+                                             "pasta needs a default route on the host: journalctl -u "
+                                             "sbx-net@%s.service)", run->id, run->id) < 0)
+                                        run->record->error = NULL;
+                        } else if (asprintf(&run->record->error, "the start job finished with result '%s'", result) < 0)
                                 run->record->error = NULL;
                 }
                 /* The unit's cgroup exists now: the run's egress policy goes in, keyed by it. Until it is
@@ -1169,6 +1179,32 @@ static int on_adopt_ref_reply(sd_bus_message *reply, void *userdata, sd_bus_erro
         return 0;
 }
 
+/* An adopted run's network: its map entries are still in force (pinned); take up its resolver and its
+ * telemetry again, with the table compiled anew from its profile. */
+static void run_adopt_network(Manager *m, Run *run) {
+        _cleanup_(profile_freep) Profile *p = NULL;
+        _cleanup_strv_free_ char **dirs = NULL;
+        _cleanup_free_ char *why = NULL;
+        NetworkMode mode;
+        int r;
+
+        if (!run->record->network || !run->record->profile)
+                return; /* a run of an sbxd without egress */
+        mode = run->record->network->mode;
+        r = profile_search_path(&dirs);
+        if (r >= 0)
+                r = profile_load(dirs, run->record->profile, &p, &why);
+        if (r >= 0 && mode != NETWORK_NONE)
+                r = policy_netns_path(run->id, &run->netns_path);
+        if (r >= 0)
+                r = run_net_new(m->net, p, mode, NULL, run->id, run->record, &run->net, &why);
+        if (r >= 0)
+                r = run_net_register(run->net, run->cgroup_path, run->netns_path, &why);
+        if (r < 0)
+                log_warning("Run %s: cannot take up its network policy again, ignoring (its entries stay in "
+                            "force): %s", run->id, why ?: strerror(-r));
+}
+
 /* Records that still say "running" belong to runs an earlier sbxd started: follow the ones whose unit
  * still exists to their end, and close the others as lost. */
 static int manager_adopt_runs(Manager *m) {
@@ -1223,6 +1259,7 @@ static int manager_adopt_runs(Manager *m) {
                         r = 0;
                         continue;
                 }
+                run_adopt_network(m, run);
                 run->next = m->runs;
                 m->runs = TAKE_PTR(run);
         }
@@ -1506,6 +1543,11 @@ int manager_start(Manager *m) {
         r = manager_adopt_runs(m);
         if (r < 0)
                 log_warning_errno(r, "Failed to look for runs of an earlier sbxd, ignoring: %m");
+        else {
+                r = net_manager_gc(m->net);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to remove egress entries of ended runs, ignoring: %m");
+        }
 
         r = sd_bus_add_object_vtable(m->bus, NULL, SBX_BUS_PATH, SBX_BUS_INTERFACE, manager_vtable, m);
         if (r < 0)

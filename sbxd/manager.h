@@ -29,6 +29,7 @@ typedef struct Run {
         RunNet *net;               /* its egress policy, resolver and telemetry */
         char *netns_path;          /* its network namespace (modes public, allowlist), or NULL */
         bool refused;              /* sbxd could not put its policy in place: stopped before the command */
+        bool job_failed;           /* the start job did not finish "done": the command never started */
         dev_t ws_dev;
         ino_t ws_ino;
         bool job_done;

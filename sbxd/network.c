@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <arpa/inet.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -24,10 +25,11 @@
 #define SLICE_CGROUP "/sys/fs/cgroup/" SBX_SLICE_PARENT
 #define EVENTS_POLL_USEC (500 * USEC_PER_MSEC)   /* allowed calls are posted without a wake-up */
 
-/* The exec helper's own probe (helper/sbx-exec.c): a UDP connect() to the metadata address, port 9,
- * before the command starts. Not the workload's: left out of the record. */
+/* The exec helper's own probes (helper/sbx-exec.c): UDP connect()s to 127.0.0.1 and to the metadata
+ * address, port 9, before the command starts. Not the workload's: left out of the record. */
 #define PROBE_PORT 9
-static const uint8_t probe_addr[4] = { 169, 254, 169, 254 };
+static const uint8_t probe_allowed[4] = { 127, 0, 0, 1 };
+static const uint8_t probe_denied[4] = { 169, 254, 169, 254 };
 
 struct NetManager {
         sd_event *event;
@@ -110,8 +112,8 @@ static int on_event(const struct egress_event *ev, void *userdata) {
                 return 0;
         if (ev->verdict == EGRESS_VERDICT_DNS)
                 return 0; /* the resolver records the names asked */
-        if (!allowed && ev->hook == EGRESS_HOOK_CONNECT4 && ev->proto == IPPROTO_UDP && ev->port == PROBE_PORT &&
-            memcmp(ev->addr, probe_addr, 4) == 0)
+        if (ev->hook == EGRESS_HOOK_CONNECT4 && ev->proto == IPPROTO_UDP && ev->port == PROBE_PORT &&
+            (memcmp(ev->addr, probe_denied, 4) == 0 || memcmp(ev->addr, probe_allowed, 4) == 0))
                 return 0;
         (void) run_record_net_add_event(rn->record, ev->family, ev->addr, ev->port, ev->proto, allowed, ev->reason,
                                         boottime_to_realtime(ev->time_ns), NULL);
@@ -153,6 +155,17 @@ static int on_events_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
 /* ---- the manager ---- */
 
+/* libbpf's own messages (verifier logs, probes) go to the debug log, not to sbxd's stderr. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap) {
+        _cleanup_free_ char *m = NULL;
+
+        if (level == LIBBPF_DEBUG || vasprintf(&m, fmt, ap) < 0)
+                return 0;
+        m[strcspn(m, "\n")] = 0;
+        log_debug("libbpf: %s", m);
+        return 0;
+}
+
 int net_manager_new(sd_event *e, sd_bus *bus, NetManager **ret) {
         _cleanup_(net_manager_freep) NetManager *nm = calloc(1, sizeof(NetManager));
         struct stat st;
@@ -160,6 +173,7 @@ int net_manager_new(sd_event *e, sd_bus *bus, NetManager **ret) {
 
         if (!nm)
                 return -ENOMEM;
+        (void) libbpf_set_print(libbpf_print);
         nm->event = sd_event_ref(e);
         nm->bus = sd_bus_ref(bus);
         nm->host_netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -239,6 +253,32 @@ int net_manager_prepare(NetManager *nm, char **ret_error) {
         r = sd_event_add_io(nm->event, &nm->events_io, egress_events_fd(nm->egress), EPOLLIN, on_events_io, nm);
         if (r < 0)
                 return error_setf(ret_error, r, "cannot watch egress events: %s", strerror(-r));
+        return 0;
+}
+
+/* After sbxd took up the runs of an earlier one: the entries of any other run are of a run that ended
+ * while no sbxd was there to remove them. */
+int net_manager_gc(NetManager *nm) {
+        _cleanup_free_ uint64_t *keep = NULL;
+        size_t n = 0, removed = 0;
+        int r;
+
+        if (!nm->egress)
+                return 0;
+        for (RunNet *rn = nm->runs; rn; rn = rn->next)
+                n++;
+        keep = calloc(n + 1, sizeof(uint64_t));
+        if (!keep)
+                return -ENOMEM;
+        n = 0;
+        for (RunNet *rn = nm->runs; rn; rn = rn->next)
+                if (rn->cgroup != 0)
+                        keep[n++] = rn->cgroup;
+        r = egress_gc(nm->egress, keep, n, &removed);
+        if (r < 0)
+                return r;
+        if (removed > 0)
+                log_info("Removed the egress entries of %zu run(s) that ended while sbxd was not running.", removed);
         return 0;
 }
 

@@ -68,6 +68,9 @@ echo "# sbx-vm: root is 9p + overlay" > $R/etc/fstab
 # a container host's policy-rc.d (exit 101: "start no services") is not part of a Debian system: in
 # the guest, packages' maintainer scripts start and stop their services as on a real machine
 rm -f $R/usr/sbin/policy-rc.d
+# nor is a container host's /.dockerenv: with it, systemd takes the VM for a container and leaves the
+# mount tree private (no mount propagation into services' namespaces) and /sys/fs/bpf unmounted
+rm -f $R/.dockerenv $R/run/.containerenv
 # a host 'D /tmp' rule would wipe /tmp over 9p (slowly): keep /tmp, just make sure it exists
 mkdir -p $R/etc/tmpfiles.d; echo "d /tmp 1777 root root -" > $R/etc/tmpfiles.d/tmp.conf
 for u in postgresql.service systemd-timesyncd.service e2scrub_reap.service getty@tty1.service \

@@ -266,17 +266,15 @@ static int compile_net_unit(const RunRequest *req, const char *exec_path, RunPla
             asprintf(&create, "--netns=create:%s", req->netns_path) < 0 ||
             asprintf(&remove, "--netns=remove:%s", req->netns_path) < 0)
                 return -ENOMEM;
+        /* No mount namespace for this unit (ProtectSystem=, PrivateTmp=... would make one): the
+         * namespace's bind mount must be made in the host's, where the run's unit and pasta find it,
+         * and a "+" command still gets the unit's mount namespace. pasta isolates itself (an empty
+         * mount namespace of its own, seccomp, no capabilities but those it needs). */
         r = prop_table_add_string(t, "Type", "forking");
         r = r ?: prop_table_add_string(t, "PIDFile", pidfile);
+        /* pasta (2023-03) takes an inherited SIG_IGN for SIGPIPE as a failure to set it */
+        r = r ?: prop_table_add_bool(t, "IgnoreSIGPIPE", false);
         r = r ?: prop_table_add_bool(t, "NoNewPrivileges", true);
-        r = r ?: prop_table_add_string(t, "ProtectSystem", "strict");
-        r = r ?: prop_table_add_strv(t, "ReadWritePaths", (char *[]) { (char *) SBX_NETNS_DIR, NULL });
-        r = r ?: prop_table_add_string(t, "ProtectHome", "yes");
-        r = r ?: prop_table_add_bool(t, "PrivateTmp", true);
-        r = r ?: prop_table_add_bool(t, "PrivateDevices", false);
-        r = r ?: prop_table_add_bool(t, "ProtectKernelModules", true);
-        r = r ?: prop_table_add_bool(t, "ProtectKernelLogs", true);
-        r = r ?: prop_table_add_bool(t, "ProtectControlGroups", true);
         r = r ?: prop_table_add_bool(t, "LockPersonality", true);
         r = r ?: prop_table_add_bool(t, "RestrictRealtime", true);
         r = r ?: prop_table_add_string(t, "KillMode", "control-group");

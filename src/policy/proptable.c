@@ -46,6 +46,7 @@ static const PropDef prop_defs[] = {
         { "IPAddressAllow",         "IPAddressAllow",         PROP_IP_ADDRESSES },
         { "NetworkNamespacePath",   "NetworkNamespacePath",   PROP_STRING },
         { "PIDFile",                "PIDFile",                PROP_STRING },
+        { "IgnoreSIGPIPE",          "IgnoreSIGPIPE",          PROP_BOOL },
         { "Environment",            "Environment",            PROP_ENVIRONMENT },
         { "UMask",                  "UMask",                  PROP_MODE },
         { "LimitCORE",              "LimitCORE",              PROP_BYTES },

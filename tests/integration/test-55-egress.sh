@@ -77,7 +77,16 @@ sys.exit(0 if n else 1)' "$2"
 journal_values() {   # FIELD: values of FIELD in the journal since the test started
   journalctl -b --since "@$T0" -o json --no-pager 2>/dev/null | jq -r --arg f "$1" 'select(.[$f] != null) | .[$f]' 2>/dev/null
 }
-wait_file() { local i; for i in $(seq "${2:-600}"); do [ -e "$1" ] && return 0; sleep 0.1; done; return 1; }
+# wait_file PATH [TENTHS] [PID]: until PATH exists (default 60 s; gives up once PID, a run's client, is gone)
+wait_file() {
+  local i
+  for i in $(seq "${2:-600}"); do
+    [ -e "$1" ] && return 0
+    [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && { sleep 0.5; [ -e "$1" ]; return; }
+    sleep 0.1
+  done
+  return 1
+}
 
 # ---- the test network, sbxd's upstream, the test profiles ---------------------------------------------------
 t_begin "setup: test network, dnsmasq as sbxd's upstream, test profiles"
@@ -333,7 +342,7 @@ for _ in range(300):
 print("inbound", got or "none")
 '
   cpid=$CPID
-  wait_file "$SHARE/listening" || _t_err "the run never listened"
+  wait_file "$SHARE/listening" 600 "$cpid" || _t_err "the run never listened: $(cat "$W/in.out")"
   T_OUT=$(ip netns exec "$TN_NS" $PY -c "$TN_PY" tcp:203.0.113.1:8080 2>&1)
   assert_errno "tcp 203.0.113.1:8080" ECONNREFUSED
   T_OUT=$($PY -c "$TN_PY" tcp:127.0.0.1:8080 tcp:203.0.113.1:8080 2>&1)
@@ -381,9 +390,12 @@ t_begin "two concurrent runs do not see each other's allowances; their map entri
 rm -f "$SHARE"/a-* "$SHARE"/b-*
 sbx_run_bg "$W/a.out" -p sbxtegress -- $PY -c "$TN_PY" resolve:long.test tcp:203.0.113.10:80 touch:$SHARE/a-ready \
   wait:$SHARE/b-ready tcp:198.51.100.10:8443 tcp:203.0.113.10:80 touch:$SHARE/a-done
+if [ -z "${RUN:-}" ] || ! kill -0 "$CPID" 2>/dev/null; then
+  t_fail "run A did not start: $(cat "$W/a.out")"
+else
 cpid=$CPID runa=$RUN
 cga=$(run_cgroup_id "$runa")
-wait_file "$SHARE/a-ready" || _t_err "run A never got ready: $(cat "$W/a.out")"
+wait_file "$SHARE/a-ready" 600 "$cpid" || _t_err "run A never got ready: $(cat "$W/a.out")"
 if [ -n "$cga" ] && [ -e /sys/fs/bpf/sbx/egress/rules4 ]; then
   map_has_cgroup rules4 "$cga" || _t_err "control: rules4 has no entry of the running run A (cgroup $cga)"
 fi
@@ -411,18 +423,22 @@ else
     map_has_cgroup $m "$cga" && _t_err "map $m still has an entry of run A (cgroup $cga) after it ended"
   done
 fi
+fi
 
 t_begin "sbxd killed during a run: the run still reaches what it may and nothing else"
 rm -f "$SHARE"/k-*
 sbx_run_bg "$W/k.out" -p sbxtegress -- sh -c "$PY -c '$TN_PY' wait:$SHARE/k-go tcp:203.0.113.10:443 tcp:10.213.0.2:22 \
   tcp:198.51.100.10:8443 tcp:203.0.113.11:443 > $SHARE/k-result.tmp 2>&1; mv $SHARE/k-result.tmp $SHARE/k-result"
+if [ -z "${RUN:-}" ] || ! kill -0 "$CPID" 2>/dev/null; then
+  t_fail "the run did not start: $(cat "$W/k.out")"
+else
 cpid=$CPID runk=$RUN unitk=$(record_get "$RUN" .unit)
 cgk=$(run_cgroup_id "$runk")
 assert_rc 0 systemctl kill -s KILL sbxd.service
 for i in $(seq 50); do systemctl is-active -q sbxd.service || break; sleep 0.1; done
 assert_ne active "$(systemctl is-active sbxd.service)" "sbxd after the kill"
 touch "$SHARE/k-go"
-wait_file "$SHARE/k-result" 300 || _t_err "the run wrote no result"
+wait_file "$SHARE/k-result" 300 || _t_err "the run wrote no result: $(cat "$W/k.out")"
 [ "$(systemctl is-active sbxd.service)" = active ] && t_log "note: sbxd was started again (bus activation) before the run's checks"
 T_OUT=$(cat "$SHARE/k-result" 2>/dev/null)
 assert_reached "tcp 203.0.113.10:443"
@@ -439,6 +455,7 @@ if [ -n "$cgk" ] && [ -e /sys/fs/bpf/sbx/egress/rules4 ]; then
     [ -e /sys/fs/bpf/sbx/egress/$m ] || continue
     map_has_cgroup $m "$cgk" && _t_err "map $m still has an entry of the run sbxd missed the end of (cgroup $cgk)"
   done
+fi
 fi
 
 t_begin "after all runs: no units, namespaces or network units left"

@@ -20,8 +20,9 @@ t_require_systemd || t_summary
 
 CDIR=$(cd "$(dirname "$0")/compat" && pwd)
 PROFILE=${SBX_COMPAT_PROFILE:-coding}
-# --network none narrows a profile with network access (coding's allowlist cannot be enforced yet); a
-# profile whose network is already none (offline) may refuse the option, and older sbxctl lack it
+# --network none narrows a profile with network access (the tasks need none, and coding's registries
+# are not reachable from the testbed); a profile whose network is already none (offline) may refuse
+# the option, and older sbxctl lack it
 NET=()
 if sbxctl --help 2>&1 | grep -q -- '--network' &&
    ! sbxctl profile show "$PROFILE" 2>/dev/null | grep -Eq '^[[:space:]]*network:[[:space:]]+none'; then

@@ -36,17 +36,17 @@ assert_rc 0 sbxctl run -p offline --memory 64M --tasks 16 --cpu 50% -- sh -c \
 assert_eq "$(printf '67108864\n16\n50000 100000')" "$T_OUT"
 
 # ---- coding --------------------------------------------------------------------------------------------
-t_begin "coding: an allowlist cannot be enforced yet, so a run is refused, not run unfiltered"
-assert_rc 123 sbxctl run -p coding -- true
-assert_contains "$T_OUT" "cannot enforce per-destination rules yet; refusing to run unfiltered"
-assert_eq "" "$(sbx_leftovers)" "nothing started"
+t_begin "coding: its allowlist is enforced, so a run is not refused; it has a network namespace of its own"
+assert_rc 0 sbxctl run -p coding -- sh -c 'stat -L -c "netns %i" /proc/self/ns/net; ls /sys/class/net | grep -c .'
+assert_not_contains "$T_OUT" "netns $(stat -L -c %i /proc/self/ns/net)" "the host's network namespace"
+assert_eq allowlist "$(record_get "$(last_run_id)" .network.mode)" "record: network.mode"
 
 t_begin "coding with --network none runs offline"
 assert_rc 0 sbxctl run -p coding --network none -- sh -c 'ls /sys/class/net | tr "\n" " "'
 assert_eq "lo " "$T_OUT"
+assert_eq none "$(record_get "$(last_run_id)" .network.mode)" "record: network.mode"
 
-t_begin "coding: the drop-in holds its runs offline even without the transient property"
-assert_contains "$(cat /run/systemd/generator/sbx-coding-.service.d/50-sbx-profile.conf)" "PrivateNetwork=yes" "prefix drop-in"
+t_begin "coding --network none: the live unit reads the profile's drop-in and has PrivateNetwork=yes"
 sbx_run_bg /tmp/sbxt-coding-bg.out -p coding --network none -- sleep 30
 assert_contains "$(systemctl cat "$(record_get "$RUN" .unit)")" "sbx-coding-.service.d/50-sbx-profile.conf" "the live unit reads it"
 assert_eq "yes" "$(systemctl show -P PrivateNetwork "$(record_get "$RUN" .unit)")"
@@ -72,29 +72,13 @@ assert_rc 0 sbxctl run -p coding --network none -- cat /home/sbx/.cache/pip/mark
 assert_eq "kept" "$T_OUT" "the cache is back once the first run ended"
 
 # ---- browser -------------------------------------------------------------------------------------------
-# A network namespace of the test's own with a "public" address (198.51.100.2, a documentation range
-# sbx does not deny) and a private one (10.213.0.2), each with a listener.
-NS=sbxt-pub
-ip netns del $NS 2>/dev/null
-had_netns_dir=$([ -e /run/netns ] && echo yes)
-ip netns add $NS && ip link add sbxt-h type veth peer name sbxt-n && ip link set sbxt-n netns $NS \
-  && ip addr add 198.51.100.1/24 dev sbxt-h && ip addr add 10.213.0.1/24 dev sbxt-h && ip link set sbxt-h up \
-  && ip -n $NS addr add 198.51.100.2/24 dev sbxt-n && ip -n $NS addr add 10.213.0.2/24 dev sbxt-n \
-  && ip -n $NS link set sbxt-n up && ip -n $NS link set lo up
-t_on_exit "ip link del sbxt-h 2>/dev/null; ip netns del $NS 2>/dev/null"
-# ip makes /run/netns (a bind mount of itself) for the first namespace: if it is ours, it goes too
-[ -n "$had_netns_dir" ] || t_on_exit "[ -z \"\$(ls -A /run/netns 2>/dev/null)\" ] && umount /run/netns 2>/dev/null; rmdir /run/netns 2>/dev/null"
-ip netns exec $NS $PY -c '
-import socket, threading, time
-def serve(addr):
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((addr, 8080)); s.listen()
-    while True:
-        c, _ = s.accept(); c.sendall(b"hello " + addr.encode()); c.close()
-for a in ("198.51.100.2", "10.213.0.2"):
-    threading.Thread(target=serve, args=(a,), daemon=True).start()
-time.sleep(120)
-' & NSPID=$!
-t_on_exit "kill $NSPID 2>/dev/null"
+# The test network of testnet.sh: "public" servers at 203.0.113.10 and 198.51.100.10, a private one at
+# 10.213.0.2 (documentation ranges are not denied), and the host default route pasta needs. Runs of
+# network mode public have a namespace of their own, connected by pasta; sbx's egress programs refuse
+# a denied destination at once (EPERM).
+. "$(dirname "$0")/testnet.sh"
+t_on_exit testnet_down
+testnet_up || echo "  # test network: $TN_ERROR"
 $PY -c '
 import socket, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 18080)); s.listen()
@@ -102,59 +86,43 @@ s6 = socket.socket(socket.AF_INET6); s6.setsockopt(socket.SOL_SOCKET, socket.SO_
 time.sleep(120)
 ' & HPID=$!
 t_on_exit "kill $HPID 2>/dev/null"
-# the listeners are up once the control probe can reach them (TCG is slow to start python)
-for i in $(seq 100); do
-  ss -Htln | grep -q '127.0.0.1:18080' && ip netns exec $NS ss -Htln | grep -q '10.213.0.2:8080' && break
-  sleep 0.2
-done
-PROBE='
-import socket, sys
-for host in sys.argv[1:]:
-    addr, port = host.rsplit(":", 1)
-    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
-    s = socket.socket(fam); s.settimeout(3)
-    try:
-        s.connect((addr.strip("[]"), int(port)))
-    except OSError as e:
-        print("blocked", host, "timeout" if isinstance(e, socket.timeout) else e.errno)
-        continue
-    try:
-        greeting = s.recv(64).decode(errors="replace")
-    except OSError:
-        greeting = ""
-    print("OPEN", host, greeting)
-'
+for i in $(seq 100); do ss -Htln | grep -q '127.0.0.1:18080' && break; sleep 0.2; done
+# line PREFIX: the probe's line for PREFIX (e.g. "tcp 10.213.0.2:80")
+line() { printf '%s\n' "$T_OUT" | awk -v p="$1 " 'index($0, p) == 1 { print; exit }'; }
 
-t_begin "browser: a public address is reachable; loopback and private ranges are not"
-# control: from outside the sandbox both listeners answer
-out=$($PY -c "$PROBE" 198.51.100.2:8080 10.213.0.2:8080 127.0.0.1:18080 2>&1)
-assert_contains "$out" "OPEN 198.51.100.2:8080 hello" "control: public listener"
-assert_contains "$out" "OPEN 10.213.0.2:8080 hello" "control: private listener"
-assert_contains "$out" "OPEN 127.0.0.1:18080" "control: loopback listener"
-assert_rc 0 sbxctl run -p browser -- $PY -c "$PROBE" 198.51.100.2:8080 10.213.0.2:8080 127.0.0.1:18080 \
-  '[::1]:18080' '[::ffff:10.213.0.2]:8080' '[::ffff:127.0.0.1]:18080'
-assert_contains "$T_OUT" "OPEN 198.51.100.2:8080 hello 198.51.100.2"
-# (IPAddressDeny= drops the packets: TCP's connect() times out, a datagram fails with EPERM)
-assert_contains "$T_OUT" "blocked 10.213.0.2:8080" "private range"
-assert_contains "$T_OUT" "blocked 127.0.0.1:18080" "loopback"
-assert_contains "$T_OUT" "blocked [::1]:18080" "IPv6 loopback"
-assert_contains "$T_OUT" "blocked [::ffff:10.213.0.2]:8080" "IPv4-mapped private"
-assert_contains "$T_OUT" "blocked [::ffff:127.0.0.1]:18080" "IPv4-mapped loopback"
-assert_not_contains "$T_OUT" "OPEN 10."
-assert_not_contains "$T_OUT" "OPEN 127."
+t_begin "browser: a public address is reachable; private ranges fail with EPERM at once; the host's loopback is not the run's"
+[ -z "$TN_ERROR" ] || _t_err "test network: $TN_ERROR"
+# control: from outside the sandbox every listener answers
+T_OUT=$($PY -c "$TN_PY" tcp:198.51.100.10:80 tcp:10.213.0.2:80 tcp:127.0.0.1:18080 2>&1)
+assert_contains "$(line "tcp 198.51.100.10:80")" "OK hello" "control: public listener"
+assert_contains "$(line "tcp 10.213.0.2:80")" "OK hello" "control: private listener"
+assert_contains "$(line "tcp 127.0.0.1:18080")" "OK" "control: loopback listener"
+assert_rc 0 sbxctl run -p browser -- $PY -c "$TN_PY" tcp:198.51.100.10:80 tcp:10.213.0.2:80 tcp:127.0.0.1:18080 \
+  'tcp:[::1]:18080' 'tcp:[::ffff:10.213.0.2]:80' 'tcp:[::ffff:127.0.0.1]:18080'
+assert_contains "$(line "tcp 198.51.100.10:80")" "OK hello" "public listener"
+assert_match "$(line "tcp 10.213.0.2:80")" "ERR EPERM [0-9]{1,3}$" "private range (EPERM within a second)"
+assert_match "$(line "tcp [::ffff:10.213.0.2]:80")" "ERR EPERM [0-9]{1,3}$" "IPv4-mapped private"
+# the run's loopback is its own namespace's: the host's listeners are not there
+assert_match "$(line "tcp 127.0.0.1:18080")" "ERR ECONNREFUSED " "loopback"
+assert_match "$(line "tcp [::1]:18080")" "ERR ECONNREFUSED " "IPv6 loopback"
+assert_match "$(line "tcp [::ffff:127.0.0.1]:18080")" "ERR (ECONNREFUSED|EPERM) " "IPv4-mapped loopback"
+assert_not_contains "$T_OUT" "10.213.0.2:80 OK"
+assert_not_contains "$T_OUT" "18080 OK"
 
-t_begin "browser: UDP to loopback and private ranges is refused"
+t_begin "browser: UDP to private, link-local and multicast addresses is refused"
+# (port 53 would go to the run's own resolver: sbx redirects every DNS query there)
 assert_rc 0 sbxctl run -p browser -- $PY -c '
 import socket
-for a in ("127.0.0.53", "10.213.0.2", "169.254.169.254", "224.0.0.251"):
+for a in ("10.213.0.2", "169.254.169.254", "224.0.0.251", "100.64.0.1"):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
-        s.sendto(b"x", (a, 53)); print("SENT", a)
+        s.sendto(b"x", (a, 5353)); print("SENT", a)
     except OSError as e:
         print("refused", a, e.errno)
 '
 assert_not_contains "$T_OUT" "SENT"
 assert_contains "$T_OUT" "refused 169.254.169.254 1" "the cloud metadata address"
+assert_contains "$T_OUT" "refused 10.213.0.2 1" "a private address"
 
 t_begin "browser: host files outside the OS are hidden"
 mkdir -p /srv/sbxt-secret && echo SRV-SECRET > /srv/sbxt-secret/f; t_on_exit "rm -rf /srv/sbxt-secret"
@@ -162,15 +130,16 @@ assert_rc 0 sbxctl run -p browser -- sh -c 'cat /srv/sbxt-secret/f 2>&1; ls /var
 assert_not_contains "$T_OUT" "SRV-SECRET"
 assert_not_contains "$T_OUT" "dpkg" "/var/lib is hidden"
 
-t_begin "browser: the helper refuses to run when IPAddressDeny= is not in force"
-# The same profile, its deny-list emptied by a drop-in of higher priority than the generator's: the
-# helper's probe (a datagram to 127.0.0.1) goes through, and the run must be refused.
+t_begin "browser: the helper refuses to run in the host's network namespace"
+# The same profile with the run's namespace taken away by a drop-in of higher priority than the
+# generator's and than the transient unit: the run would share the host's network, and must be refused.
 mkdir -p /run/systemd/system/sbx-browser-.service.d
-printf '[Service]\nIPAddressDeny=\n' > /run/systemd/system/sbx-browser-.service.d/90-sbxt-weaken.conf
+printf '[Service]\nNetworkNamespacePath=\nPrivateNetwork=no\n' > /run/systemd/system/sbx-browser-.service.d/90-sbxt-weaken.conf
 t_on_exit "rm -rf /run/systemd/system/sbx-browser-.service.d; systemctl daemon-reload"
 systemctl daemon-reload
 assert_rc 123 sbxctl run -p browser -- true
-assert_contains "$T_OUT" "IPAddressDeny= is not in force"
+assert_contains "$T_OUT" "the run is in the host's network namespace, not one of its own"
+assert_eq refused "$(record_get "$(last_run_id)" .stop_reason)" "stop_reason"
 rm -rf /run/systemd/system/sbx-browser-.service.d; systemctl daemon-reload
 assert_rc 0 sbxctl run -p browser -- true
 

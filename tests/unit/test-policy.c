@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <cmocka.h>
 
+#include "egress-policy.h"
 #include "policy.h"
 #include "profile-load.h"
 #include "profile.h"
@@ -24,6 +25,12 @@
 #define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define DIGEST_OFFLINE "sha256:" HEX64
 #define DIGEST_CODING "sha256:c0d1456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+/* A run of network mode public or allowlist: its id and network namespace, as sbxd sets them */
+#define RUN_ID "0123456789abcdef0123456789abcdef"
+#define NETNS SBX_NETNS_DIR "/" RUN_ID
+#define NETNS_REQ .run_id = (char *) RUN_ID, .netns_path = (char *) NETNS
+#define HOST_NETNS_INO UINT64_C(4026531840)
+#define NO_NETNS "network: no network namespace was prepared for this run"
 
 #define ARGV(...) ((char *[]) { __VA_ARGS__, NULL })
 
@@ -44,6 +51,19 @@ static char **strv_copy(char *const *l) {
         assert_non_null(c);
         for (size_t i = 0; i < n; i++)
                 c[i] = xstrdup(l[i]);
+        return c;
+}
+
+/* A heap copy of a followed by b. */
+static char **strv_concat(char *const *a, char *const *b) {
+        size_t n = strv_length(a), m = strv_length(b);
+        char **c = calloc(n + m + 1, sizeof(char *));
+
+        assert_non_null(c);
+        for (size_t i = 0; i < n; i++)
+                c[i] = xstrdup(a[i]);
+        for (size_t i = 0; i < m; i++)
+                c[n + i] = xstrdup(b[i]);
         return c;
 }
 
@@ -240,6 +260,31 @@ static PropTable *fixed_ok(const Profile *p) {
         return t;
 }
 
+/* The static address lists of the profile's own mode, as the egress compiler makes them. */
+static void egress_lists(const Profile *p, char ***ret_allow, char ***ret_deny) {
+        assert_int_equal(egress_ip_address_lists(p, p->network, ret_allow, ret_deny), 0);
+        assert_non_null(*ret_allow);
+        assert_non_null(*ret_deny);
+}
+
+/* Fails if an option of the command line starts with the prefix. */
+static void assert_no_option(char *const *argv, const char *prefix) {
+        for (size_t i = 0; argv[i]; i++)
+                if (strneq(argv[i], prefix, strlen(prefix)))
+                        fail_msg("unexpected option %s", argv[i]);
+}
+
+/* A plan of network mode none: no namespace of its own to join, no network unit. */
+static void assert_no_net_unit(const RunPlan *plan) {
+        assert_int_equal(plan->network, NETWORK_NONE);
+        assert_null(plan->net_props);
+        assert_null(plan->net_exec_argv);
+        assert_null(plan->net_pre_argv);
+        assert_null(plan->net_post_argv);
+        assert_null(prop_table_get(plan->props, "NetworkNamespacePath"));
+        assert_true(get(plan, "PrivateNetwork")->b);
+}
+
 /* Fails unless the text has the line exactly once. */
 static void assert_has_line(const char *text, const char *line) {
         size_t l = strlen(line), n = 0;
@@ -333,7 +378,7 @@ static void test_profile_name_is_valid(void **state) {
 }
 
 static void test_unit_names(void **state) {
-        _cleanup_free_ char *unit = NULL, *slice = NULL, *dropin = NULL;
+        _cleanup_free_ char *unit = NULL, *slice = NULL, *dropin = NULL, *netns = NULL, *net_unit = NULL;
 
         assert_int_equal(policy_unit_name("coding", "0123456789abcdef0123456789abcdef", &unit), 0);
         assert_string_equal(unit, "sbx-coding-0123456789abcdef0123456789abcdef.service");
@@ -341,6 +386,12 @@ static void test_unit_names(void **state) {
         assert_string_equal(slice, "sbx-coding.slice");
         assert_int_equal(policy_dropin_dir_name("coding", &dropin), 0);
         assert_string_equal(dropin, "sbx-coding-.service.d");
+        /* a run's network namespace and network unit */
+        assert_int_equal(policy_netns_path(RUN_ID, &netns), 0);
+        assert_string_equal(netns, "/run/sbx/netns/" RUN_ID);
+        assert_string_equal(netns, NETNS);
+        assert_int_equal(policy_net_unit_name(RUN_ID, &net_unit), 0);
+        assert_string_equal(net_unit, "sbx-net@" RUN_ID ".service");
 }
 
 /* ---- compilation ---- */
@@ -384,7 +435,8 @@ static void test_compile_default(void **state) {
         assert_strv_equal(get(plan, "SystemCallFilter~")->strv,
                           ARGV("io_uring_setup", "io_uring_enter", "io_uring_register"));
         assert_strv_equal(get(plan, "SystemCallArchitectures")->strv, ARGV("native"));
-        assert_strv_equal(get(plan, "RestrictAddressFamilies")->strv, ARGV("AF_UNIX", "AF_INET", "AF_INET6"));
+        assert_strv_equal(get(plan, "RestrictAddressFamilies")->strv,
+                          ARGV("AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK"));
 
         /* resources: the profile's ceiling */
         assert_int_equal(get(plan, "MemoryMax")->u, p->memory_max);
@@ -411,17 +463,20 @@ static void test_compile_default(void **state) {
         assert_strv_equal(get(plan, "BindReadOnlyPaths")->strv, ARGV("/run/systemd/notify", "/run/systemd/notify"));
         static const char *const absent[] = {
                 "BindPaths", "StateDirectory", "IPAddressDeny", "MemoryDenyWriteExecute", "InaccessiblePaths",
-                "ReadWritePaths", "PrivateTmp",
+                "ReadWritePaths", "PrivateTmp", "IPAddressAllow", "NetworkNamespacePath", "PIDFile",
         };
         for (size_t i = 0; i < ELEMENTSOF(absent); i++)
                 if (prop_table_get(plan->props, absent[i]))
                         fail_msg("%s is set", absent[i]);
         assert_null(plan->pre_argv);
         assert_null(plan->post_argv);
+        /* network mode none: no network unit */
+        assert_no_net_unit(plan);
 
         text = render(plan->props);
         assert_has_line(text, "RestrictNamespaces=yes");
         assert_has_line(text, "PrivateNetwork=yes");
+        assert_has_line(text, "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK");
         assert_has_line(text, "CPUQuota=200%");
         assert_has_line(text, "RuntimeMaxSec=3600s");
         assert_has_line(text, "SystemCallFilter=~io_uring_setup io_uring_enter io_uring_register");
@@ -441,12 +496,18 @@ static void test_compile_no_duplicates(void **state) {
                               .tenant = TENANT, .term = "xterm" },
                    narrowed = { .argv = ARGV("true"), .network = "none" },
                    dataset = { .argv = ARGV("true"), .workspace = "/home/user/out", .dataset = "/srv/data",
-                               .tenant = TENANT };
+                               .tenant = TENANT },
+                   egress = { .argv = ARGV("true"), .workspace = "/home/user/project", .tenant = TENANT, NETNS_REQ,
+                              .host_netns_ino = HOST_NETNS_INO,
+                              .host_addresses = ARGV("198.51.100.7/32", "2001:db8::7/128") },
+                   public = { .argv = ARGV("true"), NETNS_REQ, .host_netns_ino = HOST_NETNS_INO,
+                              .host_addresses = ARGV("198.51.100.7/32", "2001:db8::7/128") };
         struct {
                 const Profile *p;
                 const RunRequest *req;
         } cases[] = {
                 { offline, &plain }, { coding, &cached }, { browser, &narrowed }, { data, &dataset },
+                { coding, &egress }, { browser, &public },
         };
 
         /* the data profile with everything that adds to lists */
@@ -462,6 +523,12 @@ static void test_compile_no_duplicates(void **state) {
 
                 assert_props_unique(plan->props);
                 assert_keys_unique(text);
+                if (plan->net_props) {
+                        _cleanup_free_ char *net = render(plan->net_props);
+
+                        assert_props_unique(plan->net_props);
+                        assert_keys_unique(net);
+                }
         }
 
         /* and the merged lists hold everything */
@@ -555,17 +622,22 @@ static void test_exec_argv(void **state) {
         assert_strv_equal(plan->exec_argv,
                           ARGV(EXEC_PATH, "--expect-memory-max=2147483648", "--expect-swap-max=0",
                                "--expect-tasks-max=512", "--expect-network=none",
-                               "--expect-profile-digest=" DIGEST_OFFLINE, "--expect-cpu-quota=200", "--workspace=private", "--", "sh", "-c",
-                               "echo \"$1\"", "--", "", "--expect-network=public", "two words"));
+                               "--expect-profile-digest=" DIGEST_OFFLINE, "--expect-cpu-quota=200", "--expect-egress",
+                               "--workspace=private", "--", "sh", "-c", "echo \"$1\"", "--", "", "--expect-network=public",
+                               "two words"));
         /* copies, not the request's strings */
-        assert_ptr_not_equal(plan->exec_argv[8], cmd[0]);
+        for (size_t k = 0; cmd[k]; k++)
+                assert_ptr_not_equal(plan->exec_argv[10 + k], cmd[k]);
 }
 
 /* A profile with an output limit and swap; a request that tightens. */
 static void test_exec_argv_public(void **state) {
         _cleanup_(profile_freep) Profile *p = profile_browser(true);
-        RunRequest req = { .argv = ARGV("curl", "https://example.org/"), .memory_max = 1ULL << 30 };
-        _cleanup_(run_plan_freep) RunPlan *plan = NULL;
+        RunRequest req = { .argv = ARGV("curl", "https://example.org/"), .memory_max = 1ULL << 30, NETNS_REQ },
+                   host = { .argv = ARGV("curl", "https://example.org/"), .memory_max = 1ULL << 30, NETNS_REQ,
+                            .host_netns_ino = HOST_NETNS_INO,
+                            .host_addresses = ARGV("198.51.100.7/32", "2001:db8::7/128") };
+        _cleanup_(run_plan_freep) RunPlan *plan = NULL, *hplan = NULL;
         _cleanup_free_ char *digest = NULL;
 
         p->swap_max = 256ULL << 20;
@@ -573,9 +645,19 @@ static void test_exec_argv_public(void **state) {
         assert_int_equal(asprintf(&digest, "--expect-profile-digest=%s", p->digest), (int) strlen(p->digest) + 24);
         assert_strv_equal(plan->exec_argv,
                           ARGV(EXEC_PATH, "--expect-memory-max=1073741824", "--expect-swap-max=268435456",
-                               "--expect-tasks-max=1024", "--expect-network=public", digest,
-                               "--output-max=67108864", "--expect-cpu-quota=200", "--workspace=private", "--", "curl",
-                               "https://example.org/"));
+                               "--expect-tasks-max=1024", "--expect-network=egress", digest,
+                               "--output-max=67108864", "--expect-cpu-quota=200", "--expect-egress",
+                               "--workspace=private", "--", "curl", "https://example.org/"));
+
+        /* the host's namespace and addresses (sbxd's): the helper checks it is not in the one, and that
+         * the others are denied */
+        hplan = compile_ok(p, &host);
+        assert_strv_equal(hplan->exec_argv,
+                          ARGV(EXEC_PATH, "--expect-memory-max=1073741824", "--expect-swap-max=268435456",
+                               "--expect-tasks-max=1024", "--expect-network=egress", digest,
+                               "--output-max=67108864", "--expect-cpu-quota=200", "--expect-netns-not=4026531840",
+                               "--expect-egress", "--expect-denied=198.51.100.7", "--expect-denied=2001:db8::7",
+                               "--workspace=private", "--", "curl", "https://example.org/"));
 }
 
 static void test_run_plan_add_exec_option(void **state) {
@@ -590,8 +672,9 @@ static void test_run_plan_add_exec_option(void **state) {
         assert_strv_equal(plan->exec_argv,
                           ARGV(EXEC_PATH, "--expect-memory-max=2147483648", "--expect-swap-max=0",
                                "--expect-tasks-max=512", "--expect-network=none",
-                               "--expect-profile-digest=" DIGEST_OFFLINE, "--expect-cpu-quota=200", "--workspace=private",
-                               "--seccomp-filter=00ff", "--second", "--", "sh", "-c", "x", "--", "y"));
+                               "--expect-profile-digest=" DIGEST_OFFLINE, "--expect-cpu-quota=200", "--expect-egress",
+                               "--workspace=private", "--seccomp-filter=00ff", "--second", "--", "sh", "-c", "x", "--",
+                               "y"));
 
         /* a command line without the separator is refused, and left alone */
         bare = calloc(1, sizeof(RunPlan));
@@ -676,10 +759,13 @@ static void test_digest(void **state) {
         RunRequest a = { .argv = ARGV("true") }, b = { .argv = ARGV("other", "cmd") },
                    ws = { .argv = ARGV("true"), .workspace = "/home/user/p" },
                    mem = { .argv = ARGV("true"), .memory_max = 1ULL << 30 },
-                   none = { .argv = ARGV("true"), .network = "none" };
+                   none = { .argv = ARGV("true"), .network = "none" },
+                   pub = { .argv = ARGV("true"), NETNS_REQ },
+                   other_run = { .argv = ARGV("true"), .run_id = "fedcba9876543210fedcba9876543210",
+                                 .netns_path = SBX_NETNS_DIR "/fedcba9876543210fedcba9876543210" };
         _cleanup_(run_plan_freep) RunPlan *pa = compile_ok(p, &a), *pb = compile_ok(p, &b), *pws = compile_ok(p, &ws),
-                                          *pmem = compile_ok(p, &mem), *ppub = compile_ok(browser, &a),
-                                          *pnone = compile_ok(browser, &none);
+                                          *pmem = compile_ok(p, &mem), *ppub = compile_ok(browser, &pub),
+                                          *pnone = compile_ok(browser, &none), *pother = compile_ok(browser, &other_run);
 
         assert_int_equal(strlen(pa->digest), 71);
         assert_memory_equal(pa->digest, "sha256:", 7);
@@ -690,44 +776,179 @@ static void test_digest(void **state) {
         assert_string_not_equal(pws->digest, pmem->digest);
         assert_string_not_equal(ppub->digest, pnone->digest);
         assert_string_not_equal(pa->digest, ppub->digest);
+        /* the run's network namespace is part of its properties */
+        assert_string_not_equal(ppub->digest, pother->digest);
 }
 
 /* ---- network ---- */
 
-static void test_network_allowlist_refused(void **state) {
+/* An allowlist runs in a network namespace of its own (sbxd's), where the egress programs judge every
+ * destination; systemd's address filter holds the static part of the list. */
+static void test_network_allowlist(void **state) {
         _cleanup_(profile_freep) Profile *with_none = profile_coding(true), *without = profile_coding(false);
-        RunRequest req = { .argv = ARGV("true") }, allowlist = { .argv = ARGV("true"), .network = "allowlist" },
-                   none = { .argv = ARGV("true"), .network = "none" },
-                   pub = { .argv = ARGV("true"), .network = "public" };
+        RunRequest req = { .argv = ARGV("true"), NETNS_REQ },
+                   allowlist = { .argv = ARGV("true"), .network = "allowlist", NETNS_REQ },
+                   none = { .argv = ARGV("true"), .network = "none", NETNS_REQ },
+                   pub = { .argv = ARGV("true"), .network = "public", NETNS_REQ };
+        _cleanup_strv_free_ char **allow = NULL, **deny = NULL;
         _cleanup_free_ char *e = NULL;
 
-        compile_fails(with_none, &req, -EOPNOTSUPP,
-                      "network: profile 'coding' allows listed destinations only, and sbx cannot enforce "
-                      "per-destination rules yet; refusing to run unfiltered (--network none runs it offline)");
-        compile_fails(with_none, &allowlist, -EOPNOTSUPP,
-                      "network: profile 'coding' allows listed destinations only, and sbx cannot enforce "
-                      "per-destination rules yet; refusing to run unfiltered (--network none runs it offline)");
-        compile_fails(without, &req, -EOPNOTSUPP,
-                      "network: profile 'coding' allows listed destinations only, and sbx cannot enforce "
-                      "per-destination rules yet; refusing to run unfiltered");
-        compile_fails(without, &allowlist, -EOPNOTSUPP,
-                      "network: profile 'coding' allows listed destinations only, and sbx cannot enforce "
-                      "per-destination rules yet; refusing to run unfiltered");
-        assert_int_equal(run_request_validate(without, &req, &e), -EOPNOTSUPP);
-        assert_non_null(e);
-        assert_int_equal(run_request_validate(without, &req, NULL), -EOPNOTSUPP);
+        egress_lists(without, &allow, &deny);
+        /* a destination with a host name: every always-denied range, and the own loopback allowed */
+        assert_strv_equal(allow, ARGV("127.0.0.0/8", "::1/128"));
+        assert_true(strv_contains(deny, "10.0.0.0/8"));
+        assert_false(strv_contains(deny, "any"));
+
+        const Profile *profiles[] = { with_none, without };
+        const RunRequest *reqs[] = { &req, &allowlist };
+        for (size_t i = 0; i < ELEMENTSOF(profiles); i++)
+                for (size_t k = 0; k < ELEMENTSOF(reqs); k++) {
+                        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(profiles[i], reqs[k]);
+                        _cleanup_free_ char *text = render(plan->props);
+
+                        assert_int_equal(plan->network, NETWORK_ALLOWLIST);
+                        assert_string_equal(get(plan, "NetworkNamespacePath")->s, NETNS);
+                        assert_has_line(text, "NetworkNamespacePath=" NETNS);
+                        assert_null(prop_table_get(plan->props, "PrivateNetwork"));
+                        assert_no_key(text, "PrivateNetwork");
+                        assert_strv_equal(get(plan, "IPAddressDeny")->strv, deny);
+                        assert_strv_equal(get(plan, "IPAddressAllow")->strv, allow);
+                        assert_has_line(text, "IPAddressAllow=127.0.0.0/8 ::1/128");
+                        assert_strv_equal(get(plan, "RestrictAddressFamilies")->strv,
+                                          ARGV("AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK"));
+                        assert_true(strv_contains(plan->exec_argv, "--expect-network=egress"));
+                        assert_false(strv_contains(plan->exec_argv, "--expect-network=none"));
+                        assert_true(strv_contains(plan->exec_argv, "--expect-egress"));
+                        /* no host namespace given: nothing to compare with */
+                        assert_no_option(plan->exec_argv, "--expect-netns-not");
+                        assert_no_option(plan->exec_argv, "--expect-denied");
+                        assert_non_null(plan->net_props);
+                        assert_non_null(plan->net_exec_argv);
+                        assert_non_null(plan->net_pre_argv);
+                        assert_non_null(plan->net_post_argv);
+                }
+        /* nothing left to refuse in validation */
+        assert_int_equal(run_request_validate(without, &req, &e), 0);
+        assert_null(e);
+        assert_int_equal(run_request_validate(with_none, &req, NULL), 0);
 
         /* narrowing: only to none, only if the profile says so */
         compile_fails(without, &none, -EPERM, "network: profile 'coding' does not let a run choose 'none'");
         compile_fails(with_none, &pub, -EPERM, "network: profile 'coding' does not let a run choose 'public'");
-        {
-                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(with_none, &none);
-                _cleanup_free_ char *text = render(plan->props);
+}
 
-                assert_true(get(plan, "PrivateNetwork")->b);
+/* A run narrowed to none is offline whatever else the request carries: PrivateNetwork=yes per run, no
+ * namespace to join, no network unit, none of the host's addresses, the fixed address lists unchanged. */
+static void test_network_narrowed_none(void **state) {
+        _cleanup_(profile_freep) Profile *coding = profile_coding(true), *browser = profile_browser(true);
+        RunRequest none = { .argv = ARGV("true"), .network = "none", NETNS_REQ, .host_netns_ino = HOST_NETNS_INO,
+                            .host_addresses = ARGV("198.51.100.7/32", "2001:db8::7/128") },
+                   mode = { .argv = ARGV("true") };
+        const Profile *profiles[] = { coding, browser };
+
+        assert_int_equal(policy_run_network(coding, &none), NETWORK_NONE);
+        assert_int_equal(policy_run_network(coding, &mode), NETWORK_ALLOWLIST);
+        assert_int_equal(policy_run_network(browser, &none), NETWORK_NONE);
+        assert_int_equal(policy_run_network(browser, &mode), NETWORK_PUBLIC);
+
+        for (size_t i = 0; i < ELEMENTSOF(profiles); i++) {
+                _cleanup_(prop_table_freep) PropTable *fixed = fixed_ok(profiles[i]);
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(profiles[i], &none);
+                _cleanup_free_ char *text = render(plan->props);
+                _cleanup_strv_free_ char **allow = NULL, **deny = NULL;
+
+                /* per run: the fixed part has no PrivateNetwork for these modes */
+                assert_null(prop_table_get(fixed, "PrivateNetwork"));
+                assert_no_net_unit(plan);
                 assert_has_line(text, "PrivateNetwork=yes");
-                assert_null(prop_table_get(plan->props, "IPAddressDeny"));
+                assert_no_key(text, "NetworkNamespacePath");
+                /* the drop-in's lists, without the host's addresses */
+                egress_lists(profiles[i], &allow, &deny);
+                assert_strv_equal(get(plan, "IPAddressDeny")->strv, deny);
+                assert_strv_equal(get(plan, "IPAddressAllow")->strv, allow);
                 assert_true(strv_contains(plan->exec_argv, "--expect-network=none"));
+                assert_true(strv_contains(plan->exec_argv, "--expect-egress"));
+                assert_no_option(plan->exec_argv, "--expect-netns-not");
+                assert_no_option(plan->exec_argv, "--expect-denied");
+        }
+}
+
+/* The run's network unit: the namespace made (privileged ExecStartPre=), pasta connecting it with
+ * nothing mapped in (ExecStart=), removed (privileged ExecStopPost=). */
+static void test_network_unit(void **state) {
+        _cleanup_(profile_freep) Profile *coding = profile_coding(false), *browser = profile_browser(true);
+        RunRequest req = { .argv = ARGV("true"), NETNS_REQ, .host_netns_ino = HOST_NETNS_INO,
+                           .host_addresses = ARGV("198.51.100.7/32") };
+        const Profile *profiles[] = { coding, browser };
+
+        for (size_t i = 0; i < ELEMENTSOF(profiles); i++) {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(profiles[i], &req);
+                _cleanup_free_ char *text = NULL;
+
+                assert_int_equal(plan->network, profiles[i]->network);
+                assert_non_null(plan->net_props);
+                text = render(plan->net_props);
+                assert_string_equal(text,
+                                    "Type=forking\n"
+                                    "PIDFile=" NETNS ".pid\n"
+                                    "IgnoreSIGPIPE=no\n"
+                                    "NoNewPrivileges=yes\n"
+                                    "LockPersonality=yes\n"
+                                    "RestrictRealtime=yes\n"
+                                    "KillMode=control-group\n"
+                                    "TimeoutStopSec=5s\n");
+                assert_string_equal(get(plan, "NetworkNamespacePath")->s, NETNS);
+                assert_strv_equal(plan->net_exec_argv,
+                                  ARGV(SBX_PASTA_PATH, "--config-net", "--quiet", "--netns-only", "--runas", "0:0",
+                                       "--no-map-gw", "--no-dhcp", "--no-dhcpv6", "--no-icmp", "-t", "none", "-u",
+                                       "none", "-T", "none", "-U", "none", "--pid", NETNS ".pid", "--netns", NETNS));
+                assert_strv_equal(plan->net_pre_argv, ARGV(EXEC_PATH, "--netns=create:" NETNS));
+                assert_strv_equal(plan->net_post_argv, ARGV(EXEC_PATH, "--netns=remove:" NETNS));
+
+                /* nothing mapped into the namespace: no inbound ports, no way to the host's loopback, no
+                 * gateway-to-host mapping */
+                static const char *const none_opts[] = { "-t", "-u", "-T", "-U" };
+                for (size_t k = 0; k < ELEMENTSOF(none_opts); k++) {
+                        ssize_t o = strv_index(plan->net_exec_argv, none_opts[k]);
+
+                        if (o < 0 || !streq_ptr(plan->net_exec_argv[o + 1], "none"))
+                                fail_msg("pasta: %s is not followed by none", none_opts[k]);
+                }
+                assert_true(strv_contains(plan->net_exec_argv, "--no-map-gw"));
+        }
+}
+
+/* --expect-netns-not: the helper refuses to run in the host's network namespace. Only when sbxd knows
+ * it, and only for a run with a namespace of its own. */
+static void test_network_netns_not(void **state) {
+        _cleanup_(profile_freep) Profile *coding = profile_coding(true), *browser = profile_browser(true),
+                                         *offline = profile_offline();
+        RunRequest with = { .argv = ARGV("true"), NETNS_REQ, .host_netns_ino = HOST_NETNS_INO },
+                   without = { .argv = ARGV("true"), NETNS_REQ },
+                   none = { .argv = ARGV("true"), .network = "none", NETNS_REQ, .host_netns_ino = HOST_NETNS_INO },
+                   offline_with = { .argv = ARGV("true"), .host_netns_ino = HOST_NETNS_INO };
+        const Profile *profiles[] = { coding, browser };
+
+        for (size_t i = 0; i < ELEMENTSOF(profiles); i++) {
+                _cleanup_(run_plan_freep) RunPlan *a = compile_ok(profiles[i], &with), *b = compile_ok(profiles[i], &without),
+                                                  *c = compile_ok(profiles[i], &none);
+                ssize_t n = strv_index(a->exec_argv, "--expect-netns-not=4026531840");
+
+                /* after the CPU quota, right before --expect-egress */
+                assert_true(n > 0);
+                assert_int_equal(strv_index(a->exec_argv, "--expect-cpu-quota=200") + 1, n);
+                assert_int_equal(strv_index(a->exec_argv, "--expect-egress"), n + 1);
+                /* the same command line without it */
+                assert_int_equal(strv_length(a->exec_argv), strv_length(b->exec_argv) + 1);
+                assert_no_option(b->exec_argv, "--expect-netns-not");
+                for (size_t j = 0; b->exec_argv[j]; j++)
+                        assert_string_equal(b->exec_argv[j], a->exec_argv[j < (size_t) n ? j : j + 1]);
+                assert_no_option(c->exec_argv, "--expect-netns-not");
+        }
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(offline, &offline_with);
+
+                assert_no_option(plan->exec_argv, "--expect-netns-not");
         }
 }
 
@@ -755,35 +976,44 @@ static void test_network_modes(void **state) {
 
 static void test_network_public(void **state) {
         _cleanup_(profile_freep) Profile *p = profile_browser(true), *strict = profile_browser(false);
-        RunRequest req = { .argv = ARGV("true") }, none = { .argv = ARGV("true"), .network = "none" };
+        RunRequest req = { .argv = ARGV("true"), NETNS_REQ }, none = { .argv = ARGV("true"), .network = "none" };
         static const char *const denied[] = {
                 "127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10",
-                "0.0.0.0/8", "224.0.0.0/4", "::/127", "fc00::/7", "fe80::/10", "::ffff:0:0/96", "ff00::/8",
+                "0.0.0.0/8", "224.0.0.0/4", "::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8",
         };
         /* documentation ranges stand in for public addresses in tests */
         static const char *const allowed[] = {
                 "198.51.100.0/24", "192.0.2.0/24", "203.0.113.0/24", "2001:db8::/32",
         };
+        _cleanup_strv_free_ char **allow = NULL, **deny = NULL;
 
+        egress_lists(p, &allow, &deny);
         {
                 _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
                 _cleanup_free_ char *text = render(plan->props);
-                const Prop *deny = get(plan, "IPAddressDeny");
+                const Prop *d = get(plan, "IPAddressDeny");
 
                 for (size_t i = 0; i < ELEMENTSOF(denied); i++)
-                        if (!strv_contains(deny->strv, denied[i]))
+                        if (!strv_contains(d->strv, denied[i]))
                                 fail_msg("%s is not denied", denied[i]);
                 for (size_t i = 0; i < ELEMENTSOF(allowed); i++)
-                        if (strv_contains(deny->strv, allowed[i]))
+                        if (strv_contains(d->strv, allowed[i]))
                                 fail_msg("%s is denied", allowed[i]);
+                /* the egress compiler's static lists, exactly; the own loopback allowed (the run's namespace) */
+                assert_strv_equal(d->strv, deny);
+                assert_strv_equal(get(plan, "IPAddressAllow")->strv, ARGV("127.0.0.0/8", "::1/128"));
                 assert_null(prop_table_get(plan->props, "PrivateNetwork"));
                 assert_no_key(text, "PrivateNetwork");
                 assert_non_null(strstr(text, "\nIPAddressDeny=0.0.0.0/8 10.0.0.0/8 "));
-                assert_true(strv_contains(plan->exec_argv, "--expect-network=public"));
+                assert_has_line(text, "NetworkNamespacePath=" NETNS);
+                assert_int_equal(plan->network, NETWORK_PUBLIC);
+                assert_non_null(plan->net_props);
+                assert_true(strv_contains(plan->exec_argv, "--expect-network=egress"));
+                assert_false(strv_contains(plan->exec_argv, "--expect-network=public"));
                 assert_false(strv_contains(plan->exec_argv, "--expect-network=none"));
         }
 
-        /* narrowed to none: its own network namespace */
+        /* narrowed to none: its own network namespace, with only lo */
         {
                 _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &none);
                 _cleanup_free_ char *text = render(plan->props);
@@ -791,29 +1021,57 @@ static void test_network_public(void **state) {
                 assert_true(get(plan, "PrivateNetwork")->b);
                 assert_has_line(text, "PrivateNetwork=yes");
                 assert_true(strv_contains(plan->exec_argv, "--expect-network=none"));
+                assert_no_net_unit(plan);
         }
         compile_fails(strict, &none, -EPERM, "network: profile 'browser' does not let a run choose 'none'");
 }
 
-/* The fixed table (the drop-in every run of the profile gets) decides the network on its own for the
- * modes that are offline. */
+/* The fixed table (the drop-in every run of the profile gets): mode none is offline on its own; the
+ * others hold the egress compiler's static address lists (the namespace is per run). */
 static void test_network_fixed(void **state) {
         _cleanup_(profile_freep) Profile *offline = profile_offline(), *coding = profile_coding(true),
-                                         *browser = profile_browser(true);
+                                         *browser = profile_browser(true), *addresses = profile_coding(false);
         _cleanup_(prop_table_freep) PropTable *f_offline = fixed_ok(offline), *f_coding = fixed_ok(coding),
-                                              *f_browser = fixed_ok(browser);
+                                              *f_browser = fixed_ok(browser), *f_addresses = NULL;
+        _cleanup_strv_free_ char **c_allow = NULL, **c_deny = NULL, **b_allow = NULL, **b_deny = NULL;
         const Prop *pn;
 
         pn = prop_table_get(f_offline, "PrivateNetwork");
         assert_non_null(pn);
         assert_true(pn->b);
         assert_null(prop_table_get(f_offline, "IPAddressDeny"));
-        pn = prop_table_get(f_coding, "PrivateNetwork");
-        assert_non_null(pn);
-        assert_true(pn->b);
-        assert_null(prop_table_get(f_coding, "IPAddressDeny"));
+        assert_null(prop_table_get(f_offline, "IPAddressAllow"));
+
+        egress_lists(coding, &c_allow, &c_deny);
+        assert_null(prop_table_get(f_coding, "PrivateNetwork"));
+        assert_non_null(prop_table_get(f_coding, "IPAddressDeny"));
+        assert_strv_equal(prop_table_get(f_coding, "IPAddressDeny")->strv, c_deny);
+        assert_strv_equal(prop_table_get(f_coding, "IPAddressAllow")->strv, c_allow);
+
+        egress_lists(browser, &b_allow, &b_deny);
         assert_null(prop_table_get(f_browser, "PrivateNetwork"));
         assert_non_null(prop_table_get(f_browser, "IPAddressDeny"));
+        assert_strv_equal(prop_table_get(f_browser, "IPAddressDeny")->strv, b_deny);
+        assert_strv_equal(prop_table_get(f_browser, "IPAddressAllow")->strv, b_allow);
+
+        /* an allowlist of addresses only: everything denied but the own loopback and the destinations */
+        free(addresses->destinations[0].host);
+        addresses->destinations[0].host = NULL;
+        addresses->destinations[0].address = xstrdup("192.0.2.0/24");
+        f_addresses = fixed_ok(addresses);
+        assert_null(prop_table_get(f_addresses, "PrivateNetwork"));
+        assert_strv_equal(prop_table_get(f_addresses, "IPAddressDeny")->strv, ARGV("any"));
+        assert_strv_equal(prop_table_get(f_addresses, "IPAddressAllow")->strv,
+                          ARGV("127.0.0.0/8", "::1/128", "192.0.2.0/24"));
+
+        /* the per-run parts are not in the drop-in */
+        PropTable *all[] = { f_offline, f_coding, f_browser, f_addresses };
+        for (size_t i = 0; i < ELEMENTSOF(all); i++) {
+                assert_null(prop_table_get(all[i], "NetworkNamespacePath"));
+                assert_null(prop_table_get(all[i], "PIDFile"));
+                assert_strv_equal(prop_table_get(all[i], "RestrictAddressFamilies")->strv,
+                                  ARGV("AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK"));
+        }
 }
 
 /* ---- the fixed part and the per-run part ---- */
@@ -827,17 +1085,21 @@ static void test_fixed_prefix_of_plan(void **state) {
                             .term = "xterm" },
                    cached = { .argv = ARGV("true"), .network = "none", .tenant = TENANT, .workspace = "/srv/w" },
                    narrowed = { .argv = ARGV("true"), .network = "none", .memory_max = 1ULL << 30 },
-                   dataset = { .argv = ARGV("true"), .dataset = "/srv/d", .workspace = "/srv/w" };
+                   dataset = { .argv = ARGV("true"), .dataset = "/srv/d", .workspace = "/srv/w" },
+                   egress = { .argv = ARGV("true"), NETNS_REQ, .host_netns_ino = HOST_NETNS_INO },
+                   hosts = { .argv = ARGV("true"), NETNS_REQ, .host_addresses = ARGV("198.51.100.7/32") };
         struct {
                 const Profile *p;
                 const RunRequest *req;
                 bool extends_fixed; /* the request adds to a list the fixed part has */
         } cases[] = {
                 { offline, &plain, false },  { offline, &full, false },   { coding, &cached, false },
-                { browser, &narrowed, false }, { browser, &plain, false }, { data, &dataset, true },
+                { browser, &narrowed, false }, { browser, &egress, false }, { data, &dataset, true },
+                { coding, &egress, false }, { coding, &hosts, true }, { browser, &hosts, true },
         };
         static const char *const per_run[] = {
                 "MemoryMax", "TasksMax", "CPUQuota", "RuntimeMaxSec", "Environment", "BindPaths", "StateDirectory",
+                "NetworkNamespacePath",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -970,8 +1232,8 @@ static void test_caches(void **state) {
                                   ARGV(EXEC_PATH, "--expect-memory-max=4294967296", "--expect-swap-max=0",
                                        "--expect-tasks-max=1024", "--expect-network=none",
                                        "--expect-profile-digest=" DIGEST_CODING, "--output-max=1048576",
-                                       "--expect-cpu-quota=200", CACHE_OPT("pip", ".cache/pip"), CACHE_OPT("npm", ".npm"),
-                                       "--workspace=bound", "--", "pip", "install", "x"));
+                                       "--expect-cpu-quota=200", "--expect-egress", CACHE_OPT("pip", ".cache/pip"),
+                                       CACHE_OPT("npm", ".npm"), "--workspace=bound", "--", "pip", "install", "x"));
                 /* and an option added later still goes before the separator */
                 assert_int_equal(run_plan_add_exec_option(plan, "--seccomp-filter=00"), 0);
                 assert_int_equal(strv_index(plan->exec_argv, "--seccomp-filter=00") + 1,
@@ -1002,6 +1264,60 @@ static void test_caches(void **state) {
                 assert_null(prop_table_get(plan->props, "BindPaths"));
                 for (size_t i = 0; plan->exec_argv[i]; i++)
                         assert_false(strneq(plan->exec_argv[i], "--cache=", 8));
+        }
+}
+
+/* The host's own addresses (sbxd's) are denied to every run with a network: public and allowlist alike,
+ * per run on top of the drop-in's list, and the helper checks they are. */
+static void test_network_host_addresses(void **state) {
+        _cleanup_(profile_freep) Profile *coding = profile_coding(true), *browser = profile_browser(true),
+                                         *offline = profile_offline();
+        char **hosts = ARGV("198.51.100.7/32", "2001:db8::7/128");
+        RunRequest req = { .argv = ARGV("pip", "install", "x"), .tenant = TENANT, .workspace = "/home/user/p",
+                           NETNS_REQ, .host_netns_ino = HOST_NETNS_INO, .host_addresses = hosts },
+                   offline_req = { .argv = ARGV("true"), .host_addresses = hosts };
+        const Profile *profiles[] = { coding, browser };
+
+        for (size_t i = 0; i < ELEMENTSOF(profiles); i++) {
+                _cleanup_(run_plan_freep) RunPlan *plan = NULL;
+                _cleanup_strv_free_ char **allow = NULL, **deny = NULL, **want = NULL;
+                _cleanup_free_ char *text = NULL;
+
+                if (profiles[i] == browser)
+                        req.workspace = NULL, req.tenant = NULL; /* it offers neither */
+                plan = compile_ok(profiles[i], &req);
+                text = render(plan->props);
+                egress_lists(profiles[i], &allow, &deny);
+                want = strv_concat(deny, hosts);
+                assert_strv_equal(get(plan, "IPAddressDeny")->strv, want);
+                assert_strv_equal(get(plan, "IPAddressAllow")->strv, allow);
+                assert_non_null(strstr(text, " 198.51.100.7/32 2001:db8::7/128\nIPAddressAllow=127.0.0.0/8 ::1/128\n"));
+                assert_true(strv_contains(plan->exec_argv, "--expect-denied=198.51.100.7"));
+                assert_true(strv_contains(plan->exec_argv, "--expect-denied=2001:db8::7"));
+        }
+
+        /* the whole command line of the allowlist: the denied addresses after the caches */
+        req.workspace = "/home/user/p";
+        req.tenant = TENANT;
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(coding, &req);
+
+                assert_strv_equal(plan->exec_argv,
+                                  ARGV(EXEC_PATH, "--expect-memory-max=4294967296", "--expect-swap-max=0",
+                                       "--expect-tasks-max=1024", "--expect-network=egress",
+                                       "--expect-profile-digest=" DIGEST_CODING, "--expect-cpu-quota=200",
+                                       "--expect-netns-not=4026531840", "--expect-egress",
+                                       CACHE_OPT("pip", ".cache/pip"), CACHE_OPT("npm", ".npm"),
+                                       "--expect-denied=198.51.100.7", "--expect-denied=2001:db8::7",
+                                       "--workspace=bound", "--", "pip", "install", "x"));
+        }
+        /* mode none: no address filter at all */
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(offline, &offline_req);
+
+                assert_null(prop_table_get(plan->props, "IPAddressDeny"));
+                assert_null(prop_table_get(plan->props, "IPAddressAllow"));
+                assert_no_option(plan->exec_argv, "--expect-denied");
         }
 }
 
@@ -1354,6 +1670,47 @@ static void test_refuse_dataset(void **state) {
         assert_int_equal(check_refusals(data, data_table, ELEMENTSOF(data_table)), 0);
 }
 
+/* Public and allowlist runs need the namespace sbxd prepares (its path, and the run's id); validation
+ * passes, compilation refuses. Mode none (the profile's, or a request's narrower one) needs none. */
+static void test_refuse_no_netns(void **state) {
+        _cleanup_(profile_freep) Profile *coding = profile_coding(true), *browser = profile_browser(true),
+                                         *offline = profile_offline();
+        static char *one[] = { "true", NULL };
+        const Refusal table[] = {
+                { "neither", { .argv = one }, -EINVAL, NO_NETNS, true },
+                { "no run id", { .argv = one, .netns_path = (char *) NETNS }, -EINVAL, NO_NETNS, true },
+                { "no path", { .argv = one, .run_id = (char *) RUN_ID }, -EINVAL, NO_NETNS, true },
+                { "neither, with the host's", { .argv = one, .host_netns_ino = HOST_NETNS_INO,
+                                                .host_addresses = ARGV("198.51.100.7/32") },
+                  -EINVAL, NO_NETNS, true },
+        };
+        const Refusal coding_table[] = {
+                { "neither", { .argv = one }, -EINVAL, NO_NETNS, true },
+                { "neither, mode named", { .argv = one, .network = "allowlist" }, -EINVAL, NO_NETNS, true },
+                { "no run id", { .argv = one, .netns_path = (char *) NETNS }, -EINVAL, NO_NETNS, true },
+                { "no path", { .argv = one, .run_id = (char *) RUN_ID }, -EINVAL, NO_NETNS, true },
+        };
+        RunRequest none = { .argv = one, .network = "none" }, plain = { .argv = one };
+
+        assert_int_equal(check_refusals(browser, table, ELEMENTSOF(table)), 0);
+        assert_int_equal(check_refusals(coding, coding_table, ELEMENTSOF(coding_table)), 0);
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(coding, &none);
+
+                assert_no_net_unit(plan);
+        }
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(browser, &none);
+
+                assert_no_net_unit(plan);
+        }
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(offline, &plain);
+
+                assert_no_net_unit(plan);
+        }
+}
+
 static void test_refuse_too_many_args(void **state) {
         _cleanup_(profile_freep) Profile *p = profile_offline();
         _cleanup_free_ char **argv = calloc(SBX_ARGV_MAX_ARGS + 2, sizeof(char *));
@@ -1367,7 +1724,7 @@ static void test_refuse_too_many_args(void **state) {
         {
                 _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
 
-                assert_int_equal(strv_length(plan->exec_argv), 9 + SBX_ARGV_MAX_ARGS);
+                assert_int_equal(strv_length(plan->exec_argv), 10 + SBX_ARGV_MAX_ARGS);
         }
         argv[SBX_ARGV_MAX_ARGS] = "a";
         assert_int_equal(run_request_validate(p, &req, &e), -E2BIG);
@@ -1504,7 +1861,8 @@ static void test_shipped_profiles(void **state) {
                 _cleanup_(profile_freep) Profile *p = NULL;
                 _cleanup_(prop_table_freep) PropTable *fixed = NULL, *slice = NULL;
                 _cleanup_free_ char *e = NULL, *ft = NULL, *st = NULL;
-                RunRequest req = { .argv = ARGV("true") }, none = { .argv = ARGV("true"), .network = "none" };
+                RunRequest req = { .argv = ARGV("true"), NETNS_REQ }, none = { .argv = ARGV("true"), .network = "none" },
+                           bare = { .argv = ARGV("true") };
                 RunPlan *plan = NULL;
                 int r;
 
@@ -1523,13 +1881,24 @@ static void test_shipped_profiles(void **state) {
                 assert_int_equal(policy_compile_slice(p, &slice), 0);
                 st = render(slice);
 
-                r = policy_compile(p, &req, EXEC_PATH, &plan, &e);
-                if (streq(p->name, "coding")) {
-                        assert_int_equal(r, -EOPNOTSUPP);
-                        assert_non_null(e);
-                        assert_non_null(strstr(e, "(--network none runs it offline)"));
-                        r = policy_compile(p, &none, EXEC_PATH, &plan, NULL);
+                /* without the namespace sbxd prepares, only the offline profiles compile */
+                if (p->network != NETWORK_NONE) {
+                        _cleanup_free_ char *ne = NULL;
+
+                        plan = (RunPlan *) 0x1;
+                        assert_int_equal(policy_compile(p, &bare, EXEC_PATH, &plan, &ne), -EINVAL);
+                        assert_string_equal(ne, NO_NETNS);
+                        assert_ptr_equal(plan, (RunPlan *) 0x1);
+                        plan = NULL;
+                        /* narrowed to none they do (both offer it) */
+                        r = policy_compile(p, &none, EXEC_PATH, &plan, &ne);
+                        if (r < 0)
+                                fail_msg("policy_compile(%s, none): %d %s", names[i], r, strna(ne));
+                        assert_no_net_unit(plan);
+                        plan = run_plan_free(plan);
                 }
+
+                r = policy_compile(p, &req, EXEC_PATH, &plan, &e);
                 if (r < 0)
                         fail_msg("policy_compile(%s): %d %s", names[i], r, strna(e));
                 {
@@ -1541,15 +1910,24 @@ static void test_shipped_profiles(void **state) {
                         assert_true(strneq(pt, ft, strlen(ft)));
                         assert_int_equal(asprintf(&digest_opt, "--expect-profile-digest=%s", p->digest), 24 + 71);
                         assert_true(strv_contains(pl->exec_argv, digest_opt));
-                        if (streq(p->name, "browser")) {
+                        if (streq(p->name, "browser") || streq(p->name, "coding")) {
+                                assert_int_equal(p->network, streq(p->name, "browser") ? NETWORK_PUBLIC : NETWORK_ALLOWLIST);
+                                assert_int_equal(pl->network, p->network);
                                 assert_non_null(prop_table_get(pl->props, "IPAddressDeny"));
+                                assert_strv_equal(get(pl, "IPAddressAllow")->strv, ARGV("127.0.0.0/8", "::1/128"));
                                 assert_null(prop_table_get(pl->props, "PrivateNetwork"));
-                                assert_true(strv_contains(pl->exec_argv, "--expect-network=public"));
-                                assert_true(strv_contains(pl->exec_argv, "--output-max=67108864"));
-                                assert_string_equal(st, "MemoryMax=8589934592\n");
+                                assert_string_equal(get(pl, "NetworkNamespacePath")->s, NETNS);
+                                assert_non_null(pl->net_props);
+                                assert_true(strv_contains(pl->exec_argv, "--expect-network=egress"));
                         } else {
                                 assert_true(get(pl, "PrivateNetwork")->b);
                                 assert_true(strv_contains(pl->exec_argv, "--expect-network=none"));
+                                assert_no_net_unit(pl);
+                        }
+                        assert_true(strv_contains(pl->exec_argv, "--expect-egress"));
+                        if (streq(p->name, "browser")) {
+                                assert_true(strv_contains(pl->exec_argv, "--output-max=67108864"));
+                                assert_string_equal(st, "MemoryMax=8589934592\n");
                         }
                         if (streq(p->name, "offline")) {
                                 assert_int_equal(p->memory_max, 2ULL << 30);
@@ -1602,6 +1980,9 @@ static void test_free_null(void **state) {
         req->term = xstrdup("xterm");
         req->tenant = xstrdup(TENANT);
         req->busy_caches = strv_copy(ARGV("pip"));
+        req->host_addresses = strv_copy(ARGV("198.51.100.7/32"));
+        req->run_id = xstrdup(RUN_ID);
+        req->netns_path = xstrdup(NETNS);
         assert_null(run_request_free(req));
 }
 
@@ -1622,13 +2003,17 @@ int main(void) {
                 cmocka_unit_test(test_compile_no_cpu_quota),
                 cmocka_unit_test(test_compile_limits_at_edges),
                 cmocka_unit_test(test_digest),
-                cmocka_unit_test(test_network_allowlist_refused),
+                cmocka_unit_test(test_network_allowlist),
+                cmocka_unit_test(test_network_narrowed_none),
+                cmocka_unit_test(test_network_unit),
+                cmocka_unit_test(test_network_netns_not),
                 cmocka_unit_test(test_network_modes),
                 cmocka_unit_test(test_network_public),
                 cmocka_unit_test(test_network_fixed),
                 cmocka_unit_test(test_fixed_prefix_of_plan),
                 cmocka_unit_test(test_fixed_files_and_kernel),
                 cmocka_unit_test(test_caches),
+                cmocka_unit_test(test_network_host_addresses),
                 cmocka_unit_test(test_dataset),
                 cmocka_unit_test(test_refuse_profile_and_command),
                 cmocka_unit_test(test_refuse_workspace),
@@ -1639,6 +2024,7 @@ int main(void) {
                 cmocka_unit_test(test_refuse_not_allowed),
                 cmocka_unit_test(test_refuse_too_little),
                 cmocka_unit_test(test_refuse_dataset),
+                cmocka_unit_test(test_refuse_no_netns),
                 cmocka_unit_test(test_refuse_too_many_args),
                 cmocka_unit_test(test_refuse_too_long_args),
                 cmocka_unit_test(test_rules),

@@ -627,7 +627,7 @@ static int unit_object_path(const char *unit, char **ret) {
 }
 
 /* The host's own addresses as "ADDR/32" or "ADDR/128" (link-local IPv6 ones are already denied as a
- * range, and scoped addresses cannot be written without their interface). */
+ * range, and scoped addresses cannot be written without their interface; loopback ones are left out). */
 static int host_addresses(char ***ret) {
         struct ifaddrs *ifa = NULL;
         _cleanup_strv_free_ char **l = NULL;
@@ -639,12 +639,18 @@ static int host_addresses(char ***ret) {
                 char buf[INET6_ADDRSTRLEN], *s = NULL, **t;
                 int family = i->ifa_addr ? i->ifa_addr->sa_family : AF_UNSPEC;
 
-                if (family == AF_INET)
-                        inet_ntop(AF_INET, &((struct sockaddr_in *) i->ifa_addr)->sin_addr, buf, sizeof(buf));
-                else if (family == AF_INET6) {
+                /* loopback: a run's 127.0.0.0/8 and ::1 are its own namespace's (and the host's are
+                 * denied as a range anyway) */
+                if (family == AF_INET) {
+                        const struct in_addr *a4 = &((struct sockaddr_in *) i->ifa_addr)->sin_addr;
+
+                        if ((ntohl(a4->s_addr) >> 24) == 127)
+                                continue;
+                        inet_ntop(AF_INET, a4, buf, sizeof(buf));
+                } else if (family == AF_INET6) {
                         const struct in6_addr *a6 = &((struct sockaddr_in6 *) i->ifa_addr)->sin6_addr;
 
-                        if (IN6_IS_ADDR_LINKLOCAL(a6))
+                        if (IN6_IS_ADDR_LINKLOCAL(a6) || IN6_IS_ADDR_LOOPBACK(a6))
                                 continue;
                         inet_ntop(AF_INET6, a6, buf, sizeof(buf));
                 } else

@@ -323,6 +323,9 @@ int run_net_new(NetManager *nm, const Profile *p, NetworkMode mode, char **host_
 static int resolver_decide(void *userdata, const char *name, uint16_t qtype) {
         RunNet *rn = userdata;
 
+        /* mode public: every name (every public address is allowed anyway) */
+        if (rn->mode == NETWORK_PUBLIC)
+                return 1;
         return egress_table_match_name(rn->table, name) ? 1 : 0;
 }
 
@@ -332,8 +335,21 @@ static int resolver_answer(void *userdata, const char *name, const DnsAnswer *a)
         uint64_t now = now_boottime_ns();
         int r;
 
-        if (!rule)
-                return -EPERM;
+        if (!rule) {
+                /* mode public: nothing to open, only to record */
+                if (rn->mode != NETWORK_PUBLIC)
+                        return -EPERM;
+                for (size_t i = 0; i < a->n_addresses; i++) {
+                        NetAddress na = { .family = a->addresses[i].family };
+
+                        memcpy(na.bytes, a->addresses[i].addr, sizeof na.bytes);
+                        (void) run_record_net_add_name_address(
+                                rn->record, name, &na,
+                                egress_classify(na.family, na.bytes, na.family == AF_INET ? 32 : 128, NULL) !=
+                                        EGRESS_CLASS_PUBLIC);
+                }
+                return 0;
+        }
         for (size_t i = 0; i < a->n_addresses; i++) {
                 _cleanup_free_ EgressEntry *changed = NULL;
                 size_t n = 0;

@@ -1119,9 +1119,11 @@ int egress_ip_address_lists(const Profile *p, NetworkMode mode, char ***ret_allo
         r = r ?: strv_push(&allow, &n_allow, strdup("::1/128"));
         if (r < 0)
                 return r;
-        if (mode == NETWORK_ALLOWLIST && !hosts)
-                r = strv_push(&deny, &n_deny, strdup("any"));
-        else
+        if (mode == NETWORK_ALLOWLIST && !hosts) {
+                /* "any", as prefixes (the D-Bus form of the property takes prefixes only) */
+                r = strv_push(&deny, &n_deny, strdup("0.0.0.0/0"));
+                r = r ?: strv_push(&deny, &n_deny, strdup("::/0"));
+        } else
                 for (size_t i = 0; r == 0 && egress_denied_row(i, &row) >= 0; i++)
                         r = strv_push_prefix(&deny, &n_deny, row.family, row.addr, row.prefixlen);
         if (r < 0)

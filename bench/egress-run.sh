@@ -13,11 +13,15 @@
 #      server, sent from the host straight to it, and from inside a browser run, where sbx redirects
 #      them to the run's resolver, which forwards them; rounds alternate; the median added latency
 #      (target < 1 ms)
+#   3. bulk TCP: M MiB sent to a sink on the test host, from the host and from inside a browser run
+#      (through its namespace and pasta), alternating, ROUNDS each; median MiB/s and the ratio
+#      (target >= 0.9)
 # Prints one "BENCH key value" line per figure for scripts.
-#   bench/egress-run.sh [N [Q]]      (defaults 20 and 200)
+#   bench/egress-run.sh [N [Q [M]]]      (defaults 20, 200 and 256)
 set -uo pipefail
 N=${1:-20}
 Q=${2:-200}
+M=${3:-256}
 ROUNDS=3
 export LC_ALL=C SYSTEMD_COLORS=0
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -90,6 +94,51 @@ done
 mH=$(median "${H[@]}"); mR=$(median "${R[@]}")
 added_ms=$(echo "scale=3; ($mR - $mH) / 1000" | bc)
 
+# ---- 3. bulk TCP throughput: a sink in the test host's namespace, fed from the host and from a run
+SINK_PORT=9009
+# shellcheck disable=SC2016
+SINK='
+import socket, sys, time
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind((sys.argv[1], int(sys.argv[2]))); l.listen(8); l.settimeout(600)
+deadline = time.monotonic() + 900
+while time.monotonic() < deadline:
+    try:
+        c, _ = l.accept()
+    except OSError:
+        break
+    while c.recv(1 << 20):
+        pass
+    c.close()
+'
+# shellcheck disable=SC2016
+SEND='
+import socket, sys, time
+n = int(sys.argv[3]) << 20
+buf = b"x" * (1 << 20)
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+t0 = time.perf_counter()
+sent = 0
+while sent < n:
+    sent += s.send(buf)
+s.shutdown(socket.SHUT_WR); s.recv(1); s.close()
+print("%.1f" % (sent / (1 << 20) / (time.perf_counter() - t0)))
+'
+ip netns exec "$TN_NS" /usr/bin/python3 -c "$SINK" "$TN_SRV" "$SINK_PORT" & sink_pid=$!
+trap 'kill "$sink_pid" 2>/dev/null; testnet_sbxd_restore; testnet_down' EXIT
+sleep 0.5
+TH=() TR=()
+for _ in $(seq "$ROUNDS"); do
+  v=$(/usr/bin/python3 -c "$SEND" "$TN_SRV" "$SINK_PORT" "$M") || { echo "bench: bulk from the host failed" >&2; exit 1; }
+  TH+=("$v")
+  v=$(sbxctl run --profile browser -- /usr/bin/python3 -c "$SEND" "$TN_SRV" "$SINK_PORT" "$M" < /dev/null) ||
+    { echo "bench: bulk from a run failed: $v" >&2; exit 1; }
+  TR+=("$v")
+done
+kill "$sink_pid" 2>/dev/null
+mTH=$(median "${TH[@]}"); mTR=$(median "${TR[@]}")
+rT=$(echo "scale=3; $mTR / $mTH" | bc)
+
 echo "sbx egress overhead (kernel $(uname -r), $(systemd-detect-virt --vm 2>/dev/null || echo no VM))"
 echo "  run start-up, $N interleaved cold runs each, median wall time of /bin/true"
 printf '    A browser --network none          %9.1f ms\n' "$mA"
@@ -98,6 +147,9 @@ echo "  DNS, $ROUNDS alternating rounds of $Q queries (a new name each), median 
 printf '    host -> test DNS server           %9.3f ms (%d failed)\n' "$(echo "scale=3; $mH / 1000" | bc)" "$HF"
 printf '    run -> sbx resolver -> server      %9.3f ms (%d failed)   added %.3f ms (target < 1 ms)\n' \
   "$(echo "scale=3; $mR / 1000" | bc)" "$RF" "$added_ms"
+echo "  bulk TCP, $ROUNDS alternating transfers of $M MiB to the test host, median"
+printf '    host -> test host                 %9.1f MiB/s\n' "$mTH"
+printf '    run (namespace, pasta) -> host    %9.1f MiB/s   run/host %.3f (target >= 0.9)\n' "$mTR" "$rT"
 echo "BENCH median_ms_run_none $mA"
 echo "BENCH median_ms_run_egress $mB"
 echo "BENCH ratio_egress_vs_none $rBA"
@@ -106,3 +158,6 @@ echo "BENCH median_us_dns_run $mR"
 echo "BENCH dns_added_ms $added_ms"
 echo "BENCH dns_failed_host $HF"
 echo "BENCH dns_failed_run $RF"
+echo "BENCH bulk_mibs_host $mTH"
+echo "BENCH bulk_mibs_run $mTR"
+echo "BENCH ratio_bulk_run_vs_host $rT"

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "egress-policy.h"
 #include "fileio.h"
 #include "policy.h"
 #include "profile-load.h"
@@ -36,7 +37,8 @@ int main(int argc, char *argv[]) {
         const char *dir = argc > 1 ? argv[1] : SBX_SOURCE_ROOT "/profiles";
         size_t iters = argc > 2 ? strtoul(argv[2], NULL, 10) : 2000;
         _cleanup_strv_free_ char **dirs = NULL, **names = NULL, **paths = NULL;
-        _cleanup_free_ uint64_t *t_load = NULL, *t_compile = NULL, *t_seccomp = NULL, *t_total = NULL;
+        _cleanup_free_ uint64_t *t_load = NULL, *t_compile = NULL, *t_seccomp = NULL, *t_egress = NULL,
+                                  *t_total = NULL;
         char *d[] = { (char *) dir, NULL };
         bool over = false;
         int r;
@@ -51,25 +53,27 @@ int main(int argc, char *argv[]) {
         t_load = calloc(iters, sizeof(uint64_t));
         t_compile = calloc(iters, sizeof(uint64_t));
         t_seccomp = calloc(iters, sizeof(uint64_t));
+        t_egress = calloc(iters, sizeof(uint64_t));
         t_total = calloc(iters, sizeof(uint64_t));
-        if (!t_load || !t_compile || !t_seccomp || !t_total)
+        if (!t_load || !t_compile || !t_seccomp || !t_egress || !t_total)
                 return 1;
         dirs = calloc(2, sizeof(char *));
         if (!dirs || !(dirs[0] = strdup(dir)))
                 return 1;
 
-        printf("%-10s %12s %12s %12s %12s   (median of %zu, microseconds)\n", "profile", "load+parse",
-               "compile", "seccomp", "per run", iters);
+        printf("%-10s %12s %12s %12s %12s %12s   (median of %zu, microseconds)\n", "profile", "load+parse",
+               "compile", "seccomp", "egress", "per run", iters);
         for (size_t k = 0; names[k]; k++) {
                 for (size_t i = 0; i < iters; i++) {
                         _cleanup_(profile_freep) Profile *p = NULL;
                         _cleanup_(run_plan_freep) RunPlan *plan = NULL;
                         _cleanup_free_ char *err = NULL, *hex = NULL, *text = NULL;
+                        _cleanup_(egress_table_freep) EgressTable *table = NULL;
                         RunRequest req = { .argv = (char *[]) { (char *) "/bin/true", NULL },
                                            .network = (char *) "none", .tenant = (char *) "0123456789abcdef",
                                            .run_id = (char *) "0123456789abcdef0123456789abcdef",
                                            .netns_path = (char *) SBX_NETNS_DIR "/0123456789abcdef0123456789abcdef" };
-                        uint64_t a, b, c, e;
+                        uint64_t a, b, c, e, f;
 
                         a = now_ns();
                         r = profile_load(dirs, names[k], &p, &err);
@@ -93,14 +97,22 @@ int main(int argc, char *argv[]) {
                                 return 1;
                         }
                         e = now_ns();
+                        /* the run's egress map entries (what sbxd writes once the unit's cgroup exists) */
+                        r = egress_compile(p, plan->network, &table, &err);
+                        if (r < 0) {
+                                fprintf(stderr, "profile-compile: %s: %s\n", names[k], err ?: strerror(-r));
+                                return 1;
+                        }
+                        f = now_ns();
                         t_load[i] = b - a;
                         t_compile[i] = c - b;
                         t_seccomp[i] = e - c;
-                        t_total[i] = e - a;
+                        t_egress[i] = f - e;
+                        t_total[i] = f - a;
                 }
                 double total = median_us(t_total, iters);
-                printf("%-10s %12.1f %12.1f %12.1f %12.1f\n", names[k], median_us(t_load, iters),
-                       median_us(t_compile, iters), median_us(t_seccomp, iters), total);
+                printf("%-10s %12.1f %12.1f %12.1f %12.1f %12.1f\n", names[k], median_us(t_load, iters),
+                       median_us(t_compile, iters), median_us(t_seccomp, iters), median_us(t_egress, iters), total);
                 if (total >= 1000.0)
                         over = true;
         }

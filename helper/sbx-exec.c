@@ -212,7 +212,7 @@ static int udp_connect4(const char *address, uint16_t port) {
 }
 
 /* sbx's egress programs judge every socket of the run, and deny everything to a run sbxd has not yet
- * registered. sbxd registers the run once systemd has made its cgroup (the run's policy is keyed by
+ * registered. Returns 0, or refuse()'s exit status. sbxd registers the run once systemd has made its cgroup (the run's policy is keyed by
  * it), so the helper waits here for the policy to be in force: its own loopback allowed (what every
  * registered run has), the metadata address denied at once. Fail closed after a while. */
 #define EGRESS_PROBE_ADDRESS "169.254.169.254"
@@ -321,7 +321,7 @@ static int check_confinement(const char *cg) {
         }
         if (arg_expect_egress) {
                 r = probe_egress();
-                if (r < 0)
+                if (r != 0) /* refuse()'s exit status */
                         return r;
                 /* the host's own addresses, which sbxd added to the deny-list for this run */
                 STRV_FOREACH(a, arg_expect_denied) {

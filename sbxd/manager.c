@@ -443,9 +443,9 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                         /* "dependency": what the run's unit needs failed, i.e. its network unit */
                         if (streq(result, "dependency") && run->netns_path) {
                                 if (asprintf(&run->record->error,
-                                             "the run's network could not be set up (sbx-net@%s.service failed; "
-                                             "pasta needs a default route on the host: journalctl -u "
-                                             "sbx-net@%s.service)", run->id, run->id) < 0)
+                                             "the run's network could not be set up (sbx-net@%s.service failed, "
+                                             "see journalctl -u sbx-net@%s.service; pasta needs the host to have "
+                                             "a default route)", run->id, run->id) < 0)
                                         run->record->error = NULL;
                         } else if (asprintf(&run->record->error, "the start job finished with result '%s'", result) < 0)
                                 run->record->error = NULL;
@@ -848,8 +848,10 @@ static int append_net_unit(sd_bus_message *call, const RunPlan *plan, const char
         if (r >= 0)
                 r = sd_bus_message_open_container(call, 'a', "(sv)");
         if (r >= 0)
-                r = sd_bus_message_append(call, "(sv)(sv)(sv)", "Description", "s", desc, "StopWhenUnneeded", "b", 1,
-                                          "CollectMode", "s", "inactive-or-failed");
+                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "StopWhenUnneeded", "b", 1,
+                                          "CollectMode", "s", "inactive-or-failed",
+                                          /* not the per-template system-sbx\x2dnet.slice, which would stay */
+                                          "Slice", "s", "system.slice");
         if (r >= 0)
                 r = bus_append_prop_table(call, plan->net_props);
         if (r >= 0)
@@ -1189,7 +1191,7 @@ static int on_adopt_ref_reply(sd_bus_message *reply, void *userdata, sd_bus_erro
  * telemetry again, with the table compiled anew from its profile. */
 static void run_adopt_network(Manager *m, Run *run) {
         _cleanup_(profile_freep) Profile *p = NULL;
-        _cleanup_strv_free_ char **dirs = NULL;
+        _cleanup_strv_free_ char **dirs = NULL, **addrs = NULL;
         _cleanup_free_ char *why = NULL;
         NetworkMode mode;
         int r;
@@ -1202,13 +1204,16 @@ static void run_adopt_network(Manager *m, Run *run) {
                 r = profile_load(dirs, run->record->profile, &p, &why);
         if (r >= 0 && mode != NETWORK_NONE)
                 r = policy_netns_path(run->id, &run->netns_path);
+        /* the host's addresses as they are now: an answer naming one must not open it */
+        if (r >= 0 && mode != NETWORK_NONE)
+                r = host_addresses(&addrs);
         if (r >= 0)
-                r = run_net_new(m->net, p, mode, NULL, run->id, run->record, &run->net, &why);
+                r = run_net_new(m->net, p, mode, addrs, run->id, run->record, &run->net, &why);
         if (r >= 0)
                 r = run_net_register(run->net, run->cgroup_path, run->netns_path, &why);
         if (r < 0)
-                log_warning("Run %s: cannot take up its network policy again, ignoring (its entries stay in "
-                            "force): %s", run->id, why ?: strerror(-r));
+                log_warning("Run %s: cannot take up its network policy again (its map entries stay as they "
+                            "are, its names do not resolve): %s", run->id, why ?: strerror(-r));
 }
 
 /* Records that still say "running" belong to runs an earlier sbxd started: follow the ones whose unit
@@ -1550,7 +1555,21 @@ int manager_start(Manager *m) {
         if (r < 0)
                 log_warning_errno(r, "Failed to look for runs of an earlier sbxd, ignoring: %m");
         else {
-                r = net_manager_gc(m->net);
+                _cleanup_strv_free_ char **live = NULL;
+                size_t n = 0;
+
+                /* every run being followed keeps its entries, also one whose network could not be
+                 * taken up again */
+                for (Run *run = m->runs; run; run = run->next)
+                        n++;
+                live = calloc(n + 1, sizeof(char *));
+                n = 0;
+                for (Run *run = live ? m->runs : NULL; run; run = run->next)
+                        if (run->cgroup_path)
+                                live[n++] = run->cgroup_path;
+                r = live ? net_manager_gc(m->net, live) : -ENOMEM;
+                if (live)
+                        memset(live, 0, (n + 1) * sizeof(char *)); /* borrowed strings */
                 if (r < 0)
                         log_warning_errno(r, "Failed to remove egress entries of ended runs, ignoring: %m");
         }

@@ -52,6 +52,7 @@ struct RunNet {
         RunRecord *record;
         uint64_t cgroup;
         bool registered;
+        bool probe_allowed_seen, probe_denied_seen; /* the exec helper's probes, not the workload's */
         char *unit;
         EventLimit denials;
 };
@@ -112,9 +113,17 @@ static int on_event(const struct egress_event *ev, void *userdata) {
                 return 0;
         if (ev->verdict == EGRESS_VERDICT_DNS)
                 return 0; /* the resolver records the names asked */
-        if (ev->hook == EGRESS_HOOK_CONNECT4 && ev->proto == IPPROTO_UDP && ev->port == PROBE_PORT &&
-            (memcmp(ev->addr, probe_denied, 4) == 0 || memcmp(ev->addr, probe_allowed, 4) == 0))
-                return 0;
+        /* the helper probes each once, before the command: only those first two are its own */
+        if (ev->hook == EGRESS_HOOK_CONNECT4 && ev->proto == IPPROTO_UDP && ev->port == PROBE_PORT) {
+                if (!rn->probe_allowed_seen && allowed && memcmp(ev->addr, probe_allowed, 4) == 0) {
+                        rn->probe_allowed_seen = true;
+                        return 0;
+                }
+                if (!rn->probe_denied_seen && !allowed && memcmp(ev->addr, probe_denied, 4) == 0) {
+                        rn->probe_denied_seen = true;
+                        return 0;
+                }
+        }
         (void) run_record_net_add_event(rn->record, ev->family, ev->addr, ev->port, ev->proto, allowed, ev->reason,
                                         boottime_to_realtime(ev->time_ns), NULL);
         if (!allowed) {
@@ -142,10 +151,46 @@ static int on_events_io(sd_event_source *s, int fd, uint32_t revents, void *user
         return 0;
 }
 
+/* Answers whose TTL has passed: the kernel denies them already (it checks the expiry itself); their
+ * entries go, so that a run that resolves endless names does not fill the maps every run shares. */
+static void run_net_expire(RunNet *rn, uint64_t now) {
+        _cleanup_free_ EgressEntry *changed = NULL, *removed = NULL;
+        size_t n_changed = 0, n_removed = 0;
+        int r;
+
+        if (!rn->registered || egress_table_expire(rn->table, now, &changed, &n_changed, &removed, &n_removed) <= 0)
+                return;
+        for (size_t i = 0; i < n_changed; i++) {
+                if (changed[i].family == AF_INET) {
+                        changed[i].k4.cgroup = rn->cgroup;
+                        r = egress_rule_put4(rn->nm->egress, &changed[i].k4, &changed[i].v);
+                } else {
+                        changed[i].k6.cgroup = rn->cgroup;
+                        r = egress_rule_put6(rn->nm->egress, &changed[i].k6, &changed[i].v);
+                }
+                if (r < 0)
+                        log_debug_errno(r, "Run %s: cannot rewrite an expired entry, ignoring: %m", rn->run_id);
+        }
+        for (size_t i = 0; i < n_removed; i++) {
+                if (removed[i].family == AF_INET) {
+                        removed[i].k4.cgroup = rn->cgroup;
+                        r = egress_rule_del4(rn->nm->egress, &removed[i].k4);
+                } else {
+                        removed[i].k6.cgroup = rn->cgroup;
+                        r = egress_rule_del6(rn->nm->egress, &removed[i].k6);
+                }
+                if (r < 0 && r != -ENOENT)
+                        log_debug_errno(r, "Run %s: cannot remove an expired entry, ignoring: %m", rn->run_id);
+        }
+}
+
 static int on_events_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         NetManager *nm = userdata;
+        uint64_t now = now_boottime_ns();
 
         consume_events(nm);
+        for (RunNet *rn = nm->runs; rn; rn = rn->next)
+                run_net_expire(rn, now);
         if (nm->runs) {
                 (void) sd_event_source_set_time_relative(s, EVENTS_POLL_USEC);
                 (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -258,22 +303,22 @@ int net_manager_prepare(NetManager *nm, char **ret_error) {
 
 /* After sbxd took up the runs of an earlier one: the entries of any other run are of a run that ended
  * while no sbxd was there to remove them. */
-int net_manager_gc(NetManager *nm) {
+int net_manager_gc(NetManager *nm, char **live_cgroups) {
         _cleanup_free_ uint64_t *keep = NULL;
         size_t n = 0, removed = 0;
         int r;
 
         if (!nm->egress)
                 return 0;
-        for (RunNet *rn = nm->runs; rn; rn = rn->next)
-                n++;
-        keep = calloc(n + 1, sizeof(uint64_t));
+        keep = calloc(strv_length(live_cgroups) + 1, sizeof(uint64_t));
         if (!keep)
                 return -ENOMEM;
-        n = 0;
-        for (RunNet *rn = nm->runs; rn; rn = rn->next)
-                if (rn->cgroup != 0)
-                        keep[n++] = rn->cgroup;
+        STRV_FOREACH(c, live_cgroups) {
+                struct stat st;
+
+                if (stat(*c, &st) >= 0)
+                        keep[n++] = (uint64_t) st.st_ino;
+        }
         r = egress_gc(nm->egress, keep, n, &removed);
         if (r < 0)
                 return r;

@@ -23,8 +23,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(NetManager *, net_manager_free);
 /* Before every run: the programs are attached to sbx.slice as it is now (started, and attached again
  * if the slice was restarted). Fails closed with a one-line reason. */
 int net_manager_prepare(NetManager *nm, char **ret_error);
-/* Removes the map entries of runs sbxd does not know (ended while it was not running). */
-int net_manager_gc(NetManager *nm);
+/* Removes the map entries of every run but those whose cgroups (paths) are listed: runs that ended
+ * while sbxd was not running. */
+int net_manager_gc(NetManager *nm, char **live_cgroups);
 /* Inode of the host's network namespace (sbxd's own): a run's must be another one. */
 uint64_t net_manager_host_netns(NetManager *nm);
 

@@ -149,13 +149,17 @@ static void connection_touch(Connection *c) {
         (void) sd_event_source_set_enabled(c->idle, SD_EVENT_ONESHOT);
 }
 
+/* A client that sends queries but does not read the answers: no more queries are read from it while
+ * this much is waiting to be written (its replies would otherwise pile up in sbxd). */
+#define CONNECTION_OUT_MAX (64U * 1024U)
+
 /* What to wait for next; false when the connection is done with (the caller frees it). */
 static bool connection_update(Connection *c) {
         uint32_t events = 0;
 
         if (c->eof && c->n_queries == 0 && c->out_len == 0)
                 return false;
-        if (!c->eof)
+        if (!c->eof && c->out_len < CONNECTION_OUT_MAX)
                 events |= EPOLLIN;
         if (c->out_len > 0)
                 events |= EPOLLOUT;
@@ -179,7 +183,7 @@ static void connection_send(Connection *c, const uint8_t *pkt, size_t n) {
         p[c->out_len + 1] = (uint8_t) n;
         memcpy(p + c->out_len + 2, pkt, n);
         c->out_len += 2 + n;
-        (void) sd_event_source_set_io_events(c->io, (c->eof ? 0 : EPOLLIN) | EPOLLOUT);
+        (void) sd_event_source_set_io_events(c->io, (c->eof || c->out_len >= CONNECTION_OUT_MAX ? 0 : EPOLLIN) | EPOLLOUT);
 }
 
 static int connection_write(Connection *c) {

@@ -503,3 +503,31 @@ SEC("cgroup/sock_create")
 int egress_sock_create_hook(struct bpf_sock *sk) {
         return egress_sock_create(sk);
 }
+
+/* Packets whose next hop is not the destination the connect and sendmsg programs judged: IPv4 options
+ * (a loose or strict source route, set with IP_OPTIONS or per datagram with an IP_RETOPTS control
+ * message, sends the packet to its first hop) and IPv6 routing headers (IPV6_RTHDR), or the hop-by-hop
+ * and destination options a routing header may follow. Dropped for every task below the slice: the
+ * sender gets EPERM. Nothing a run needs: multicast, which uses hop-by-hop options, is denied anyway. */
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define IPV6_NEXTHDR_HOP 0
+#define IPV6_NEXTHDR_ROUTING 43
+#define IPV6_NEXTHDR_DEST 60
+
+SEC("cgroup_skb/egress")
+int egress_packet(struct __sk_buff *skb) {
+        __u8 b;
+
+        if (skb->protocol == bpf_htons(ETH_P_IP)) {
+                if (bpf_skb_load_bytes(skb, 0, &b, 1) < 0)
+                        return 0;
+                return (b & 0x0f) == 5; /* header length: 5 words, no options */
+        }
+        if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+                if (bpf_skb_load_bytes(skb, 6, &b, 1) < 0)
+                        return 0;
+                return b != IPV6_NEXTHDR_HOP && b != IPV6_NEXTHDR_ROUTING && b != IPV6_NEXTHDR_DEST;
+        }
+        return 1;
+}

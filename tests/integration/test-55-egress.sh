@@ -458,6 +458,65 @@ if [ -n "$cgk" ] && [ -e /sys/fs/bpf/sbx/egress/rules4 ]; then
 fi
 fi
 
+t_begin "a source route (IPv4 options) cannot send a datagram to another host than the one judged"
+# 203.0.113.10:5353/udp is allowed, 198.51.100.10:5353/udp is not; a loose source route through
+# 198.51.100.10 would make the kernel send the allowed datagram there (its first hop) without the
+# programs that judge connect() and sendmsg() seeing it
+T_OUT=$(sbxctl run -p sbxtegress -- $PY -c '
+import errno, socket
+hop = socket.inet_aton("198.51.100.10")
+lsrr = bytes([1, 0x83, 7, 4]) + hop          # NOP; LSRR, length 7, pointer 4, the first hop
+def name(e): return errno.errorcode.get(e.errno, str(e.errno))
+for how in ("setsockopt", "cmsg"):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)
+    try:
+        if how == "setsockopt":
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS, lsrr)
+            s.sendto(b"ping", ("203.0.113.10", 5353))
+        else:
+            s.sendmsg([b"ping"], [(socket.IPPROTO_IP, 7, lsrr)], 0, ("203.0.113.10", 5353))  # IP_RETOPTS
+        print(how, "sent")
+        print(how, "reply from", s.recvfrom(100)[1])
+    except socket.timeout:
+        print(how, "no reply")
+    except OSError as e:
+        print(how, "ERR", name(e))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)
+s.sendto(b"ping", ("203.0.113.10", 5353)); print("control reply from", s.recvfrom(100)[1])
+' 2>&1)
+t_log "$T_OUT"
+assert_contains "$T_OUT" "setsockopt ERR EPERM" "a source route set with IP_OPTIONS"
+assert_contains "$T_OUT" "cmsg ERR EPERM" "a source route given per datagram (IP_RETOPTS)"
+assert_not_contains "$T_OUT" "reply from ('198.51.100.10'"
+assert_contains "$T_OUT" "control reply from ('203.0.113.10', 5353)" "the same datagram without options"
+
+t_begin "a run cannot move itself out of its cgroup (its policy is keyed by it)"
+T_OUT=$(sbxctl run -p sbxtegress -- sh -c 'echo $$ > /sys/fs/cgroup/cgroup.procs 2>&1 && echo moved-root;
+  echo $$ > /sys/fs/cgroup/sbx.slice/cgroup.procs 2>&1 && echo moved-slice;
+  mkdir /sys/fs/cgroup/sbx.slice/sbxt-escape 2>&1 && echo made-cgroup; cat /proc/self/cgroup' 2>&1)
+assert_not_contains "$T_OUT" "moved-root"
+assert_not_contains "$T_OUT" "moved-slice"
+assert_not_contains "$T_OUT" "made-cgroup"
+assert_match "$T_OUT" "sbx.slice/sbx-sbxtegress.slice/sbx-sbxtegress-[0-9a-f]+.service" "the run's cgroup"
+rmdir /sys/fs/cgroup/sbx.slice/sbxt-escape 2>/dev/null
+
+t_begin "sbx.slice stopped and started again (new cgroup id, old links defunct): sbxd attaches anew before the next run"
+old=$(stat -c %i /sys/fs/cgroup/sbx.slice 2>/dev/null)
+assert_rc 0 systemctl stop sbx.slice
+assert_rc 0 systemctl start sbx.slice
+new=$(stat -c %i /sys/fs/cgroup/sbx.slice 2>/dev/null)
+assert_ne "$old" "$new" "sbx.slice's cgroup id after the restart"
+T_OUT=$(sbxctl run -p sbxtegress -- $PY -c "$TN_PY" tcp:203.0.113.10:443 tcp:10.213.0.2:22 tcp:203.0.113.10:444 2>&1); T_RC=$?
+assert_eq 0 "$T_RC" "a run after the slice's restart"
+assert_reached "tcp 203.0.113.10:443"
+assert_denied "tcp 10.213.0.2:22"
+assert_denied "tcp 203.0.113.10:444"
+# the links now point at the slice's new cgroup
+if command -v bpftool >/dev/null; then
+  ids=$(bpftool -j link show 2>/dev/null | jq -r '.[] | select(.cgroup_id != null) | .cgroup_id' | sort -u | tr '\n' ' ')
+  assert_contains " $ids" " $new " "cgroups the BPF links are attached to"
+fi
+
 t_begin "after all runs: no units, namespaces or network units left"
 assert_clean
 assert_eq "" "$(ls -A /run/sbx/netns 2>/dev/null)" "files in /run/sbx/netns"

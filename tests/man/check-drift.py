@@ -292,7 +292,7 @@ def check(inp):
     # the fields of the journal events: sbxd's (LOG_FIELDS) and the generator's (the native-protocol
     # entry gen_profile_invalid() writes)
     fields = {
-        "sbxd.8": set(re.findall(r'\{\s*"(SBX_[A-Z0-9_]+)"\s*,', manager)),   # LogField initializers
+        "sbxd.8": set(re.findall(r'\{\s*"(SBX_[A-Z0-9_]+)"\s*,', manager + src.get("sbxd/network.c", ""))),  # LogField initializers
         "sbx-generator.8": {k for span in re.findall(r"\nstatic void gen_profile_invalid\(.*?\n}\n",
                                                       src["generator/sbx-generator.c"], re.S)
                             for k in re.findall(r'(?:"|\\n)(SBX_[A-Z0-9_]+)=', span)},
@@ -308,7 +308,8 @@ def check(inp):
     # every page: the environment its program reads
     readers = {
         "sbxctl.1": ["sbxctl/sbxctl.c", "src/policy/profile-load.c", "src/shared/log.c"],
-        "sbxd.8": ["sbxd/sbxd.c", "sbxd/manager.c", "sbxd/store.c", "src/policy/profile-load.c", "src/shared/log.c"],
+        "sbxd.8": ["sbxd/sbxd.c", "sbxd/manager.c", "sbxd/network.c", "sbxd/store.c", "src/policy/profile-load.c",
+                   "src/shared/log.c"],
         "sbx-generator.8": ["generator/sbx-generator.c", "src/policy/profile-load.c"],
     }
     for page, files in readers.items():
@@ -321,7 +322,7 @@ def check(inp):
 
 # ---- inputs ---------------------------------------------------------------------------------------
 
-SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "sbxd/manager.c", "sbxd/sbxd.c", "sbxd/store.c",
+SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "sbxd/manager.c", "sbxd/network.c", "sbxd/sbxd.c", "sbxd/store.c",
            "src/policy/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "generator/sbx-generator.c",
            "src/shared/message-ids.h"]
 OPTIONAL = {"src/shared/message-ids.h"}

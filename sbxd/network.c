@@ -151,6 +151,25 @@ static int on_events_io(sd_event_source *s, int fd, uint32_t revents, void *user
         return 0;
 }
 
+/* One entry of the run's table into the kernel's maps, keyed by the run's cgroup. */
+static int entry_put(RunNet *rn, EgressEntry *e) {
+        if (e->family == AF_INET) {
+                e->k4.cgroup = rn->cgroup;
+                return egress_rule_put4(rn->nm->egress, &e->k4, &e->v);
+        }
+        e->k6.cgroup = rn->cgroup;
+        return egress_rule_put6(rn->nm->egress, &e->k6, &e->v);
+}
+
+static int entry_del(RunNet *rn, EgressEntry *e) {
+        if (e->family == AF_INET) {
+                e->k4.cgroup = rn->cgroup;
+                return egress_rule_del4(rn->nm->egress, &e->k4);
+        }
+        e->k6.cgroup = rn->cgroup;
+        return egress_rule_del6(rn->nm->egress, &e->k6);
+}
+
 /* Answers whose TTL has passed: the kernel denies them already (it checks the expiry itself); their
  * entries go, so that a run that resolves endless names does not fill the maps every run shares. */
 static void run_net_expire(RunNet *rn, uint64_t now) {
@@ -161,24 +180,12 @@ static void run_net_expire(RunNet *rn, uint64_t now) {
         if (!rn->registered || egress_table_expire(rn->table, now, &changed, &n_changed, &removed, &n_removed) <= 0)
                 return;
         for (size_t i = 0; i < n_changed; i++) {
-                if (changed[i].family == AF_INET) {
-                        changed[i].k4.cgroup = rn->cgroup;
-                        r = egress_rule_put4(rn->nm->egress, &changed[i].k4, &changed[i].v);
-                } else {
-                        changed[i].k6.cgroup = rn->cgroup;
-                        r = egress_rule_put6(rn->nm->egress, &changed[i].k6, &changed[i].v);
-                }
+                r = entry_put(rn, &changed[i]);
                 if (r < 0)
                         log_debug_errno(r, "Run %s: cannot rewrite an expired entry, ignoring: %m", rn->run_id);
         }
         for (size_t i = 0; i < n_removed; i++) {
-                if (removed[i].family == AF_INET) {
-                        removed[i].k4.cgroup = rn->cgroup;
-                        r = egress_rule_del4(rn->nm->egress, &removed[i].k4);
-                } else {
-                        removed[i].k6.cgroup = rn->cgroup;
-                        r = egress_rule_del6(rn->nm->egress, &removed[i].k6);
-                }
+                r = entry_del(rn, &removed[i]);
                 if (r < 0 && r != -ENOENT)
                         log_debug_errno(r, "Run %s: cannot remove an expired entry, ignoring: %m", rn->run_id);
         }
@@ -408,13 +415,7 @@ static int resolver_answer(void *userdata, const char *name, const DnsAnswer *a)
                 memcpy(na.bytes, a->addresses[i].addr, sizeof na.bytes);
                 (void) run_record_net_add_name_address(rn->record, name, &na, n == 0);
                 for (size_t k = 0; k < n; k++) {
-                        if (changed[k].family == AF_INET) {
-                                changed[k].k4.cgroup = rn->cgroup;
-                                r = egress_rule_put4(rn->nm->egress, &changed[k].k4, &changed[k].v);
-                        } else {
-                                changed[k].k6.cgroup = rn->cgroup;
-                                r = egress_rule_put6(rn->nm->egress, &changed[k].k6, &changed[k].v);
-                        }
+                        r = entry_put(rn, &changed[k]);
                         if (r < 0)
                                 return r; /* the client gets SERVFAIL: nothing half-allowed */
                 }
@@ -528,10 +529,16 @@ static int upstreams(struct sockaddr_storage **ret, size_t *ret_n) {
         return resolver_upstreams_from_resolv_conf("/etc/resolv.conf", ret, ret_n);
 }
 
+/* A registration that failed half-way: nothing of it stays (the helper refuses the run meanwhile). */
 static void run_net_unregister(RunNet *rn) {
+        int r;
+
+        rn->resolver = resolver_free(rn->resolver);
         if (!rn->nm || !rn->nm->egress || rn->cgroup == 0)
                 return;
-        (void) egress_run_remove(rn->nm->egress, rn->cgroup);
+        r = egress_run_remove(rn->nm->egress, rn->cgroup);
+        if (r < 0)
+                log_warning_errno(r, "Run %s: cannot remove its egress entries: %m", rn->run_id);
 }
 
 int run_net_register(RunNet *rn, const char *cgroup_path, const char *netns_path, char **ret_error) {
@@ -569,13 +576,8 @@ int run_net_register(RunNet *rn, const char *cgroup_path, const char *netns_path
                 EgressEntry e;
 
                 r = egress_table_get(rn->table, i, &e);
-                if (r >= 0 && e.family == AF_INET) {
-                        e.k4.cgroup = rn->cgroup;
-                        r = egress_rule_put4(nm->egress, &e.k4, &e.v);
-                } else if (r >= 0) {
-                        e.k6.cgroup = rn->cgroup;
-                        r = egress_rule_put6(nm->egress, &e.k6, &e.v);
-                }
+                if (r >= 0)
+                        r = entry_put(rn, &e);
                 if (r < 0) {
                         run_net_unregister(rn);
                         return error_setf(ret_error, r, "cannot write the run's egress entries: %s", strerror(-r));
@@ -601,7 +603,10 @@ void run_net_finish(RunNet *rn) {
         consume_events(nm);
         rn->resolver = resolver_free(rn->resolver);
         if (nm->egress && rn->cgroup != 0) {
-                (void) egress_run_remove(nm->egress, rn->cgroup);
+                int r = egress_run_remove(nm->egress, rn->cgroup);
+
+                if (r < 0)
+                        log_warning_errno(r, "Run %s: cannot remove its egress entries: %m", rn->run_id);
                 if (egress_run_count(nm->egress, rn->cgroup, &left) < 0)
                         left = 1;
         } else if (rn->cgroup == 0)

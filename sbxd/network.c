@@ -53,6 +53,7 @@ struct RunNet {
         uint64_t cgroup;
         bool registered;
         bool probe_allowed_seen, probe_denied_seen; /* the exec helper's probes, not the workload's */
+        size_t host_probes_left;
         char *unit;
         EventLimit denials;
 };
@@ -113,6 +114,13 @@ static int on_event(const struct egress_event *ev, void *userdata) {
                 return 0;
         if (ev->verdict == EGRESS_VERDICT_DNS)
                 return 0; /* the resolver records the names asked */
+        /* the helper also sends one datagram to each of the host's own addresses (they must be denied) */
+        if ((ev->hook == EGRESS_HOOK_SENDMSG4 || ev->hook == EGRESS_HOOK_SENDMSG6) && !allowed &&
+            ev->proto == IPPROTO_UDP && ev->port == PROBE_PORT && ev->rule == EGRESS_RULE_HOST &&
+            rn->host_probes_left > 0) {
+                rn->host_probes_left--;
+                return 0;
+        }
         /* the helper probes each once, before the command: only those first two are its own */
         if (ev->hook == EGRESS_HOOK_CONNECT4 && ev->proto == IPPROTO_UDP && ev->port == PROBE_PORT) {
                 if (!rn->probe_allowed_seen && allowed && memcmp(ev->addr, probe_allowed, 4) == 0) {
@@ -356,6 +364,7 @@ int run_net_new(NetManager *nm, const Profile *p, NetworkMode mode, char **host_
                         r = egress_table_deny_address(rn->table, *a, ret_error);
                         if (r < 0)
                                 return r;
+                        rn->host_probes_left++;
                 }
         r = run_record_net_init(record, mode);
         if (r < 0)

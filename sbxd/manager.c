@@ -1555,7 +1555,7 @@ int manager_start(Manager *m) {
         if (r < 0)
                 log_warning_errno(r, "Failed to look for runs of an earlier sbxd, ignoring: %m");
         else {
-                _cleanup_strv_free_ char **live = NULL;
+                _cleanup_free_ char **live = NULL; /* the runs' own strings */
                 size_t n = 0;
 
                 /* every run being followed keeps its entries, also one whose network could not be
@@ -1568,8 +1568,6 @@ int manager_start(Manager *m) {
                         if (run->cgroup_path)
                                 live[n++] = run->cgroup_path;
                 r = live ? net_manager_gc(m->net, live) : -ENOMEM;
-                if (live)
-                        memset(live, 0, (n + 1) * sizeof(char *)); /* borrowed strings */
                 if (r < 0)
                         log_warning_errno(r, "Failed to remove egress entries of ended runs, ignoring: %m");
         }

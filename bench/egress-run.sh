@@ -6,7 +6,7 @@
 # server for the time of the benchmark). Two figures:
 #   1. run start-up: interleaved, N times, cold runs of
 #        A  sbxctl run --profile browser --network none -- /bin/true   (own namespace with lo only)
-#        B  sbxctl run --profile browser -- /bin/true                  (network unit, pasta, resolver,
+#        B  sbxctl run --profile browser -- /bin/true                  (network unit, slirp4netns, resolver,
 #                                                                       egress map entries)
 #      medians and the ratio B/A (target <= 1.2)
 #   2. DNS: Q queries (type A, a new name each, so nothing is answered from a cache) to the test DNS
@@ -14,7 +14,7 @@
 #      them to the run's resolver, which forwards them; rounds alternate; the median added latency
 #      (target < 1 ms)
 #   3. bulk TCP: M MiB sent to a sink on the test host, from the host and from inside a browser run
-#      (through its namespace and pasta), alternating, ROUNDS each; median MiB/s and the ratio
+#      (through its namespace and slirp4netns), alternating, ROUNDS each; median MiB/s and the ratio
 #      (target >= 0.9)
 # Prints one "BENCH key value" line per figure for scripts.
 #   bench/egress-run.sh [N [Q [M]]]      (defaults 20, 200 and 256)
@@ -29,7 +29,7 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 [ -d /run/systemd/system ] || { echo "bench: systemd is not PID 1 here; run inside testbed/vm.sh" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "bench: must run as root" >&2; exit 2; }
 command -v sbxctl >/dev/null || { echo "bench: sbxctl is not installed" >&2; exit 2; }
-for c in pasta dnsmasq; do command -v $c >/dev/null || { echo "bench: $c is not installed" >&2; exit 2; }; done
+for c in slirp4netns dnsmasq; do command -v $c >/dev/null || { echo "bench: $c is not installed" >&2; exit 2; }; done
 # shellcheck source=tests/integration/testnet.sh
 . "$REPO/tests/integration/testnet.sh"
 
@@ -149,7 +149,7 @@ printf '    run -> sbx resolver -> server      %9.3f ms (%d failed)   added %.3f
   "$(echo "scale=3; $mR / 1000" | bc)" "$RF" "$added_ms"
 echo "  bulk TCP, $ROUNDS alternating transfers of $M MiB to the test host, median"
 printf '    host -> test host                 %9.1f MiB/s\n' "$mTH"
-printf '    run (namespace, pasta) -> host    %9.1f MiB/s   run/host %.3f (target >= 0.9)\n' "$mTR" "$rT"
+printf '    run (namespace, bridge) -> host   %9.1f MiB/s   run/host %.3f (target >= 0.9)\n' "$mTR" "$rT"
 echo "BENCH median_ms_run_none $mA"
 echo "BENCH median_ms_run_egress $mB"
 echo "BENCH ratio_egress_vs_none $rBA"

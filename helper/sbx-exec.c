@@ -525,8 +525,10 @@ static int parse_argv(int argc, char *argv[]) {
                         arg_bpffs = optarg;
                         break;
                 case ARG_NETNS:
-                        if ((!strneq(optarg, "create:/", 8) && !strneq(optarg, "remove:/", 8)) ||
-                            !strneq(optarg + 7, SBX_NETNS_DIR "/", strlen(SBX_NETNS_DIR) + 1) || strstr(optarg, "/.."))
+                        if ((!strneq(optarg, "create:/", 8) && !strneq(optarg, "remove:/", 8) &&
+                             !strneq(optarg, "serve:/", 7)) ||
+                            !strneq(strchr(optarg, ':') + 1, SBX_NETNS_DIR "/", strlen(SBX_NETNS_DIR) + 1) ||
+                            strstr(optarg, "/.."))
                                 return -EINVAL;
                         arg_netns_op = optarg;
                         break;
@@ -558,6 +560,8 @@ static int parse_argv(int argc, char *argv[]) {
                 default:
                         return -EINVAL;
                 }
+        if (arg_netns_op && strneq(arg_netns_op, "serve:", 6)) /* the bridge's command line follows */
+                return optind < argc ? optind : -EINVAL;
         if (arg_netns_op || arg_bpffs) /* nothing else: no command */
                 return optind == argc ? optind : -EINVAL;
         if (optind >= argc)
@@ -720,6 +724,16 @@ int main(int argc, char *argv[]) {
                 r = bpffs_ensure(arg_bpffs);
                 if (r < 0) {
                         fprintf(stderr, "sbx: cannot mount the BPF file system at %s: %s\n", arg_bpffs, strerror(-r));
+                        return SBX_EXIT_FAILURE;
+                }
+                return 0;
+        }
+        if (arg_netns_op && strneq(arg_netns_op, "serve:", 6)) {
+                r = netns_serve(arg_netns_op + 6, argv, 10 * USEC_PER_SEC);
+                if (r < 0) {
+                        fprintf(stderr, "sbx: cannot connect the run's network namespace %s with %s: %s\n",
+                                arg_netns_op + 6, argv[0], r == -ETIMEDOUT ? "no answer within 10 s" :
+                                r == -ECHILD ? "it exited" : strerror(-r));
                         return SBX_EXIT_FAILURE;
                 }
                 return 0;

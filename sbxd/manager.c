@@ -444,8 +444,7 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                         if (streq(result, "dependency") && run->netns_path) {
                                 if (asprintf(&run->record->error,
                                              "the run's network could not be set up (sbx-net@%s.service failed, "
-                                             "see journalctl -u sbx-net@%s.service; pasta needs the host to have "
-                                             "a default route)", run->id, run->id) < 0)
+                                             "see journalctl -u sbx-net@%s.service)", run->id, run->id) < 0)
                                         run->record->error = NULL;
                         } else if (asprintf(&run->record->error, "the start job finished with result '%s'", result) < 0)
                                 run->record->error = NULL;
@@ -1024,7 +1023,9 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
         run->record->unit = strdup(run->unit);
         run->record->profile = strdup(plan->profile->name);
         run->record->policy_digest = strdup(plan->digest);
-        if (!run->record->unit || !run->record->profile || !run->record->policy_digest)
+        run->record->profile_digest = strdup(plan->profile->digest);
+        if (!run->record->unit || !run->record->profile || !run->record->policy_digest ||
+            !run->record->profile_digest)
                 return -ENOMEM;
         memcpy(run->record->tenant, tenant, sizeof(tenant));
         run->record->started_at = now_realtime();
@@ -1202,6 +1203,14 @@ static void run_adopt_network(Manager *m, Run *run) {
         r = profile_search_path(&dirs);
         if (r >= 0)
                 r = profile_load(dirs, run->record->profile, &p, &why);
+        /* The profile file changed since the run started (or the record predates the digest): its
+         * allowances are not recompiled from another policy than the one it started with. */
+        if (r >= 0 && !streq_ptr(p->digest, run->record->profile_digest)) {
+                log_warning("Run %s: profile %s is not the file it started with (%s, now %s); its map entries "
+                            "stay as they are, its names do not resolve.", run->id, run->record->profile,
+                            strna(run->record->profile_digest), p->digest);
+                return;
+        }
         if (r >= 0 && mode != NETWORK_NONE)
                 r = policy_netns_path(run->id, &run->netns_path);
         /* the host's addresses as they are now: an answer naming one must not open it */

@@ -23,9 +23,9 @@ PKGS=(
   # what the testbeds boot and what the integration tests use inside them (the testbeds boot this
   # machine's own root, so everything the guest needs must be installed here)
   systemd systemd-container dbus libnss-systemd python3 iproute2 jq procps util-linux
-  # runs of network mode public and allowlist (pasta connects their namespaces); the egress tests'
+  # runs of network mode public and allowlist (slirp4netns connects their namespaces); the egress tests'
   # DNS server (tests/integration/testnet.sh)
-  passt dnsmasq-base
+  slirp4netns dnsmasq-base
   # the compatibility suite (tests/integration/test-70-compat.sh): real toolchains run inside the
   # sandbox and outside, plus a subset of CPython's own regression tests
   libpython3.11-testsuite python3-venv python3-pip python3-setuptools python3-wheel

@@ -249,31 +249,33 @@ int policy_net_unit_name(const char *run_id, char **ret) {
         return asprintf(ret, "sbx-net@%s.service", run_id) < 0 ? -ENOMEM : 0;
 }
 
-/* The network unit of a run: a namespace made for it, and pasta (passt's user-mode network stack)
- * connecting it to the host's network. pasta maps nothing into the namespace: no inbound ports (-t/-u
- * none), no forwarding to the host's loopback (-T/-U none), no gateway-to-host mapping (--no-map-gw);
- * its sockets to the outside are ordinary sockets of the host, opened for connections the run's own
- * sockets made, which sbx's BPF programs have judged already. It needs to enter the namespace (root,
- * CAP_SYS_ADMIN, CAP_NET_ADMIN) and drops every other capability itself. */
+/* The network unit of a run: a namespace made for it, and slirp4netns (a user-mode TCP/IP stack, libslirp)
+ * connecting it to the host's network. It maps nothing into the namespace: no inbound ports (no API
+ * socket to add any), no path to the host's loopback through its gateway (--disable-host-loopback), no
+ * DNS forwarder (--disable-dns: DNS goes to sbx's resolver); its sockets to the outside are ordinary
+ * sockets of the host, opened for connections the run's own sockets made, which sbx's BPF programs have
+ * judged already. It enters the namespace as root and then confines itself (--enable-sandbox: an empty
+ * mount namespace, every capability dropped; --enable-seccomp). The helper starts it and waits for its
+ * ready byte, so the unit is active only once the namespace is connected (Type=forking, PIDFile=).
+ * pasta (passt) was used before: Debian 12's (2023-03) resets bulk TCP transfers at host speeds
+ * (bench/bridge-bulk.sh). */
 static int compile_net_unit(const RunRequest *req, const char *exec_path, RunPlan *plan) {
         _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
-        _cleanup_free_ char *pidfile = NULL, *create = NULL, *remove = NULL;
+        _cleanup_free_ char *pidfile = NULL, *create = NULL, *remove = NULL, *serve = NULL;
         int r;
 
         if (!t)
                 return -ENOMEM;
         if (asprintf(&pidfile, "%s.pid", req->netns_path) < 0 ||
             asprintf(&create, "--netns=create:%s", req->netns_path) < 0 ||
-            asprintf(&remove, "--netns=remove:%s", req->netns_path) < 0)
+            asprintf(&remove, "--netns=remove:%s", req->netns_path) < 0 ||
+            asprintf(&serve, "--netns=serve:%s", req->netns_path) < 0)
                 return -ENOMEM;
         /* No mount namespace for this unit (ProtectSystem=, PrivateTmp=... would make one): the
-         * namespace's bind mount must be made in the host's, where the run's unit and pasta find it,
-         * and a "+" command still gets the unit's mount namespace. pasta isolates itself (an empty
-         * mount namespace of its own, seccomp, no capabilities but those it needs). */
+         * namespace's bind mount must be made in the host's, where the run's unit and the bridge find
+         * it, and a "+" command still gets the unit's mount namespace. */
         r = prop_table_add_string(t, "Type", "forking");
         r = r ?: prop_table_add_string(t, "PIDFile", pidfile);
-        /* pasta (2023-03) takes an inherited SIG_IGN for SIGPIPE as a failure to set it */
-        r = r ?: prop_table_add_bool(t, "IgnoreSIGPIPE", false);
         r = r ?: prop_table_add_bool(t, "NoNewPrivileges", true);
         r = r ?: prop_table_add_bool(t, "LockPersonality", true);
         r = r ?: prop_table_add_bool(t, "RestrictRealtime", true);
@@ -281,10 +283,10 @@ static int compile_net_unit(const RunRequest *req, const char *exec_path, RunPla
         r = r ?: prop_table_add_u64(t, "TimeoutStopSec", 5 * USEC_PER_SEC);
         if (r < 0)
                 return r;
-        plan->net_exec_argv = strv_new(SBX_PASTA_PATH, "--config-net", "--quiet", "--netns-only", "--runas", "0:0",
-                                       "--no-map-gw", "--no-dhcp", "--no-dhcpv6", "--no-icmp", "-t", "none", "-u",
-                                       "none", "-T", "none", "-U", "none", "--pid", pidfile, "--netns",
-                                       req->netns_path);
+        plan->net_exec_argv = strv_new(exec_path, serve, "--", SBX_SLIRP4NETNS_PATH, "--configure",
+                                       "--mtu=65520", "--disable-host-loopback", "--disable-dns",
+                                       "--enable-ipv6", "--enable-sandbox", "--enable-seccomp",
+                                       "--ready-fd=3", "--netns-type=path", req->netns_path, "tap0");
         plan->net_pre_argv = strv_new(exec_path, create);
         plan->net_post_argv = strv_new(exec_path, remove);
         if (!plan->net_exec_argv || !plan->net_pre_argv || !plan->net_post_argv)

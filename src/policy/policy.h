@@ -56,7 +56,7 @@ typedef struct RunPlan {
         char digest[72];      /* sha256 of the rendered properties */
         NetworkMode network;  /* the run's network mode (the profile's, or the request's narrower one) */
         /* Modes other than none: the run's network unit sbx-net@RUN.service, which makes the namespace
-         * (privileged ExecStartPre=), connects it to the host's network with pasta (ExecStart=) and
+         * (privileged ExecStartPre=), connects it to the host's network with slirp4netns (ExecStart=) and
          * removes it (privileged ExecStopPost=). The run's unit binds to it. NULL for mode none. */
         PropTable *net_props;
         char **net_exec_argv, **net_pre_argv, **net_post_argv;

@@ -99,6 +99,7 @@ RunRecord *run_record_free(RunRecord *r) {
         free(r->unit);
         free(r->profile);
         free(r->policy_digest);
+        free(r->profile_digest);
         free(r->error);
         denied_list_free(r->denied, r->n_denied);
         run_network_free(r->network);
@@ -740,6 +741,8 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(o, "tenant", json_object_new_string(r->tenant));
         ADD(o, "profile", json_object_new_string(strna(r->profile)));
         ADD(o, "policy_digest", r->policy_digest ? json_object_new_string(r->policy_digest) : NULL);
+        if (r->profile_digest)
+                ADD(o, "profile_digest", json_object_new_string(r->profile_digest));
         ADD(o, "state", json_object_new_string(r->finished ? "finished" : "running"));
         ADD(o, "started_at", started);
         ADD(o, "ended_at", ended);
@@ -1154,6 +1157,13 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
                 return k;
         if (s && !(r->policy_digest = strdup(s)))
                 return -ENOMEM;
+        /* absent in records of earlier versions */
+        if (json_object_object_get_ex(o, "profile_digest", NULL)) {
+                if ((k = get_string(o, "profile_digest", false, &s, ret_error)) < 0)
+                        return k;
+                if (!(r->profile_digest = strdup(s)))
+                        return -ENOMEM;
+        }
         if ((k = get_string(o, "state", false, &s, ret_error)) < 0)
                 return k;
         if (!streq(s, "running") && !streq(s, "finished"))

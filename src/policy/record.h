@@ -116,6 +116,8 @@ typedef struct RunRecord {
         char tenant[TENANT_ID_LEN + 1];
         char *profile;
         char *policy_digest;
+        char *profile_digest;      /* "sha256:<hex>" of the profile file the run started with; NULL in
+                                    * records of earlier versions */
         bool finished;
         usec_t started_at;
         usec_t ended_at;           /* 0 while running */

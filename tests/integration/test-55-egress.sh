@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Per-destination egress of runs (BPF programs at sbx.slice, a network namespace of each run's own
-# connected by pasta, DNS through sbxd's resolver), attacked from inside the run: neighbouring ports
+# connected by slirp4netns, DNS through sbxd's resolver), attacked from inside the run: neighbouring ports
 # and addresses, other protocols, names resolved elsewhere, DNS rebinding, encoded forms of the
 # metadata address, raw sockets, the host's loopback and unix sockets, inbound connections, a killed
 # sbxd, a concurrent run's allowances. Runs against a test network made here (testnet.sh).
@@ -90,7 +90,7 @@ wait_file() {
 
 # ---- the test network, sbxd's upstream, the test profiles ---------------------------------------------------
 t_begin "setup: test network, dnsmasq as sbxd's upstream, test profiles"
-for c in pasta dnsmasq bpftool; do command -v $c >/dev/null || _t_err "$c is not installed (scripts/install-deps.sh)"; done
+for c in slirp4netns dnsmasq bpftool; do command -v $c >/dev/null || _t_err "$c is not installed (scripts/install-deps.sh)"; done
 t_on_exit testnet_down
 if ! testnet_up; then
   t_fail "$TN_ERROR"; t_summary
@@ -117,6 +117,7 @@ add_profile sbxtpriv '[ { "address": "10.213.0.2", "ports": [22], "private": tru
 t_on_exit "rm -f $RUNPROF/sbxtegress.json $RUNPROF/sbxtcname.json $RUNPROF/sbxtother.json $RUNPROF/sbxtpriv.json; rmdir $RUNPROF /run/sbx 2>/dev/null; systemctl daemon-reload"
 assert_rc 0 sbxctl profile reload
 for p in sbxtegress sbxtcname sbxtother sbxtpriv; do assert_rc 0 sbxctl profile check "$RUNPROF/$p.json"; done
+MOUNTS_BEFORE=$(findmnt -rn -o TARGET,FSTYPE | sort)
 # control: from the host (no sbx) the neighbouring port is refused by the server, not EPERM
 T_OUT=$($PY -c "$TN_PY" tcp:203.0.113.10:444 tcp:10.213.0.2:22 2>&1)
 assert_errno "tcp 203.0.113.10:444" ECONNREFUSED
@@ -423,6 +424,34 @@ else
     map_has_cgroup $m "$cga" && _t_err "map $m still has an entry of run A (cgroup $cga) after it ended"
   done
 fi
+fi
+
+t_begin "the bridge: slirp4netns in a mount namespace of its own, no capabilities it could misuse, the host's mounts untouched"
+rm -f "$SHARE"/b-*
+sbx_run_bg "$W/b.out" -p sbxtegress -- sh -c "$PY -c '$TN_PY' wait:$SHARE/b-go tcp:203.0.113.10:443 > $SHARE/b-result 2>&1"
+if [ -z "${RUN:-}" ] || ! kill -0 "$CPID" 2>/dev/null; then
+  t_fail "the run did not start: $(cat "$W/b.out")"
+else
+cpid=$CPID runb=$RUN
+bpid=$(systemctl show -P MainPID "sbx-net@$RUN.service")
+if [ -z "$bpid" ] || [ "$bpid" = 0 ]; then
+  t_fail "sbx-net@$RUN.service has no main process"
+else
+  assert_eq slirp4netns "$(cat /proc/$bpid/comm)" "the network unit's main process"
+  assert_ne "$(readlink /proc/1/ns/mnt)" "$(readlink /proc/$bpid/ns/mnt)" "the bridge's mount namespace"
+  # --enable-sandbox: everything dropped but CAP_NET_BIND_SERVICE (bit 10)
+  capeff=$(awk '/^CapEff:/ {print $2}' /proc/$bpid/status)
+  assert_eq 0000000000000400 "$capeff" "the bridge's effective capabilities"
+  args=$(tr '\0' ' ' < /proc/$bpid/cmdline)
+  assert_contains "$args" "--disable-host-loopback" "the bridge's command line"
+  assert_not_contains "$args" "--api-socket" "the bridge's command line"
+fi
+touch "$SHARE/b-go"
+wait "$cpid" 2>/dev/null
+T_OUT=$(cat "$SHARE/b-result" 2>/dev/null)
+assert_reached "tcp 203.0.113.10:443"
+for i in $(seq 100); do systemctl is-active -q "sbx-net@$runb.service" || break; sleep 0.1; done
+assert_eq "$MOUNTS_BEFORE" "$(findmnt -rn -o TARGET,FSTYPE | sort)" "the host's mounts after runs with a bridge"
 fi
 
 t_begin "sbxd killed during a run: the run still reaches what it may and nothing else"

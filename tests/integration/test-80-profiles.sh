@@ -68,8 +68,8 @@ assert_eq "kept" "$T_OUT" "the cache is back once the first run ended"
 
 # ---- browser -------------------------------------------------------------------------------------------
 # The test network of testnet.sh: "public" servers at 203.0.113.10 and 198.51.100.10, a private one at
-# 10.213.0.2 (documentation ranges are not denied), and the host default route pasta needs. Runs of
-# network mode public have a namespace of their own, connected by pasta; sbx's egress programs refuse
+# 10.213.0.2 (documentation ranges are not denied). Runs of network mode public have a namespace of
+# their own, connected by slirp4netns; sbx's egress programs refuse
 # a denied destination at once (EPERM).
 . "$(dirname "$0")/testnet.sh"
 t_on_exit testnet_down

@@ -8,8 +8,8 @@
 #     namespace side  203.0.113.10/24 (the "public" test server), 203.0.113.53/32 (its DNS server),
 #                     198.51.100.10/32 (a second public server), 10.213.0.2/32 (a private one)
 #   host routes to 198.51.100.10 and 10.213.0.2 via 203.0.113.10; a default route via 203.0.113.10
-#   only if the host has none (the VM testbed has no network device at all, and pasta, which
-#   connects a run's namespace, needs one)
+#   only if the host has none (the VM testbed has no network device at all; a default route keeps the
+#   host's own view of "the internet" like a real machine's)
 #   in the namespace: TCP listeners on every address, ports 443 8443 22 80 5353, answering "hello";
 #   a UDP echo on 5353; dnsmasq on 203.0.113.53:53 with the names below (TTL 2 s unless said)
 # Only documentation ranges and one private /32 are used, all of them inside namespaces the test made.

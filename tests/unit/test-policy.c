@@ -873,8 +873,9 @@ static void test_network_narrowed_none(void **state) {
         }
 }
 
-/* The run's network unit: the namespace made (privileged ExecStartPre=), pasta connecting it with
- * nothing mapped in (ExecStart=), removed (privileged ExecStopPost=). */
+/* The run's network unit: the namespace made (privileged ExecStartPre=), slirp4netns connecting it with
+ * nothing mapped in, started by the helper, which waits for it to be ready (ExecStart=), removed
+ * (privileged ExecStopPost=). */
 static void test_network_unit(void **state) {
         _cleanup_(profile_freep) Profile *coding = profile_coding(false), *browser = profile_browser(true);
         RunRequest req = { .argv = ARGV("true"), NETNS_REQ, .host_netns_ino = HOST_NETNS_INO,
@@ -891,7 +892,6 @@ static void test_network_unit(void **state) {
                 assert_string_equal(text,
                                     "Type=forking\n"
                                     "PIDFile=" NETNS ".pid\n"
-                                    "IgnoreSIGPIPE=no\n"
                                     "NoNewPrivileges=yes\n"
                                     "LockPersonality=yes\n"
                                     "RestrictRealtime=yes\n"
@@ -899,22 +899,20 @@ static void test_network_unit(void **state) {
                                     "TimeoutStopSec=5s\n");
                 assert_string_equal(get(plan, "NetworkNamespacePath")->s, NETNS);
                 assert_strv_equal(plan->net_exec_argv,
-                                  ARGV(SBX_PASTA_PATH, "--config-net", "--quiet", "--netns-only", "--runas", "0:0",
-                                       "--no-map-gw", "--no-dhcp", "--no-dhcpv6", "--no-icmp", "-t", "none", "-u",
-                                       "none", "-T", "none", "-U", "none", "--pid", NETNS ".pid", "--netns", NETNS));
+                                  ARGV(EXEC_PATH, "--netns=serve:" NETNS, "--", SBX_SLIRP4NETNS_PATH, "--configure",
+                                       "--mtu=65520", "--disable-host-loopback", "--disable-dns", "--enable-ipv6",
+                                       "--enable-sandbox", "--enable-seccomp", "--ready-fd=3", "--netns-type=path",
+                                       NETNS, "tap0"));
                 assert_strv_equal(plan->net_pre_argv, ARGV(EXEC_PATH, "--netns=create:" NETNS));
                 assert_strv_equal(plan->net_post_argv, ARGV(EXEC_PATH, "--netns=remove:" NETNS));
 
-                /* nothing mapped into the namespace: no inbound ports, no way to the host's loopback, no
-                 * gateway-to-host mapping */
-                static const char *const none_opts[] = { "-t", "-u", "-T", "-U" };
-                for (size_t k = 0; k < ELEMENTSOF(none_opts); k++) {
-                        ssize_t o = strv_index(plan->net_exec_argv, none_opts[k]);
-
-                        if (o < 0 || !streq_ptr(plan->net_exec_argv[o + 1], "none"))
-                                fail_msg("pasta: %s is not followed by none", none_opts[k]);
-                }
-                assert_true(strv_contains(plan->net_exec_argv, "--no-map-gw"));
+                /* nothing mapped into the namespace: no way to the host's loopback through the gateway,
+                 * no DNS forwarder, no API socket (which could add inbound ports) */
+                assert_true(strv_contains(plan->net_exec_argv, "--disable-host-loopback"));
+                assert_true(strv_contains(plan->net_exec_argv, "--disable-dns"));
+                for (char **a = plan->net_exec_argv; *a; a++)
+                        if (strneq(*a, "--api-socket", 12) || streq(*a, "-a"))
+                                fail_msg("slirp4netns: an API socket is given: %s", *a);
         }
 }
 

@@ -281,6 +281,38 @@ static void test_to_json_running(void **state) {
         json_object_put(o);
 }
 
+/* profile_digest: written when known, read back, optional in records of earlier versions, a string
+ * when present. */
+static void test_profile_digest(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = running_record(), *back = NULL, *old = NULL, *bad = NULL;
+        _cleanup_free_ char *text = NULL, *error = NULL, *bad_text = NULL;
+        json_object *o;
+
+        r->profile_digest = strdup(DIGEST);
+        assert_non_null(r->profile_digest);
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_non_null(o);
+        assert_json_string(o, "profile_digest", DIGEST);
+        json_object_put(o);
+        assert_int_equal(run_record_from_json(text, &back, &error), 0);
+        assert_string_equal(back->profile_digest, DIGEST);
+
+        r->profile_digest = mfree(r->profile_digest);
+        text = mfree(text);
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        assert_null(strstr(text, "profile_digest"));
+        assert_int_equal(run_record_from_json(text, &old, &error), 0);
+        assert_null(old->profile_digest);
+
+        o = json_tokener_parse(text);
+        json_object_object_add(o, "profile_digest", json_object_new_int(7));
+        bad_text = strdup(json_object_to_json_string(o));
+        json_object_put(o);
+        assert_true(run_record_from_json(bad_text, &bad, &error) < 0);
+        assert_string_equal(error, "profile_digest: expected a string");
+}
+
 /* completed means finished and everything gone. */
 static void test_to_json_completed(void **state) {
         static const struct {
@@ -1491,6 +1523,7 @@ int main(void) {
                 cmocka_unit_test(test_to_json_finished),
                 cmocka_unit_test(test_to_json_denied_and_output),
                 cmocka_unit_test(test_to_json_running),
+                cmocka_unit_test(test_profile_digest),
                 cmocka_unit_test(test_to_json_completed),
                 cmocka_unit_test(test_to_json_unformattable_time),
                 cmocka_unit_test(test_round_trip_finished),

@@ -31,6 +31,7 @@
 #include "netns.h"
 #include "macro.h"
 #include "policy.h"
+#include "serve.h"
 #include "supervise.h"
 
 static uint64_t arg_expect_memory_max = UINT64_MAX;
@@ -54,6 +55,7 @@ static char **arg_expect_denied = NULL; /* addresses a datagram to must fail wit
 static char **arg_expect_dirs = NULL; /* "PATH:DEV:INO": PATH must be the directory sbxd checked */
 static const char *arg_seccomp_filter = NULL; /* hex of the program for the profile's syscall rules */
 static uint64_t arg_output_max = 0;           /* bytes of stdout+stderr; 0: not limited */
+static bool arg_serve = false;                 /* a sandbox: no command; serve sbxd's on stdin (serve.h) */
 
 _printf_(1, 2) static int refuse(const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
@@ -413,7 +415,7 @@ static int parse_u64_arg(const char *s, uint64_t *ret) {
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_SWAP, ARG_DIGEST, ARG_CACHE,
                ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS, ARG_BPFFS,
-               ARG_SECCOMP, ARG_OUTPUT };
+               ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
                 { "expect-tasks-max", required_argument, NULL, ARG_TASKS },
@@ -427,6 +429,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "expect-egress", no_argument, NULL, ARG_EXPECT_EGRESS },
                 { "expect-netns-not", required_argument, NULL, ARG_EXPECT_NETNS_NOT },
                 { "netns", required_argument, NULL, ARG_NETNS },
+                { "serve", no_argument, NULL, ARG_SERVE },
                 { "bpffs", required_argument, NULL, ARG_BPFFS },
                 { "workspace", required_argument, NULL, ARG_WS },
                 { "handover", required_argument, NULL, ARG_HANDOVER },
@@ -519,6 +522,9 @@ static int parse_argv(int argc, char *argv[]) {
                         if (parse_u64_arg(optarg, &arg_expect_netns_not) < 0)
                                 return -EINVAL;
                         break;
+                case ARG_SERVE:
+                        arg_serve = true;
+                        break;
                 case ARG_BPFFS:
                         if (!streq(optarg, "/sys/fs/bpf"))
                                 return -EINVAL;
@@ -562,7 +568,7 @@ static int parse_argv(int argc, char *argv[]) {
                 }
         if (arg_netns_op && strneq(arg_netns_op, "serve:", 6)) /* the bridge's command line follows */
                 return optind < argc ? optind : -EINVAL;
-        if (arg_netns_op || arg_bpffs) /* nothing else: no command */
+        if (arg_netns_op || arg_bpffs || arg_serve) /* nothing else: no command */
                 return optind == argc ? optind : -EINVAL;
         if (optind >= argc)
                 return -EINVAL;
@@ -781,6 +787,23 @@ int main(int argc, char *argv[]) {
         sigaddset(&mask, SIGHUP);
         sigaddset(&mask, SIGPIPE);
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        if (arg_serve) {
+                ServeConfig cfg = { .seccomp_hex = arg_seccomp_filter, .output_max = arg_output_max,
+                                    .exec_child = child };
+                _cleanup_close_ int ctl = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3), null = -EBADF;
+
+                /* the channel is fd 0 as systemd gave it: moved out of every command's reach */
+                null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                if (ctl < 0 || null < 0 || dup2(null, STDIN_FILENO) < 0)
+                        return refuse("cannot take the sandbox's control channel: %m");
+                r = serve(ctl, &cfg);
+                if (r < 0)
+                        fprintf(stderr, "sbx: the sandbox's control channel failed: %s\n", strerror(-r));
+                end_leftovers(cg);
+                report(cg, NULL);
+                return r < 0 ? SBX_EXIT_FAILURE : 0;
+        }
 
         /* The syscall rules' program and the output relay (supervise.h). */
         r = supervisor_prepare(&sup, arg_seccomp_filter, arg_output_max, &error);

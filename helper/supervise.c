@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,6 +22,7 @@ void supervisor_done(Supervisor *s) {
         s->sock[0] = safe_close(s->sock[0]);
         s->sock[1] = safe_close(s->sock[1]);
         s->listener = safe_close(s->listener);
+        s->signal_fd = safe_close(s->signal_fd);
         seccomp_denials_done(&s->denials);
         for (size_t i = 0; i < ELEMENTSOF(s->streams); i++) {
                 s->streams[i].src = safe_close(s->streams[i].src);
@@ -238,10 +241,11 @@ static void give_up_listener(Supervisor *s, int error) {
 }
 
 int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
-        enum { LISTENER, SOURCE, DESTINATION };
+        enum { LISTENER, SOURCE, DESTINATION, SIGNALS };
 
         for (;;) {
-                struct pollfd p[1 + 2 * ELEMENTSOF(s->streams)];
+                struct pollfd p[2 + 2 * ELEMENTSOF(s->streams)];
+                struct timespec ts, *timeout = NULL;
                 struct {
                         int kind;
                         OutputStream *stream;
@@ -262,6 +266,23 @@ int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
                 if (w < 0 && errno != EINTR)
                         return negative_errno();
 
+                if (s->group > 0 && s->signal_fd >= 0) {
+                        what[n].kind = SIGNALS;
+                        what[n].stream = NULL;
+                        p[n++] = (struct pollfd) { .fd = s->signal_fd, .events = POLLIN };
+                }
+                if (s->group > 0 && s->deadline > 0 && !s->timed_out) {
+                        uint64_t now = now_monotonic();
+
+                        if (now >= s->deadline) {
+                                s->timed_out = true;
+                                (void) kill(-s->group, SIGKILL);
+                                continue;
+                        }
+                        ts.tv_sec = (time_t) ((s->deadline - now) / 1000000);
+                        ts.tv_nsec = (long) ((s->deadline - now) % 1000000) * 1000;
+                        timeout = &ts;
+                }
                 if (s->listener >= 0) {
                         what[n].kind = LISTENER;
                         what[n].stream = NULL;
@@ -281,7 +302,7 @@ int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
                                 p[n++] = (struct pollfd) { .fd = o->dst, .events = 0 };
                         }
                 }
-                if (ppoll(p, n, NULL, &s->wait_mask) < 0) {
+                if (ppoll(p, n, timeout, &s->wait_mask) < 0) {
                         if (errno == EINTR)
                                 continue;
                         return negative_errno();
@@ -293,6 +314,13 @@ int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
                         case SOURCE:
                                 (void) relay(s, what[i].stream);
                                 break;
+                        case SIGNALS: {
+                                struct signalfd_siginfo si;
+
+                                if (read(s->signal_fd, &si, sizeof(si)) == (ssize_t) sizeof(si))
+                                        (void) kill(-s->group, (int) si.ssi_signo);
+                                break;
+                        }
                         case DESTINATION:
                                 if (p[i].revents & (POLLERR | POLLHUP))
                                         caller_gone(what[i].stream);

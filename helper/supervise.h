@@ -39,6 +39,12 @@ typedef struct Supervisor {
         uint64_t output_written;  /* bytes passed on: at most output_max */
 
         sigset_t wait_mask;       /* the signal mask while waiting: SIGCHLD deliverable */
+
+        /* a sandbox's command (helper/serve.c): it runs in a process group of its own */
+        pid_t group;              /* that group: signals read from signal_fd go to it; 0: none */
+        int signal_fd;            /* a signalfd of the signals to pass on, or -EBADF */
+        uint64_t deadline;        /* CLOCK_MONOTONIC µs: the group is killed then; 0: none */
+        bool timed_out;
 } Supervisor;
 
 #define SUPERVISOR_INIT                                                                              \
@@ -46,6 +52,7 @@ typedef struct Supervisor {
                 .sock = { -EBADF, -EBADF }, .listener = -EBADF,                                      \
                 .streams = { { .src = -EBADF, .child_fd = -EBADF, .dst = 1 },                        \
                              { .src = -EBADF, .child_fd = -EBADF, .dst = 2 } },                      \
+                .signal_fd = -EBADF,                                                                 \
         }
 
 void supervisor_done(Supervisor *s);
@@ -64,8 +71,9 @@ int supervisor_child_seal(Supervisor *s);
  * program, and did not and will not run the command) a message in *ret_error. */
 int supervisor_start(Supervisor *s, char **ret_error);
 
-/* Until the child pid ends: answers notifications, relays output, reaps orphans. Returns its wait
- * status in *ret_status. */
+/* Until the child pid ends: answers notifications, relays output, reaps orphans; with a group, passes the
+ * signals of signal_fd on to it and kills it at the deadline (timed_out). Returns its wait status in
+ * *ret_status. */
 int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status);
 
 /* After everything in the cgroup is gone: the output still in the pipes. */

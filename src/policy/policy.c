@@ -158,11 +158,14 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
         if (req->profile && !streq(req->profile, p->name))
                 return error_setf(ret_error, -EINVAL, "profile: the request names '%s', the profile is '%s'", req->profile,
                               p->name);
-        if (n == 0)
+        if (req->sandbox) {
+                if (n > 0)
+                        return error_setf(ret_error, -EINVAL, "command: a sandbox is created without one");
+        } else if (n == 0)
                 return error_setf(ret_error, -EINVAL, "command: no command given");
         if (n > SBX_ARGV_MAX_ARGS)
                 return error_setf(ret_error, -E2BIG, "command: %zu arguments, at most %u allowed", n, SBX_ARGV_MAX_ARGS);
-        if (isempty(req->argv[0]))
+        if (n > 0 && isempty(req->argv[0]))
                 return error_setf(ret_error, -EINVAL, "command: the command name is empty");
         for (size_t i = 0; i < n; i++)
                 bytes += strlen(req->argv[i]) + 1;
@@ -686,7 +689,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 }
 
         n_argv = strv_length(req->argv);
-        plan->exec_argv = calloc(n_argv + 16 + strv_length(cache_opts), sizeof(char *));
+        plan->exec_argv = calloc(n_argv + 17 + strv_length(cache_opts), sizeof(char *));
         if (!plan->exec_argv)
                 return -ENOMEM;
         i = 0;
@@ -719,6 +722,8 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         if (req->dataset && req->dataset_ino != 0 &&
             asprintf(&plan->exec_argv[i++], "--expect-dir=" SBX_DATASET ":%" PRIu64 ":%" PRIu64,
                      (uint64_t) req->dataset_dev, (uint64_t) req->dataset_ino) < 0)
+                return -ENOMEM;
+        if (req->sandbox && !(plan->exec_argv[i++] = strdup("--serve")))
                 return -ENOMEM;
         if (!(plan->exec_argv[i++] = strdup("--")))
                 return -ENOMEM;

@@ -40,6 +40,7 @@ typedef struct RunRequest {
         char *run_id;         /* the run's id (set by sbxd; needed for a network namespace of its own) */
         char *netns_path;     /* the run's network namespace (policy_netns_path()), modes other than none */
         uint64_t host_netns_ino; /* inode of the host's network namespace: the run's must be another one */
+        bool sandbox;         /* a sandbox: no command; the helper serves sbxd's (helper/serve.h) */
 } RunRequest;
 
 RunRequest *run_request_free(RunRequest *r);

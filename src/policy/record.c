@@ -25,7 +25,33 @@ static const char *const stop_reason_table[_STOP_REASON_MAX] = {
         [STOP_START_FAILED] = "start-failed",
         [STOP_REFUSED] = "refused",
         [STOP_LOST] = "lost",
+        [STOP_IDLE_TIMEOUT] = "idle-timeout",
 };
+
+static const char *const exec_result_table[_EXEC_RESULT_MAX] = {
+        [EXEC_RUNNING] = "running",
+        [EXEC_EXITED] = "exited",
+        [EXEC_SIGNAL] = "signal",
+        [EXEC_TIMEOUT] = "timeout",
+        [EXEC_NOT_STARTED] = "not-started",
+        [EXEC_BUSY] = "busy",
+        [EXEC_LOST] = "lost",
+};
+
+const char *exec_result_to_string(ExecResult r) {
+        if (r < 0 || r >= _EXEC_RESULT_MAX)
+                return NULL;
+        return exec_result_table[r];
+}
+
+ExecResult exec_result_from_string(const char *s) {
+        if (!s)
+                return _EXEC_RESULT_INVALID;
+        for (int i = 0; i < _EXEC_RESULT_MAX; i++)
+                if (streq(exec_result_table[i], s))
+                        return (ExecResult) i;
+        return _EXEC_RESULT_INVALID;
+}
 
 const char *stop_reason_to_string(StopReason r) {
         if (r < 0 || r >= _STOP_REASON_MAX)
@@ -103,6 +129,11 @@ RunRecord *run_record_free(RunRecord *r) {
         free(r->error);
         denied_list_free(r->denied, r->n_denied);
         run_network_free(r->network);
+        if (r->sandbox) {
+                free(r->sandbox->name);
+                free(r->sandbox->execs);
+                free(r->sandbox);
+        }
         free(r);
         return NULL;
 }
@@ -720,6 +751,114 @@ static int network_to_json(const RunNetwork *n, json_object *net) {
         return 0;
 }
 
+/* ---- sandbox ---------------------------------------------------------------------------------------- */
+
+static bool is_hex(const char *s, size_t len);
+
+bool sandbox_name_is_valid(const char *name) {
+        size_t n = name ? strlen(name) : 0;
+
+        if (n == 0 || n > 64 || name[0] == '.' || name[0] == '-')
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+                      (name[i] >= '0' && name[i] <= '9') || strchr("_.-", name[i])))
+                        return false;
+        return true;
+}
+
+int run_record_sandbox_init(RunRecord *r, const char *name, usec_t idle_timeout, bool detach) {
+        RunSandbox *s;
+
+        if (name && !sandbox_name_is_valid(name))
+                return -EINVAL;
+        s = calloc(1, sizeof(RunSandbox));
+        if (!s)
+                return -ENOMEM;
+        if (name && !(s->name = strdup(name))) {
+                free(s);
+                return -ENOMEM;
+        }
+        s->idle_timeout = idle_timeout;
+        s->detach = detach;
+        if (r->sandbox) {
+                free(r->sandbox->name);
+                free(r->sandbox->execs);
+                free(r->sandbox);
+        }
+        r->sandbox = s;
+        return 0;
+}
+
+RunExec *run_record_sandbox_find_exec(RunRecord *r, const char *id) {
+        if (!r->sandbox || !id)
+                return NULL;
+        for (size_t i = 0; i < r->sandbox->n_execs; i++)
+                if (streq(r->sandbox->execs[i].id, id))
+                        return &r->sandbox->execs[i];
+        return NULL;
+}
+
+int run_record_sandbox_put_exec(RunRecord *r, const RunExec *e) {
+        RunSandbox *s = r->sandbox;
+        RunExec *x;
+
+        if (!s)
+                return -ENOENT;
+        if (!is_hex(e->id, RUN_ID_LEN) || e->result < 0 || e->result >= _EXEC_RESULT_MAX)
+                return -EINVAL;
+        x = run_record_sandbox_find_exec(r, e->id);
+        if (x) {
+                *x = *e;
+                return 1;
+        }
+        s->execs_total++;
+        if (s->n_execs >= RECORD_EXECS_MAX)
+                return 0;
+        x = realloc(s->execs, (s->n_execs + 1) * sizeof(RunExec));
+        if (!x) {
+                s->execs_total--;
+                return -ENOMEM;
+        }
+        s->execs = x;
+        s->execs[s->n_execs++] = *e;
+        return 1;
+}
+
+static int sandbox_to_json(const RunSandbox *s, json_object *o) {
+        json_object *execs = json_object_new_array();
+        int k = -ENOMEM;
+
+        if (!execs)
+                return -ENOMEM;
+        ADD(o, "name", s->name ? json_object_new_string(s->name) : NULL);
+        ADD(o, "idle_timeout_usec", s->idle_timeout ? json_object_new_uint64(s->idle_timeout) : NULL);
+        ADD(o, "detach", json_object_new_boolean(s->detach));
+        ADD(o, "execs_total", json_object_new_uint64(s->execs_total));
+        ADD(o, "execs", execs);
+        for (size_t i = 0; i < s->n_execs; i++) {
+                const RunExec *e = &s->execs[i];
+                json_object *x = json_object_new_object(), *t;
+
+                if (!x || json_object_array_add(execs, x) < 0) {
+                        json_object_put(x);
+                        return -ENOMEM;
+                }
+                if ((k = json_time_or_null(e->started_at, &t)) < 0)
+                        return k;
+                ADD(x, "id", json_object_new_string(e->id));
+                ADD(x, "started_at", t);
+                ADD(x, "duration_usec", e->result == EXEC_RUNNING ? NULL : json_object_new_uint64(e->duration));
+                ADD(x, "result", json_object_new_string(exec_result_to_string(e->result)));
+                ADD(x, "exit_code", e->exit_code >= 0 ? json_object_new_int(e->exit_code) : NULL);
+                ADD(x, "exit_signal", e->exit_signal > 0 ? json_object_new_int(e->exit_signal) : NULL);
+                ADD(x, "output_bytes", json_object_new_uint64(e->output_bytes));
+                ADD(x, "output_truncated", json_object_new_boolean(e->output_truncated));
+                ADD(x, "denied_syscalls", json_object_new_uint64(e->denied_syscalls));
+        }
+        return 0;
+}
+
 int run_record_to_json(const RunRecord *r, char **ret) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
         json_object *exit_o, *res, *cleanup, *started, *ended, *denied;
@@ -795,6 +934,15 @@ int run_record_to_json(const RunRecord *r, char **ret) {
                         return -ENOMEM;
                 ADD(o, "network", net);
                 if ((k = network_to_json(r->network, net)) < 0)
+                        return k;
+        }
+        if (r->sandbox) {
+                json_object *sb = json_object_new_object();
+
+                if (!sb)
+                        return -ENOMEM;
+                ADD(o, "sandbox", sb);
+                if ((k = sandbox_to_json(r->sandbox, sb)) < 0)
                         return k;
         }
 
@@ -1103,6 +1251,97 @@ static int network_from_json(json_object *net, RunNetwork **ret, char **ret_erro
         return 0;
 }
 
+static int sandbox_from_json(json_object *sb, RunRecord *r, char **ret_error) {
+        json_object *v, *arr;
+        uint64_t u;
+        int k;
+
+        if (!json_object_is_type(sb, json_type_object))
+                return error_setf(ret_error, -EBADMSG, "sandbox: expected an object");
+        if ((k = net_get(sb, "sandbox", "name", json_type_string, true, "a string", &v, ret_error)) < 0)
+                return k;
+        if (v && !sandbox_name_is_valid(json_object_get_string(v)))
+                return error_setf(ret_error, -EBADMSG, "sandbox.name: not a sandbox name");
+        {
+                const char *name = v ? json_object_get_string(v) : NULL;
+                usec_t idle = 0;
+
+                if ((k = net_get(sb, "sandbox", "idle_timeout_usec", json_type_int, true, "a non-negative integer",
+                                 &v, ret_error)) < 0)
+                        return k;
+                if (v) {
+                        if (json_object_get_int64(v) < 0)
+                                return error_setf(ret_error, -EBADMSG, "sandbox.idle_timeout_usec: expected a non-negative integer");
+                        idle = json_object_get_uint64(v);
+                }
+                if ((k = net_get(sb, "sandbox", "detach", json_type_boolean, false, "a boolean", &v, ret_error)) < 0)
+                        return k;
+                if ((k = run_record_sandbox_init(r, name, idle, json_object_get_boolean(v))) < 0)
+                        return k;
+        }
+        if ((k = net_get(sb, "sandbox", "execs", json_type_array, false, "an array", &arr, ret_error)) < 0)
+                return k;
+        if (json_object_array_length(arr) > RECORD_EXECS_MAX)
+                return error_setf(ret_error, -EBADMSG, "sandbox.execs: more than %d execs", RECORD_EXECS_MAX);
+        for (size_t i = 0; i < json_object_array_length(arr); i++) {
+                json_object *x = json_object_array_get_idx(arr, i);
+                RunExec e = { .exit_code = -1 };
+                char path[48];
+                const char *s;
+
+                snprintf(path, sizeof(path), "sandbox.execs[%zu]", i);
+                if (!json_object_is_type(x, json_type_object))
+                        return error_setf(ret_error, -EBADMSG, "%s: expected an object", path);
+                if ((k = net_get(x, path, "id", json_type_string, false, "a string", &v, ret_error)) < 0)
+                        return k;
+                s = json_object_get_string(v);
+                if (!is_hex(s, RUN_ID_LEN))
+                        return error_setf(ret_error, -EBADMSG, "%s.id: not an operation id", path);
+                strcpy(e.id, s);
+                if ((k = net_get_time(x, path, "started_at", &e.started_at, ret_error)) < 0)
+                        return k;
+                if ((k = net_get(x, path, "result", json_type_string, false, "a string", &v, ret_error)) < 0)
+                        return k;
+                e.result = exec_result_from_string(json_object_get_string(v));
+                if (e.result < 0)
+                        return error_setf(ret_error, -EBADMSG, "%s.result: unknown value '%s'", path,
+                                          json_object_get_string(v));
+                if ((k = net_get(x, path, "duration_usec", json_type_int, true, "a non-negative integer", &v,
+                                 ret_error)) < 0)
+                        return k;
+                e.duration = v ? json_object_get_uint64(v) : 0;
+                if ((k = net_get(x, path, "exit_code", json_type_int, true, "an integer", &v, ret_error)) < 0)
+                        return k;
+                if (v) {
+                        if (json_object_get_int64(v) < 0 || json_object_get_int64(v) > 255)
+                                return error_setf(ret_error, -EBADMSG, "%s.exit_code: out of range", path);
+                        e.exit_code = json_object_get_int(v);
+                }
+                if ((k = net_get(x, path, "exit_signal", json_type_int, true, "an integer", &v, ret_error)) < 0)
+                        return k;
+                if (v) {
+                        if (json_object_get_int64(v) <= 0 || json_object_get_int64(v) > 64)
+                                return error_setf(ret_error, -EBADMSG, "%s.exit_signal: out of range", path);
+                        e.exit_signal = json_object_get_int(v);
+                }
+                if ((k = net_get_count(x, path, "output_bytes", &e.output_bytes, ret_error)) < 0 ||
+                    (k = net_get_count(x, path, "denied_syscalls", &e.denied_syscalls, ret_error)) < 0 ||
+                    (k = net_get(x, path, "output_truncated", json_type_boolean, false, "a boolean", &v, ret_error)) < 0)
+                        return k;
+                e.output_truncated = json_object_get_boolean(v);
+                if (run_record_sandbox_find_exec(r, e.id))
+                        return error_setf(ret_error, -EBADMSG, "%s.id: listed twice", path);
+                if ((k = run_record_sandbox_put_exec(r, &e)) < 0)
+                        return k;
+        }
+        if ((k = net_get_count(sb, "sandbox", "execs_total", &u, ret_error)) < 0)
+                return k;
+        if (u < r->sandbox->n_execs)
+                return error_setf(ret_error, -EBADMSG, "sandbox.execs_total: fewer than the execs listed");
+        r->sandbox->execs_total = u;
+        return 0;
+}
+
 int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         _cleanup_(run_record_freep) RunRecord *r = NULL;
@@ -1239,6 +1478,8 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
                         return -ENOMEM;
         }
         /* Added later in version 1: absent in older records, and in those of runs without one. */
+        if (json_object_object_get_ex(o, "sandbox", &sub) && (k = sandbox_from_json(sub, r, ret_error)) < 0)
+                return k;
         if (json_object_object_get_ex(o, "network", &sub) && (k = network_from_json(sub, &r->network, ret_error)) < 0)
                 return k;
 
@@ -1262,6 +1503,8 @@ int run_record_exit_status(const RunRecord *r) {
                 return 128 + SIGKILL;
         case STOP_CANCELLED:
                 return 128 + (r->exit_signal > 0 ? r->exit_signal : SIGTERM);
+        case STOP_IDLE_TIMEOUT:
+                return 0; /* a sandbox that ended as asked */
         case STOP_START_FAILED:
         case STOP_REFUSED:
         case STOP_LOST:

@@ -25,6 +25,7 @@ typedef enum StopReason {
         STOP_START_FAILED,
         STOP_REFUSED,  /* the exec helper found a limit not in force and did not run the command */
         STOP_LOST,     /* sbxd lost track of the unit (e.g. restarted while it ran) */
+        STOP_IDLE_TIMEOUT, /* a sandbox ran no command for its idle timeout */
         _STOP_REASON_MAX,
         _STOP_REASON_INVALID = -EINVAL,
 } StopReason;
@@ -110,6 +111,45 @@ typedef struct RunNetwork {
                                     * gone (also true when it never had any) */
 } RunNetwork;
 
+/* One command run in a sandbox: figures only, never its command line or output. */
+typedef enum ExecResult {
+        EXEC_RUNNING,      /* not over yet (a running sandbox's record) */
+        EXEC_EXITED,       /* exit_code */
+        EXEC_SIGNAL,       /* exit_signal */
+        EXEC_TIMEOUT,      /* killed at its timeout */
+        EXEC_NOT_STARTED,  /* the helper could not start it (exit_code: 123, 126 or 127) */
+        EXEC_BUSY,         /* refused: too many commands running in the sandbox */
+        EXEC_LOST,         /* the sandbox ended (or its supervisor failed) before it reported */
+        _EXEC_RESULT_MAX,
+        _EXEC_RESULT_INVALID = -EINVAL,
+} ExecResult;
+
+const char *exec_result_to_string(ExecResult r);
+ExecResult exec_result_from_string(const char *s);
+
+#define RECORD_EXECS_MAX 10000 /* execs listed in a record; later ones are only counted */
+
+typedef struct RunExec {
+        char id[RUN_ID_LEN + 1];   /* opaque operation id */
+        usec_t started_at;         /* CLOCK_REALTIME */
+        usec_t duration;
+        ExecResult result;
+        int exit_code;             /* -1 if none */
+        int exit_signal;           /* 0 if none */
+        uint64_t output_bytes;
+        bool output_truncated;
+        uint64_t denied_syscalls;
+} RunExec;
+
+typedef struct RunSandbox {
+        char *name;                /* NULL: none */
+        usec_t idle_timeout;       /* 0: none */
+        bool detach;               /* outlives its creator's connection */
+        RunExec *execs;
+        size_t n_execs;
+        uint64_t execs_total;      /* also those past RECORD_EXECS_MAX */
+} RunSandbox;
+
 typedef struct RunRecord {
         char run_id[RUN_ID_LEN + 1];
         char *unit;
@@ -136,6 +176,7 @@ typedef struct RunRecord {
         bool cgroup_gone;
         char *error;               /* why it failed to start or was refused; NULL otherwise */
         RunNetwork *network;       /* NULL: no network section (records of older versions) */
+        RunSandbox *sandbox;       /* NULL: a run (one command), not a sandbox */
 } RunRecord;
 
 RunRecord *run_record_new(void);
@@ -185,6 +226,14 @@ char *net_destination_format(const NetDestinationStat *d, char buf[static NET_DE
 /* Everything of the run is gone: finished, unit and cgroup gone, and its egress map entries removed
  * (if it has a network section). The record's cleanup.completed. */
 bool run_record_cleanup_completed(const RunRecord *r);
+
+/* Makes r a sandbox's record. -EINVAL: a name that is not 1-64 characters of [A-Za-z0-9_.-]. */
+int run_record_sandbox_init(RunRecord *r, const char *name, usec_t idle_timeout, bool detach);
+bool sandbox_name_is_valid(const char *name);
+/* Adds an exec (result EXEC_RUNNING) or updates the one of that id. Returns 1 when it is in the list, 0
+ * when it was only counted (RECORD_EXECS_MAX). -ENOENT: not a sandbox's record; -EINVAL: a bad id. */
+int run_record_sandbox_put_exec(RunRecord *r, const RunExec *e);
+RunExec *run_record_sandbox_find_exec(RunRecord *r, const char *id);
 
 int run_record_to_json(const RunRecord *r, char **ret);
 /* Parses and checks a record; on failure ret_error names the key. */

@@ -313,6 +313,102 @@ static void test_profile_digest(void **state) {
         assert_string_equal(error, "profile_digest: expected a string");
 }
 
+/* A sandbox's record: its section and its execs survive a round trip; a running exec has no duration;
+ * malformed sections are refused naming the key. */
+#define OP1 "0123456789abcdef0123456789abcdef"
+#define OP2 "fedcba9876543210fedcba9876543210"
+static void test_sandbox_section(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = running_record(), *back = NULL;
+        _cleanup_free_ char *text = NULL, *error = NULL;
+        RunExec e1 = { .id = OP1, .started_at = T_START, .duration = 1500, .result = EXEC_EXITED, .exit_code = 3,
+                       .output_bytes = 42, .denied_syscalls = 1 };
+        RunExec e2 = { .id = OP2, .started_at = T_START, .result = EXEC_RUNNING, .exit_code = -1 };
+        json_object *o;
+
+        assert_int_equal(run_record_sandbox_init(r, "bad name", 0, false), -EINVAL);
+        assert_int_equal(run_record_sandbox_put_exec(r, &e1), -ENOENT);
+        assert_int_equal(run_record_sandbox_init(r, "build-1", 600 * USEC_PER_SEC, true), 0);
+        assert_int_equal(run_record_sandbox_put_exec(r, &e1), 1);
+        assert_int_equal(run_record_sandbox_put_exec(r, &e2), 1);
+        RunExec bad = e1;
+        strcpy(bad.id, "xyz");
+        assert_int_equal(run_record_sandbox_put_exec(r, &bad), -EINVAL);
+        assert_int_equal(r->sandbox->execs_total, 2);
+
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_non_null(o);
+        assert_json_string(o, "sandbox.name", "build-1");
+        assert_json_int(o, "sandbox.idle_timeout_usec", 600000000);
+        assert_json_bool(o, "sandbox.detach", true);
+        assert_json_int(o, "sandbox.execs_total", 2);
+        json_object *execs = lookup(o, "sandbox.execs");
+        assert_int_equal(json_object_array_length(execs), 2);
+        json_object *x = json_object_array_get_idx(execs, 0);
+        assert_json_string(x, "id", OP1);
+        assert_json_string(x, "result", "exited");
+        assert_json_int(x, "exit_code", 3);
+        assert_json_null(x, "exit_signal");
+        assert_json_int(x, "duration_usec", 1500);
+        assert_json_int(x, "output_bytes", 42);
+        x = json_object_array_get_idx(execs, 1);
+        assert_json_string(x, "result", "running");
+        assert_json_null(x, "duration_usec");
+        assert_json_null(x, "exit_code");
+        /* never a command line */
+        assert_null(strstr(text, "argv"));
+        json_object_put(o);
+
+        assert_int_equal(run_record_from_json(text, &back, &error), 0);
+        assert_non_null(back->sandbox);
+        assert_string_equal(back->sandbox->name, "build-1");
+        assert_int_equal(back->sandbox->idle_timeout, 600 * USEC_PER_SEC);
+        assert_true(back->sandbox->detach);
+        assert_int_equal(back->sandbox->n_execs, 2);
+        assert_int_equal(back->sandbox->execs[0].exit_code, 3);
+        assert_int_equal(back->sandbox->execs[0].duration, 1500);
+        assert_int_equal(back->sandbox->execs[1].result, EXEC_RUNNING);
+
+        /* an update of a listed exec replaces it, and is not counted again */
+        e2.result = EXEC_SIGNAL;
+        e2.exit_signal = 9;
+        assert_int_equal(run_record_sandbox_put_exec(r, &e2), 1);
+        assert_int_equal(r->sandbox->execs_total, 2);
+        assert_int_equal(run_record_sandbox_find_exec(r, OP2)->exit_signal, 9);
+
+        static const struct {
+                const char *key, *value, *message;
+        } bad_cases[] = {
+                { "name", "\"a b\"", "sandbox.name: not a sandbox name" },
+                { "detach", "1", "sandbox.detach: expected a boolean" },
+                { "execs_total", "1", "sandbox.execs_total: fewer than the execs listed" },
+                { "execs", "{}", "sandbox.execs: expected an array" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad_cases); i++) {
+                _cleanup_(run_record_freep) RunRecord *b = NULL;
+                _cleanup_free_ char *t = NULL, *err = NULL;
+                json_object *doc = json_tokener_parse(text), *sb = lookup(doc, "sandbox");
+
+                json_object_object_add(sb, bad_cases[i].key, json_tokener_parse(bad_cases[i].value));
+                t = strdup(json_object_to_json_string(doc));
+                json_object_put(doc);
+                assert_true(run_record_from_json(t, &b, &err) < 0);
+                assert_string_equal(err, bad_cases[i].message);
+        }
+        {
+                _cleanup_(run_record_freep) RunRecord *b = NULL;
+                _cleanup_free_ char *t = NULL, *err = NULL;
+                json_object *doc = json_tokener_parse(text);
+                json_object *x0 = json_object_array_get_idx(lookup(doc, "sandbox.execs"), 0);
+
+                json_object_object_add(x0, "result", json_object_new_string("vanished"));
+                t = strdup(json_object_to_json_string(doc));
+                json_object_put(doc);
+                assert_true(run_record_from_json(t, &b, &err) < 0);
+                assert_string_equal(err, "sandbox.execs[0].result: unknown value 'vanished'");
+        }
+}
+
 /* completed means finished and everything gone. */
 static void test_to_json_completed(void **state) {
         static const struct {
@@ -1398,6 +1494,7 @@ static void test_stop_reason_strings(void **state) {
                 [STOP_TIMEOUT] = "timeout",           [STOP_OOM_KILL] = "oom-kill",
                 [STOP_CANCELLED] = "cancelled",       [STOP_START_FAILED] = "start-failed",
                 [STOP_REFUSED] = "refused",           [STOP_LOST] = "lost",
+                [STOP_IDLE_TIMEOUT] = "idle-timeout",
         };
 
         for (int i = 0; i < _STOP_REASON_MAX; i++) {
@@ -1524,6 +1621,7 @@ int main(void) {
                 cmocka_unit_test(test_to_json_denied_and_output),
                 cmocka_unit_test(test_to_json_running),
                 cmocka_unit_test(test_profile_digest),
+                cmocka_unit_test(test_sandbox_section),
                 cmocka_unit_test(test_to_json_completed),
                 cmocka_unit_test(test_to_json_unformattable_time),
                 cmocka_unit_test(test_round_trip_finished),

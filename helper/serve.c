@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "exit-codes.h"
+#include "macro.h"
+#include "sandbox-proto.h"
+#include "serve.h"
+#include "util.h"
+
+typedef struct Op {
+        char id[SBX_OP_ID_LEN + 1];
+        pid_t pid;  /* its supervisor */
+} Op;
+
+static Op ops[SBX_SANDBOX_EXECS_MAX];
+
+static int send_done(int ctl, const SbxDoneMsg *d) {
+        ssize_t n = send(ctl, d, sizeof(*d), MSG_NOSIGNAL);
+
+        return n == (ssize_t) sizeof(*d) ? 0 : n < 0 ? -errno : -EIO;
+}
+
+static void done_init(SbxDoneMsg *d, const char *op) {
+        *d = (SbxDoneMsg) { .h.type = SBX_MSG_DONE, .exit_code = -1 };
+        memcpy(d->h.op, op, strnlen(op, SBX_OP_ID_LEN));
+}
+
+static bool valid_op(const char *op) {
+        size_t n = strnlen(op, SBX_OP_ID_LEN + 1);
+
+        if (n == 0 || n > SBX_OP_ID_LEN)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!strchr("0123456789abcdef", op[i]))
+                        return false;
+        return true;
+}
+
+/* The supervisor of one command: a child of the serving helper, which has blocked every signal it
+ * passes on. It owns the command's fds, forks the command into a session of its own, and sends DONE. */
+_noreturn_ static void supervise_one(int ctl, const ServeConfig *cfg, const SbxExecMsg *m, char **argv, int fds[3]) {
+        Supervisor sup = SUPERVISOR_INIT;
+        _cleanup_free_ char *error = NULL;
+        SbxDoneMsg d;
+        sigset_t pass;
+        uint64_t t0 = now_monotonic(), output_max;
+        int status = 0, r;
+        pid_t pid;
+
+        done_init(&d, m->h.op);
+        d.started_usec = now_realtime();
+        for (int i = 0; i < 3; i++)
+                if (dup2(fds[i], i) < 0)
+                        goto fail;
+        for (int i = 0; i < 3; i++)
+                if (fds[i] > 2)
+                        (void) close(fds[i]);
+
+        /* Always through the relay: the record counts every command's output. */
+        output_max = m->output_max ?: cfg->output_max ?: UINT64_MAX;
+        r = supervisor_prepare(&sup, cfg->seccomp_hex, output_max, &error);
+        if (r < 0) {
+                fprintf(stderr, "sbx: %s\n", error ?: strerror(-r));
+                goto fail;
+        }
+        sigemptyset(&pass);
+        sigaddset(&pass, SIGINT);
+        sigaddset(&pass, SIGTERM);
+        sigaddset(&pass, SIGHUP);
+        sigaddset(&pass, SIGQUIT);
+        sigaddset(&pass, SIGUSR1);
+        sigaddset(&pass, SIGUSR2);
+        sigaddset(&pass, SIGWINCH);
+        (void) sigprocmask(SIG_BLOCK, &pass, NULL);
+        sup.signal_fd = signalfd(-1, &pass, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sup.signal_fd < 0)
+                goto fail;
+        if (m->timeout_usec > 0)
+                sup.deadline = t0 + m->timeout_usec;
+
+        pid = fork();
+        if (pid < 0)
+                goto fail;
+        if (pid == 0) {
+                (void) setsid();
+                cfg->exec_child(argv, &sup);
+                _exit(SBX_EXIT_FAILURE);
+        }
+        sup.group = pid;
+        r = supervisor_start(&sup, &error);
+        if (r < 0) {
+                (void) kill(pid, SIGKILL);
+                fprintf(stderr, "sbx: %s\n", error ?: strerror(-r));
+                (void) waitpid(pid, NULL, 0);
+                goto fail;
+        }
+        r = supervisor_wait(&sup, pid, &status);
+        if (r < 0)
+                goto fail;
+        /* what the command left in its group ends with it: each exec is bounded */
+        (void) kill(-pid, SIGKILL);
+        supervisor_finish(&sup);
+
+        d.duration_usec = now_monotonic() - t0;
+        if (WIFEXITED(status))
+                d.exit_code = WEXITSTATUS(status);
+        else if (WIFSIGNALED(status))
+                d.exit_signal = WTERMSIG(status);
+        if (sup.timed_out)
+                d.flags |= SBX_DONE_TIMED_OUT;
+        if (sup.output_max != UINT64_MAX && sup.output_read > sup.output_max)
+                d.flags |= SBX_DONE_OUTPUT_TRUNCATED;
+        d.output_bytes = sup.output_read;
+        for (size_t i = 0; i < sup.denials.n; i++)
+                d.denied += (uint32_t) sup.denials.entries[i].count;
+        _exit(send_done(ctl, &d) < 0 ? SBX_EXIT_FAILURE : 0);
+
+fail:
+        d.flags |= SBX_DONE_NOT_STARTED;
+        d.exit_code = SBX_EXIT_FAILURE;
+        d.duration_usec = now_monotonic() - t0;
+        _exit(send_done(ctl, &d) < 0 ? SBX_EXIT_FAILURE : 0);
+}
+
+static Op *op_find_pid(pid_t pid) {
+        for (size_t i = 0; i < ELEMENTSOF(ops); i++)
+                if (ops[i].pid == pid)
+                        return &ops[i];
+        return NULL;
+}
+
+static Op *op_find(const char *id) {
+        for (size_t i = 0; i < ELEMENTSOF(ops); i++)
+                if (ops[i].pid > 0 && streq(ops[i].id, id))
+                        return &ops[i];
+        return NULL;
+}
+
+/* One packet from sbxd. Returns 0 to go on, 1 when the channel closed, a negative errno on failure. */
+static int handle_packet(int ctl, const ServeConfig *cfg, char *buf) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(3 * sizeof(int))];
+        } control = {};
+        struct iovec iov = { .iov_base = buf, .iov_len = SBX_SANDBOX_MSG_MAX };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
+        int fds[3] = { -EBADF, -EBADF, -EBADF }, nfds = 0;
+        _cleanup_free_ char **argv = NULL;
+        SbxExecMsg m;
+        SbxMsgHeader h;
+        char *p, *end;
+        Op *slot;
+        pid_t pid;
+        ssize_t n;
+        int r = 0;
+
+        n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
+        if (n < 0)
+                return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+        if (n == 0)
+                return 1;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                        int k = (int) ((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+
+                        for (int i = 0; i < k; i++) {
+                                int fd;
+
+                                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                                if (nfds < 3)
+                                        fds[nfds++] = fd;
+                                else
+                                        (void) close(fd);
+                        }
+                }
+        if ((size_t) n < sizeof(h) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+                r = -EBADMSG;
+                goto out;
+        }
+        memcpy(&h, buf, sizeof(h));
+        h.op[SBX_OP_ID_LEN] = 0;
+        if (!valid_op(h.op)) {
+                r = -EBADMSG;
+                goto out;
+        }
+
+        if (h.type == SBX_MSG_SIGNAL) {
+                Op *o = op_find(h.op);
+
+                if (o && h.arg > 0 && h.arg < (uint32_t) _NSIG)
+                        (void) kill(o->pid, (int) h.arg);
+                goto out;
+        }
+        if (h.type != SBX_MSG_EXEC || (size_t) n < sizeof(SbxExecMsg) || nfds != 3 || h.arg == 0 ||
+            h.arg > 4096) {
+                r = -EBADMSG;
+                goto out;
+        }
+
+        argv = calloc(h.arg + 1, sizeof(char *));
+        p = buf + sizeof(SbxExecMsg);
+        end = buf + n;
+        slot = op_find_pid(0);
+        memcpy(&m, buf, sizeof(m));
+        m.h = h;
+        if (!argv) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (uint32_t i = 0; i < h.arg; i++) {
+                char *z = memchr(p, 0, (size_t) (end - p));
+
+                if (!z) {
+                        r = -EBADMSG;
+                        goto out;
+                }
+                argv[i] = p;
+                p = z + 1;
+        }
+        if (op_find(h.op)) { /* an id in use: a second command under it could not be told apart */
+                r = -EBADMSG;
+                goto out;
+        }
+        if (!slot) {
+                SbxDoneMsg d;
+
+                done_init(&d, h.op);
+                d.flags = SBX_DONE_BUSY | SBX_DONE_NOT_STARTED;
+                d.started_usec = now_realtime();
+                r = send_done(ctl, &d);
+                goto out;
+        }
+        pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                goto out;
+        }
+        if (pid == 0)
+                supervise_one(ctl, cfg, &m, argv, fds);
+        strcpy(slot->id, h.op);
+        slot->pid = pid;
+out:
+        for (int i = 0; i < nfds; i++)
+                (void) close(fds[i]);
+        /* a malformed packet is sbxd's bug, not the sandbox's end: dropped */
+        return r == -EBADMSG ? 0 : r;
+}
+
+static int reap(int ctl) {
+        int status;
+        pid_t pid;
+
+        while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+                Op *o = op_find_pid(pid);
+
+                if (!o)
+                        continue; /* an orphan of a command (we are a subreaper) */
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                        SbxDoneMsg d;
+
+                        done_init(&d, o->id);
+                        d.flags = SBX_DONE_LOST;
+                        (void) send_done(ctl, &d);
+                }
+                *o = (Op) {};
+        }
+        return 0;
+}
+
+int serve(int ctl, const ServeConfig *cfg) {
+        _cleanup_free_ char *buf = malloc(SBX_SANDBOX_MSG_MAX);
+        _cleanup_close_ int sfd = -EBADF;
+        SbxMsgHeader ready = { .type = SBX_MSG_READY };
+        sigset_t chld;
+        int r;
+
+        if (!buf)
+                return -ENOMEM;
+        /* SIGTERM: the unit is being stopped (its commands got theirs from systemd too) */
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        sigaddset(&chld, SIGTERM);
+        if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0)
+                return -errno;
+        sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0)
+                return -errno;
+        if (send(ctl, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t) sizeof(ready))
+                return -errno;
+
+        for (;;) {
+                struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+                struct signalfd_siginfo si;
+
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (p[1].revents) {
+                        bool term = false;
+
+                        while (read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si))
+                                if (si.ssi_signo == SIGTERM)
+                                        term = true;
+                        (void) reap(ctl);
+                        if (term)
+                                return 0;
+                }
+                if (p[0].revents & POLLIN) {
+                        r = handle_packet(ctl, cfg, buf);
+                        if (r < 0)
+                                return r;
+                        if (r > 0)
+                                return 0;
+                } else if (p[0].revents & (POLLHUP | POLLERR))
+                        return 0;
+        }
+}

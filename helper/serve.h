@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* A sandbox's exec helper (--serve): after the same checks as a run's, it stays in the unit and runs
+ * the commands sbxd sends over the control channel (src/shared/sandbox-proto.h), each from inside the
+ * unit (same user, namespaces, cgroup, seccomp, egress policy: everything the unit has), in a session
+ * of its own, under a supervisor of its own (the profile's syscall rules, the output ceiling, the
+ * timeout, signals passed on), and reports each one's figures. It ends when the channel closes (sbxd
+ * asked it to, or is gone) or the unit is stopped. */
+
+#include "supervise.h"
+
+typedef struct ServeConfig {
+        const char *seccomp_hex;      /* the profile's syscall rules (--seccomp-filter=), or NULL */
+        uint64_t output_max;          /* the profile's output ceiling per command; 0: none */
+        /* the command's side of the fork: sets the command up and execs it; never returns */
+        void (*exec_child)(char **argv, Supervisor *sup);
+} ServeConfig;
+
+/* ctl: the control channel. Returns 0 when the channel closed, a negative errno on failure. */
+int serve(int ctl, const ServeConfig *cfg);

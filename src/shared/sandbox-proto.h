@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The control channel between sbxd and the exec helper of a sandbox (a long-lived unit whose helper
+ * waits for work): one SOCK_SEQPACKET socket pair, made by sbxd, the helper's end given to the unit as
+ * its standard input. It is nobody else's: the sandbox's commands never inherit it and cannot reach
+ * the helper's fds (the helper is not dumpable). Every message is one packet: a fixed header, then for
+ * SBX_MSG_EXEC the command line as argc NUL-terminated strings and, as SCM_RIGHTS, the command's
+ * stdin, stdout and stderr.
+ *
+ *   helper -> sbxd  READY              the helper's checks passed; it takes requests from now on
+ *   sbxd -> helper  EXEC op argv fds   run a command (its own session, the sandbox's confinement,
+ *                                      the profile's syscall rules, timeout and output ceiling)
+ *   sbxd -> helper  SIGNAL op sig      deliver sig to the command's process group
+ *   helper -> sbxd  DONE op result     the command ended (or could not start: flags)
+ *
+ * Nothing of a command's arguments or output ever comes back: only figures. */
+
+#include <stdint.h>
+
+#define SBX_OP_ID_LEN 32                        /* hex characters of an exec's operation id */
+#define SBX_SANDBOX_MSG_MAX (320U * 1024U)      /* one packet: header + at most SBX_ARGV_MAX_BYTES */
+#define SBX_SANDBOX_EXECS_MAX 64U               /* commands running at once in one sandbox */
+
+enum {
+        SBX_MSG_READY = 1,
+        SBX_MSG_EXEC = 2,
+        SBX_MSG_SIGNAL = 3,
+        SBX_MSG_DONE = 4,
+};
+
+/* SbxDone.flags */
+enum {
+        SBX_DONE_TIMED_OUT = 1U << 0,       /* killed at its timeout */
+        SBX_DONE_OUTPUT_TRUNCATED = 1U << 1,/* wrote more than its output ceiling; the rest was dropped */
+        SBX_DONE_NOT_STARTED = 1U << 2,     /* the helper could not start it (exit_code says how: 126/127/123) */
+        SBX_DONE_LOST = 1U << 3,            /* its supervisor ended without a result */
+        SBX_DONE_BUSY = 1U << 4,            /* refused: SBX_SANDBOX_EXECS_MAX commands already running */
+};
+
+typedef struct SbxMsgHeader {
+        uint32_t type;
+        uint32_t arg;                   /* EXEC: argc; SIGNAL: the signal number */
+        char op[SBX_OP_ID_LEN + 1];     /* NUL-terminated */
+        uint8_t pad[7];
+} SbxMsgHeader;
+
+typedef struct SbxExecMsg {
+        SbxMsgHeader h;
+        uint64_t timeout_usec;          /* 0: none (the sandbox's own ceilings still hold) */
+        uint64_t output_max;            /* bytes of stdout+stderr passed on; 0: not limited */
+        /* followed by argv: h.arg NUL-terminated strings */
+} SbxExecMsg;
+
+typedef struct SbxDoneMsg {
+        SbxMsgHeader h;
+        int32_t exit_code;              /* -1 if it was ended by a signal */
+        int32_t exit_signal;            /* 0 if it exited */
+        uint32_t flags;
+        uint32_t denied;                /* calls the profile's syscall rules refused */
+        uint64_t started_usec;          /* CLOCK_REALTIME */
+        uint64_t duration_usec;
+        uint64_t output_bytes;          /* bytes of stdout+stderr it wrote */
+} SbxDoneMsg;

@@ -17,14 +17,8 @@
 #include "manager.h"
 #include "unit-bus.h"
 
-#define ERR_INVALID "org.sbx.Error.InvalidRequest"
-#define ERR_NO_PROFILE "org.sbx.Error.NoSuchProfile"
-#define ERR_START_FAILED "org.sbx.Error.StartFailed"
-#define ERR_BAD_PROFILE "org.sbx.Error.BadProfile"
-#define ERR_UNENFORCEABLE "org.sbx.Error.CannotEnforce"
-#define ERR_NO_RUN "org.sbx.Error.NoSuchRun"
-#define ERR_ACCESS "org.sbx.Error.AccessDenied"
-#define ERR_BUSY "org.sbx.Error.Busy"
+#include "bus-errors.h"
+#include "sandbox.h"
 
 #define SD_DEST "org.freedesktop.systemd1"
 #define SD_PATH "/org/freedesktop/systemd1"
@@ -59,6 +53,7 @@ static Run *run_free(Run *run) {
         sd_event_source_disable_unref(run->removal_timeout);
         sd_event_source_disable_unref(run->attach_timeout);
         sd_bus_message_unref(run->pending);
+        sandbox_free(run->sandbox);
         run_net_free(run->net);
         free(run->netns_path);
         run_record_free(run->record);
@@ -169,9 +164,14 @@ static void run_complete(Run *run) {
         /* Over before StartTransientUnit's reply was handled: answer the caller first, so it can match
          * the Finished signal that follows. */
         if (run->pending) {
-                (void) sd_bus_reply_method_return(run->pending, "s", run->id);
+                if (run->sandbox)
+                        sandbox_take_create_call(run->sandbox, run->pending);
+                else
+                        (void) sd_bus_reply_method_return(run->pending, "s", run->id);
                 run->pending = sd_bus_message_unref(run->pending);
         }
+        if (run->sandbox)
+                sandbox_run_ended(run->sandbox);
 
         rec->cgroup_gone = !cgroup_exists(run->cgroup_path);
         if (run->net)
@@ -335,7 +335,10 @@ static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                         rec->stop_reason = STOP_REFUSED;
                 else if (run->job_failed)
                         rec->stop_reason = STOP_START_FAILED;
-                if (run->stop_requested && rec->stop_reason != STOP_REFUSED && rec->stop_reason != STOP_START_FAILED) {
+                if (run->idle_stop && rec->stop_reason != STOP_REFUSED && rec->stop_reason != STOP_START_FAILED)
+                        rec->stop_reason = STOP_IDLE_TIMEOUT;
+                else if (run->stop_requested && rec->stop_reason != STOP_REFUSED &&
+                         rec->stop_reason != STOP_START_FAILED) {
                         rec->stop_reason = STOP_CANCELLED;
                         if (run->cancel_signal > 0)
                                 rec->exit_signal = run->cancel_signal;
@@ -588,7 +591,10 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 (void) run_stop(run, SIGTERM);
                 return 0;
         }
-        (void) sd_bus_reply_method_return(call, "s", run->id);
+        if (run->sandbox) /* answered when its helper is ready */
+                sandbox_take_create_call(run->sandbox, call);
+        else
+                (void) sd_bus_reply_method_return(call, "s", run->id);
         return 0;
 }
 
@@ -752,7 +758,7 @@ static int check_host_dir(Manager *m, const char *what, const char *path, uid_t 
         return 0;
 }
 
-static int read_request(sd_bus_message *msg, RunRequest *req, sd_bus_error *error) {
+static int read_request(sd_bus_message *msg, RunRequest *req, bool sandbox, sd_bus_error *error) {
         int r;
 
         r = sd_bus_message_enter_container(msg, 'a', "{sv}");
@@ -796,6 +802,29 @@ static int read_request(sd_bus_message *msg, RunRequest *req, sd_bus_error *erro
                         }
                         else
                                 req->runtime_max = u;
+                } else if (sandbox && streq(key, "idle_timeout_usec")) {
+                        r = sd_bus_message_read(msg, "v", "t", &u);
+                        if (r < 0 || u == 0)
+                                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected an unsigned 64-bit integer "
+                                                         "greater than 0", key);
+                        req->idle_timeout = u;
+                } else if (sandbox && streq(key, "detach")) {
+                        int b;
+
+                        r = sd_bus_message_read(msg, "v", "b", &b);
+                        if (r < 0)
+                                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a boolean", key);
+                        req->detach = b;
+                } else if (sandbox && streq(key, "name")) {
+                        r = sd_bus_message_read(msg, "v", "s", &s);
+                        if (r < 0)
+                                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a string", key);
+                        if (!sandbox_name_is_valid(s) || run_id_is_valid(s))
+                                return sd_bus_error_setf(error, ERR_INVALID, "name: '%s' is not a sandbox name "
+                                                         "(1-64 of A-Z a-z 0-9 _ . -, not a run id)", s);
+                        free(req->sandbox_name);
+                        if (!(req->sandbox_name = strdup(s)))
+                                return -ENOMEM;
                 } else
                         return sd_bus_error_setf(error, ERR_INVALID, "request: unknown key '%s'", key);
                 r = sd_bus_message_exit_container(msg);
@@ -807,7 +836,7 @@ static int read_request(sd_bus_message *msg, RunRequest *req, sd_bus_error *erro
         r = sd_bus_message_exit_container(msg);
         if (r < 0)
                 return r;
-        return sd_bus_message_read_strv(msg, &req->argv);
+        return sandbox ? 0 : sd_bus_message_read_strv(msg, &req->argv);
 }
 
 /* Caches are per caller and profile, handed to one run's user at a time: while another run of the same
@@ -864,7 +893,7 @@ static int append_net_unit(sd_bus_message *call, const RunPlan *plan, const char
         return r;
 }
 
-static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd_bus_error *error) {
         Manager *m = userdata;
         _cleanup_(profile_freep) Profile *profile = NULL;
         _cleanup_strv_free_ char **dirs = NULL;
@@ -877,6 +906,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
         NetworkMode net_mode;
         struct stat ws_st = {};
         int fds[3];
+        _cleanup_close_ int ctl = -EBADF, ctl_helper = -EBADF, devnull = -EBADF;
         char user[32];
         dev_t ws_dev = 0;
         ino_t ws_ino = 0;
@@ -888,12 +918,43 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
         r = caller_uid(msg, &uid);
         if (r < 0)
                 return r;
-        r = read_request(msg, req, error);
+        r = read_request(msg, req, sandbox, error);
         if (r < 0 || sd_bus_error_is_set(error))
                 return r;
-        r = sd_bus_message_read(msg, "hhh", &fds[0], &fds[1], &fds[2]);
-        if (r < 0)
-                return r;
+        if (sandbox) {
+                int pair[2];
+                int sz = SBX_SANDBOX_MSG_MAX * 2;
+
+                /* The control channel (sandbox-proto.h): the helper's end is the unit's stdin. One packet
+                 * carries a whole command line: the buffer must hold it. */
+                if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair) < 0)
+                        return -errno;
+                ctl = pair[0];
+                ctl_helper = pair[1];
+                if (setsockopt(ctl, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0 &&
+                    setsockopt(ctl, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)) < 0)
+                        return -errno;
+                if (fcntl(ctl_helper, F_SETFL, 0) < 0) /* blocking for the helper */
+                        return -errno;
+                devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (devnull < 0)
+                        return -errno;
+                fds[0] = ctl_helper;
+                fds[1] = fds[2] = devnull;
+                req->sandbox = true;
+                if (req->sandbox_name) {
+                        store_tenant_id(&m->store, uid, tenant);
+                        for (Run *o = m->runs; o; o = o->next)
+                                if (o->sandbox && !o->finalizing && streq(o->record->tenant, tenant) &&
+                                    streq_ptr(o->record->sandbox->name, req->sandbox_name))
+                                        return sd_bus_error_setf(error, ERR_EXISTS, "name: sandbox %s is named '%s' already",
+                                                                 o->id, req->sandbox_name);
+                }
+        } else {
+                r = sd_bus_message_read(msg, "hhh", &fds[0], &fds[1], &fds[2]);
+                if (r < 0)
+                        return r;
+        }
 
         /* The profile is read for every run: an edited file takes effect at once here, and the exec helper
          * refuses the run if the generator's drop-in was made from another version of it. */
@@ -1029,6 +1090,15 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
                 return -ENOMEM;
         memcpy(run->record->tenant, tenant, sizeof(tenant));
         run->record->started_at = now_realtime();
+        if (sandbox) {
+                r = run_record_sandbox_init(run->record, req->sandbox_name, req->idle_timeout, req->detach);
+                if (r < 0)
+                        return r;
+                r = sandbox_new(run, ctl, req->idle_timeout, &run->sandbox);
+                if (r < 0)
+                        return r;
+                TAKE_FD(ctl);
+        }
         r = run_net_new(m->net, profile, plan->network, req->host_addresses, run->id, run->record, &run->net,
                         &refusal);
         if (r < 0) {
@@ -1042,11 +1112,14 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
                                 "PropertiesChanged", on_properties_changed, run);
         if (r < 0)
                 return r;
-        r = run_set_client(run, sd_bus_message_get_sender(msg));
-        if (r < 0)
-                return r;
+        /* A detached sandbox has no client: it outlives its creator's connection. */
+        if (!(sandbox && req->detach)) {
+                r = run_set_client(run, sd_bus_message_get_sender(msg));
+                if (r < 0)
+                        return r;
+        }
 
-        if (asprintf(&desc, "sbx run %s (profile %s)", run->id, plan->profile->name) < 0)
+        if (asprintf(&desc, "sbx %s %s (profile %s)", sandbox ? "sandbox" : "run", run->id, plan->profile->name) < 0)
                 return -ENOMEM;
         snprintf(user, sizeof(user), "sbx-%.16s", run->id);
         r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
@@ -1123,13 +1196,13 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, sd_bus_error *er
 }
 
 /* Every refused or failed request is one journal event: who asked, and why it was not run. */
-static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+static int method_start(sd_bus_message *msg, void *userdata, bool sandbox, sd_bus_error *error) {
         const char *reason;
         char uid_str[16] = "";
         uid_t uid;
         int r;
 
-        r = method_run_impl(msg, userdata, error);
+        r = method_run_impl(msg, userdata, sandbox, error);
         if (r >= 0 && !sd_bus_error_is_set(error))
                 return r;
         if (caller_uid(msg, &uid) >= 0)
@@ -1139,8 +1212,35 @@ static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
                   LOG_FIELDS({ "SBX_CALLER_UID", uid_str[0] ? uid_str : NULL },
                              { "SBX_ERROR_NAME", sd_bus_error_is_set(error) ? error->name : NULL },
                              { "SBX_ERROR", reason }),
-                  "Run request of uid %s refused: %s", uid_str[0] ? uid_str : "?", reason);
+                  "%s request of uid %s refused: %s", sandbox ? "Sandbox" : "Run", uid_str[0] ? uid_str : "?",
+                  reason);
         return r;
+}
+
+static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return method_start(msg, userdata, false, error);
+}
+
+/* CreateSandbox(a{sv} request) -> s sandbox_id, once its helper is ready */
+static int method_create_sandbox(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return method_start(msg, userdata, true, error);
+}
+
+int manager_run_stop(Run *run, int sig) {
+        return run_stop(run, sig);
+}
+
+int manager_caller_tenant(Manager *m, sd_bus_message *msg, char tenant[static TENANT_ID_LEN + 1], uid_t *ret_uid) {
+        uid_t uid;
+        int r;
+
+        r = caller_uid(msg, &uid);
+        if (r < 0)
+                return r;
+        store_tenant_id(&m->store, uid, tenant);
+        if (ret_uid)
+                *ret_uid = uid;
+        return 0;
 }
 
 /* ---- runs of an earlier sbxd ----------------------------------------------------------------------- */
@@ -1454,7 +1554,18 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("List", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", records_json), method_list,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CreateSandbox", SD_BUS_ARGS("a{sv}", request), SD_BUS_RESULT("s", sandbox_id),
+                                method_create_sandbox, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Exec",
+                                SD_BUS_ARGS("s", sandbox, "a{sv}", options, "as", argv, "h", stdin_fd, "h", stdout_fd,
+                                            "h", stderr_fd),
+                                SD_BUS_RESULT("s", exec_id), sandbox_method_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SignalExec", SD_BUS_ARGS("s", sandbox, "s", exec_id, "i", signal), SD_BUS_NO_RESULT,
+                                sandbox_method_signal_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RemoveSandbox", SD_BUS_ARGS("s", sandbox), SD_BUS_NO_RESULT, sandbox_method_remove,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Finished", SD_BUS_ARGS("s", run_id, "s", record_json), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("ExecFinished", SD_BUS_ARGS("s", sandbox_id, "s", exec_id, "s", exec_json), 0),
         SD_BUS_VTABLE_END,
 };
 

@@ -36,6 +36,8 @@ typedef struct Run {
         bool stop_requested;
         bool finalizing;
         int cancel_signal;
+        bool idle_stop;            /* a sandbox stopped at its idle timeout */
+        struct Sandbox *sandbox;   /* a sandbox (sandbox.h), or NULL for a run of one command */
         struct Run *next;
 } Run;
 
@@ -54,3 +56,8 @@ Manager *manager_free(Manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
 int manager_start(Manager *m);
+
+/* for sandbox.c */
+int manager_run_stop(Run *run, int sig);
+/* The caller's tenant id (and uid), from the credentials the bus recorded. */
+int manager_caller_tenant(Manager *m, sd_bus_message *msg, char tenant[static TENANT_ID_LEN + 1], uid_t *ret_uid);

@@ -16,6 +16,7 @@ RunRequest *run_request_free(RunRequest *r) {
         free(r->workspace);
         free(r->dataset);
         strv_free(r->argv);
+        free(r->sandbox_name);
         free(r->network);
         free(r->term);
         free(r->run_id);

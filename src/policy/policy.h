@@ -41,6 +41,9 @@ typedef struct RunRequest {
         char *netns_path;     /* the run's network namespace (policy_netns_path()), modes other than none */
         uint64_t host_netns_ino; /* inode of the host's network namespace: the run's must be another one */
         bool sandbox;         /* a sandbox: no command; the helper serves sbxd's (helper/serve.h) */
+        usec_t idle_timeout;  /* a sandbox: ends after this long without a command; 0: never */
+        bool detach;          /* a sandbox: outlives its creator's connection */
+        char *sandbox_name;   /* a sandbox: a name its owner can use instead of its id, or NULL */
 } RunRequest;
 
 RunRequest *run_request_free(RunRequest *r);

@@ -825,6 +825,39 @@ int run_record_sandbox_put_exec(RunRecord *r, const RunExec *e) {
         return 1;
 }
 
+static int exec_to_json_object(const RunExec *e, json_object *x) {
+        json_object *t;
+        int k;
+
+        if ((k = json_time_or_null(e->started_at, &t)) < 0)
+                return k;
+        ADD(x, "id", json_object_new_string(e->id));
+        ADD(x, "started_at", t);
+        ADD(x, "duration_usec", e->result == EXEC_RUNNING ? NULL : json_object_new_uint64(e->duration));
+        ADD(x, "result", json_object_new_string(exec_result_to_string(e->result)));
+        ADD(x, "exit_code", e->exit_code >= 0 ? json_object_new_int(e->exit_code) : NULL);
+        ADD(x, "exit_signal", e->exit_signal > 0 ? json_object_new_int(e->exit_signal) : NULL);
+        ADD(x, "output_bytes", json_object_new_uint64(e->output_bytes));
+        ADD(x, "output_truncated", json_object_new_boolean(e->output_truncated));
+        ADD(x, "denied_syscalls", json_object_new_uint64(e->denied_syscalls));
+        return 0;
+}
+
+int run_exec_to_json(const RunExec *e, char **ret) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        const char *s;
+        int k;
+
+        if (!o)
+                return -ENOMEM;
+        if ((k = exec_to_json_object(e, o)) < 0)
+                return k;
+        s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (!s || !(*ret = strdup(s)))
+                return -ENOMEM;
+        return 0;
+}
+
 static int sandbox_to_json(const RunSandbox *s, json_object *o) {
         json_object *execs = json_object_new_array();
         int k = -ENOMEM;
@@ -838,23 +871,14 @@ static int sandbox_to_json(const RunSandbox *s, json_object *o) {
         ADD(o, "execs", execs);
         for (size_t i = 0; i < s->n_execs; i++) {
                 const RunExec *e = &s->execs[i];
-                json_object *x = json_object_new_object(), *t;
+                json_object *x = json_object_new_object();
 
                 if (!x || json_object_array_add(execs, x) < 0) {
                         json_object_put(x);
                         return -ENOMEM;
                 }
-                if ((k = json_time_or_null(e->started_at, &t)) < 0)
+                if ((k = exec_to_json_object(e, x)) < 0)
                         return k;
-                ADD(x, "id", json_object_new_string(e->id));
-                ADD(x, "started_at", t);
-                ADD(x, "duration_usec", e->result == EXEC_RUNNING ? NULL : json_object_new_uint64(e->duration));
-                ADD(x, "result", json_object_new_string(exec_result_to_string(e->result)));
-                ADD(x, "exit_code", e->exit_code >= 0 ? json_object_new_int(e->exit_code) : NULL);
-                ADD(x, "exit_signal", e->exit_signal > 0 ? json_object_new_int(e->exit_signal) : NULL);
-                ADD(x, "output_bytes", json_object_new_uint64(e->output_bytes));
-                ADD(x, "output_truncated", json_object_new_boolean(e->output_truncated));
-                ADD(x, "denied_syscalls", json_object_new_uint64(e->denied_syscalls));
         }
         return 0;
 }

@@ -234,6 +234,8 @@ bool sandbox_name_is_valid(const char *name);
  * when it was only counted (RECORD_EXECS_MAX). -ENOENT: not a sandbox's record; -EINVAL: a bad id. */
 int run_record_sandbox_put_exec(RunRecord *r, const RunExec *e);
 RunExec *run_record_sandbox_find_exec(RunRecord *r, const char *id);
+/* One exec as the record lists it, on one line (the ExecFinished signal's payload). */
+int run_exec_to_json(const RunExec *e, char **ret);
 
 int run_record_to_json(const RunRecord *r, char **ret);
 /* Parses and checks a record; on failure ret_error names the key. */

@@ -277,7 +277,7 @@ def check(inp):
         errors.append(f"sbxd(8): D-Bus member {x} of sbxd/manager.c is not documented in D-BUS INTERFACE")
     for x in sorted(doc_members - members):
         errors.append(f"sbxd(8): D-BUS INTERFACE documents {x}, which sbxd/manager.c does not have")
-    for e in sorted(set(re.findall(r'"(org\.sbx\.Error\.\w+)"', manager))):
+    for e in sorted(set(re.findall(r'"(org\.sbx\.Error\.\w+)"', manager + src.get("sbxd/bus-errors.h", "")))):
         if e not in pages["sbxd.8"].text.get("D-BUS INTERFACE", ""):
             errors.append(f"sbxd(8): D-Bus error {e} is not documented in D-BUS INTERFACE")
     ids_h = src.get("src/shared/message-ids.h")
@@ -308,7 +308,7 @@ def check(inp):
     # every page: the environment its program reads
     readers = {
         "sbxctl.1": ["sbxctl/sbxctl.c", "src/policy/profile-load.c", "src/shared/log.c"],
-        "sbxd.8": ["sbxd/sbxd.c", "sbxd/manager.c", "sbxd/network.c", "sbxd/store.c", "src/policy/profile-load.c",
+        "sbxd.8": ["sbxd/sbxd.c", "sbxd/manager.c", "sbxd/sandbox.c", "sbxd/network.c", "sbxd/store.c", "src/policy/profile-load.c",
                    "src/shared/log.c"],
         "sbx-generator.8": ["generator/sbx-generator.c", "src/policy/profile-load.c"],
     }
@@ -322,7 +322,8 @@ def check(inp):
 
 # ---- inputs ---------------------------------------------------------------------------------------
 
-SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "sbxd/manager.c", "sbxd/network.c", "sbxd/sbxd.c", "sbxd/store.c",
+SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "sbxd/manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
+           "sbxd/network.c", "sbxd/sbxd.c", "sbxd/store.c",
            "src/policy/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "generator/sbx-generator.c",
            "src/shared/message-ids.h"]
 OPTIONAL = {"src/shared/message-ids.h"}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The errors of org.sbx.Manager1 (docs/design.md, sbxd(8)): public names, each with a one-line message. */
+#define ERR_INVALID "org.sbx.Error.InvalidRequest"
+#define ERR_NO_PROFILE "org.sbx.Error.NoSuchProfile"
+#define ERR_START_FAILED "org.sbx.Error.StartFailed"
+#define ERR_BAD_PROFILE "org.sbx.Error.BadProfile"
+#define ERR_UNENFORCEABLE "org.sbx.Error.CannotEnforce"
+#define ERR_NO_RUN "org.sbx.Error.NoSuchRun"
+#define ERR_ACCESS "org.sbx.Error.AccessDenied"
+#define ERR_BUSY "org.sbx.Error.Busy"
+#define ERR_NO_SANDBOX "org.sbx.Error.NoSuchSandbox"
+#define ERR_EXISTS "org.sbx.Error.Exists"

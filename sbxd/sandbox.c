@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bus-errors.h"
+#include "log.h"
+#include "manager.h"
+#include "policy.h"
+#include "sandbox.h"
+
+static SandboxExec *exec_free(SandboxExec *e) {
+        if (!e)
+                return NULL;
+        sd_bus_slot_unref(e->slot_client);
+        free(e->client);
+        free(e);
+        return NULL;
+}
+
+static SandboxExec *sandbox_find_exec(Sandbox *s, const char *id) {
+        for (SandboxExec *e = s->execs; e; e = e->next)
+                if (streq(e->id, id))
+                        return e;
+        return NULL;
+}
+
+static void sandbox_unlink_exec(Sandbox *s, SandboxExec *x) {
+        for (SandboxExec **p = &s->execs; *p; p = &(*p)->next)
+                if (*p == x) {
+                        *p = x->next;
+                        s->n_execs--;
+                        return;
+                }
+}
+
+static int on_idle(sd_event_source *src, uint64_t usec, void *userdata) {
+        Sandbox *s = userdata;
+
+        if (s->n_execs > 0)
+                return 0;
+        log_info("Sandbox %s: no command for its idle timeout; stopping it.", s->run->id);
+        s->run->idle_stop = true;
+        (void) manager_run_stop(s->run, SIGTERM);
+        return 0;
+}
+
+/* The idle timer runs while no command does. */
+static void sandbox_arm_idle(Sandbox *s) {
+        if (s->idle_timeout == 0)
+                return;
+        if (s->n_execs > 0) {
+                (void) sd_event_source_set_enabled(s->idle_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!s->idle_timer) {
+                if (sd_event_add_time_relative(s->run->manager->event, &s->idle_timer, CLOCK_MONOTONIC,
+                                               s->idle_timeout, 0, on_idle, s) < 0)
+                        log_warning("Sandbox %s: cannot arm its idle timer; it ends with its other limits.",
+                                    s->run->id);
+                return;
+        }
+        (void) sd_event_source_set_time_relative(s->idle_timer, s->idle_timeout);
+        (void) sd_event_source_set_enabled(s->idle_timer, SD_EVENT_ONESHOT);
+}
+
+static void send_exec_finished(Sandbox *s, const SandboxExec *x, const RunExec *e) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
+        _cleanup_free_ char *json = NULL;
+        int r;
+
+        if (!x->client)
+                return;
+        /* the exec's entry alone, in the record's shape */
+        r = run_exec_to_json(e, &json);
+        if (r >= 0)
+                r = sd_bus_message_new_signal(s->run->manager->bus, &sig, SBX_BUS_PATH, SBX_BUS_INTERFACE,
+                                              "ExecFinished");
+        if (r >= 0)
+                r = sd_bus_message_set_destination(sig, x->client);
+        if (r >= 0)
+                r = sd_bus_message_append(sig, "sss", s->run->id, x->id, json);
+        if (r >= 0)
+                r = sd_bus_send(s->run->manager->bus, sig, NULL);
+        if (r < 0)
+                log_warning_errno(r, "Sandbox %s: failed to send ExecFinished for %s, ignoring: %m", s->run->id, x->id);
+}
+
+static void exec_finish(Sandbox *s, SandboxExec *x, const RunExec *e) {
+        int r;
+
+        r = run_record_sandbox_put_exec(s->run->record, e);
+        if (r < 0)
+                log_warning_errno(r, "Sandbox %s: cannot record exec %s: %m", s->run->id, x->id);
+        send_exec_finished(s, x, e);
+        sandbox_unlink_exec(s, x);
+        exec_free(x);
+        (void) store_write(&s->run->manager->store, s->run->record);
+        sandbox_arm_idle(s);
+}
+
+static void handle_done(Sandbox *s, const SbxDoneMsg *d) {
+        char id[SBX_OP_ID_LEN + 1];
+        SandboxExec *x;
+        RunExec e = {};
+        RunExec *prev;
+
+        memcpy(id, d->h.op, SBX_OP_ID_LEN);
+        id[SBX_OP_ID_LEN] = 0;
+        x = sandbox_find_exec(s, id);
+        if (!x) {
+                log_warning("Sandbox %s: its helper reported an exec %s that is not running; ignored.", s->run->id, id);
+                return;
+        }
+        prev = run_record_sandbox_find_exec(s->run->record, id);
+        if (prev)
+                e = *prev;
+        strcpy(e.id, id);
+        if (d->started_usec > 0)
+                e.started_at = d->started_usec;
+        e.duration = d->duration_usec;
+        e.exit_code = d->exit_code;
+        e.exit_signal = d->exit_signal;
+        e.output_bytes = d->output_bytes;
+        e.output_truncated = d->flags & SBX_DONE_OUTPUT_TRUNCATED;
+        e.denied_syscalls = d->denied;
+        if (d->flags & SBX_DONE_BUSY)
+                e.result = EXEC_BUSY;
+        else if (d->flags & SBX_DONE_LOST)
+                e.result = EXEC_LOST;
+        else if (d->flags & SBX_DONE_NOT_STARTED)
+                e.result = EXEC_NOT_STARTED;
+        else if (d->flags & SBX_DONE_TIMED_OUT)
+                e.result = EXEC_TIMEOUT;
+        else if (d->exit_signal > 0)
+                e.result = EXEC_SIGNAL;
+        else
+                e.result = EXEC_EXITED;
+        if (e.result == EXEC_LOST || e.result == EXEC_BUSY) {
+                e.exit_code = -1;
+                e.exit_signal = 0;
+        }
+        exec_finish(s, x, &e);
+}
+
+static int on_ctl(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        Sandbox *s = userdata;
+        union {
+                SbxMsgHeader h;
+                SbxDoneMsg d;
+        } m;
+        ssize_t n;
+
+        for (;;) {
+                n = recv(fd, &m, sizeof(m), MSG_DONTWAIT);
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return 0;
+                if (n <= 0) {
+                        /* the helper is gone: the unit ends with it, and the record says how */
+                        log_debug("Sandbox %s: control channel closed.", s->run->id);
+                        s->ctl_source = sd_event_source_disable_unref(s->ctl_source);
+                        return 0;
+                }
+                if ((size_t) n < sizeof(SbxMsgHeader))
+                        continue;
+                if (m.h.type == SBX_MSG_READY && !s->ready) {
+                        s->ready = true;
+                        log_info("Sandbox %s: ready.", s->run->id);
+                        if (s->pending_create) {
+                                (void) sd_bus_reply_method_return(s->pending_create, "s", s->run->id);
+                                s->pending_create = sd_bus_message_unref(s->pending_create);
+                        }
+                        sandbox_arm_idle(s);
+                } else if (m.h.type == SBX_MSG_DONE && (size_t) n == sizeof(SbxDoneMsg))
+                        handle_done(s, &m.d);
+                else
+                        log_warning("Sandbox %s: unexpected message %u from its helper; ignored.", s->run->id,
+                                    m.h.type);
+        }
+}
+
+int sandbox_new(Run *run, int ctl, usec_t idle_timeout, Sandbox **ret) {
+        Sandbox *s;
+        int r;
+
+        s = calloc(1, sizeof(Sandbox));
+        if (!s)
+                return -ENOMEM;
+        s->run = run;
+        s->ctl = ctl;
+        s->idle_timeout = idle_timeout;
+        r = sd_event_add_io(run->manager->event, &s->ctl_source, ctl, EPOLLIN, on_ctl, s);
+        if (r < 0) {
+                s->ctl = -EBADF; /* the caller still owns it */
+                sandbox_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+Sandbox *sandbox_free(Sandbox *s) {
+        if (!s)
+                return NULL;
+        while (s->execs) {
+                SandboxExec *x = s->execs;
+
+                s->execs = x->next;
+                exec_free(x);
+        }
+        sd_event_source_disable_unref(s->ctl_source);
+        sd_event_source_disable_unref(s->idle_timer);
+        sd_bus_message_unref(s->pending_create);
+        safe_close(s->ctl);
+        free(s);
+        return NULL;
+}
+
+void sandbox_take_create_call(Sandbox *s, sd_bus_message *call) {
+        if (s->ready) {
+                (void) sd_bus_reply_method_return(call, "s", s->run->id);
+                return;
+        }
+        sd_bus_message_unref(s->pending_create);
+        s->pending_create = sd_bus_message_ref(call);
+}
+
+void sandbox_run_ended(Sandbox *s) {
+        if (s->pending_create) {
+                (void) sd_bus_reply_method_errorf(s->pending_create, ERR_START_FAILED, "sandbox %s did not start: %s",
+                                                  s->run->id, s->run->record->error ?: "its unit ended");
+                s->pending_create = sd_bus_message_unref(s->pending_create);
+        }
+        while (s->execs) {
+                SandboxExec *x = s->execs;
+                RunExec *prev = run_record_sandbox_find_exec(s->run->record, x->id);
+                RunExec e = prev ? *prev : (RunExec) { .exit_code = -1 };
+
+                strcpy(e.id, x->id);
+                e.result = EXEC_LOST;
+                e.exit_code = -1;
+                e.exit_signal = 0;
+                if (e.started_at > 0 && now_realtime() > e.started_at)
+                        e.duration = now_realtime() - e.started_at;
+                (void) run_record_sandbox_put_exec(s->run->record, &e);
+                send_exec_finished(s, x, &e);
+                sandbox_unlink_exec(s, x);
+                exec_free(x);
+        }
+        s->ctl_source = sd_event_source_disable_unref(s->ctl_source);
+        s->ctl = safe_close(s->ctl);
+}
+
+/* ---- methods ------------------------------------------------------------------------------------------ */
+
+/* The caller's own live sandbox, by id or name. Other tenants' sandboxes get the same answer as ones
+ * that do not exist. */
+static int lookup_sandbox(Manager *m, sd_bus_message *msg, const char *key, Sandbox **ret, sd_bus_error *error) {
+        char tenant[TENANT_ID_LEN + 1];
+        uid_t uid;
+        int r;
+
+        r = manager_caller_tenant(m, msg, tenant, &uid);
+        if (r < 0)
+                return r;
+        if (!run_id_is_valid(key) && !sandbox_name_is_valid(key))
+                return sd_bus_error_setf(error, ERR_INVALID, "sandbox: '%s' is neither a sandbox id nor a name", key);
+        for (Run *run = m->runs; run; run = run->next) {
+                if (!run->sandbox || run->finalizing || !streq(run->record->tenant, tenant))
+                        continue;
+                if (streq(run->id, key) || streq_ptr(run->record->sandbox->name, key)) {
+                        *ret = run->sandbox;
+                        return 1;
+                }
+        }
+        return sd_bus_error_setf(error, ERR_NO_SANDBOX, "sandbox: no sandbox %s", key);
+}
+
+static int on_exec_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        SandboxExec *x = userdata;
+        const char *name, *old, *new;
+
+        if (!streq_ptr(sd_bus_message_get_sender(msg), "org.freedesktop.DBus") ||
+            sd_bus_message_read(msg, "sss", &name, &old, &new) < 0 || !isempty(new))
+                return 0;
+        x->client = mfree(x->client);
+        x->slot_client = sd_bus_slot_unref(x->slot_client);
+        /* like a terminal hanging up: the command gets SIGHUP */
+        SbxMsgHeader h = { .type = SBX_MSG_SIGNAL, .arg = SIGHUP };
+
+        memcpy(h.op, x->id, SBX_OP_ID_LEN);
+        (void) send(x->ctl, &h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT);
+        return 0;
+}
+
+static int send_exec(Sandbox *s, const char *op, char **argv, const int fds[3], uint64_t timeout, uint64_t output_max) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len = sizeof(SbxExecMsg);
+        SbxExecMsg m = { .h.type = SBX_MSG_EXEC, .timeout_usec = timeout, .output_max = output_max };
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(3 * sizeof(int))];
+        } control = {};
+        struct iovec iov;
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
+        struct cmsghdr *c;
+        char *p;
+
+        for (char **a = argv; *a; a++) {
+                len += strlen(*a) + 1;
+                m.h.arg++;
+        }
+        if (len > SBX_SANDBOX_MSG_MAX)
+                return -E2BIG;
+        memcpy(m.h.op, op, SBX_OP_ID_LEN);
+        buf = malloc(len);
+        if (!buf)
+                return -ENOMEM;
+        memcpy(buf, &m, sizeof(m));
+        p = buf + sizeof(m);
+        for (char **a = argv; *a; a++)
+                p = stpcpy(p, *a) + 1;
+        iov = (struct iovec) { .iov_base = buf, .iov_len = len };
+        c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(3 * sizeof(int));
+        memcpy(CMSG_DATA(c), fds, 3 * sizeof(int));
+        if (sendmsg(s->ctl, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) len)
+                return errno > 0 ? -errno : -EIO;
+        return 0;
+}
+
+/* Exec(s sandbox, a{sv} options, as argv, h stdin, h stdout, h stderr) -> s op */
+int sandbox_method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_strv_free_ char **argv = NULL;
+        _cleanup_free_ char *match = NULL;
+        uint64_t timeout = 0, output_max = 0;
+        const char *key;
+        SandboxExec *x = NULL;
+        Sandbox *s;
+        size_t bytes = 0, n;
+        int fds[3], r;
+        char op[SBX_OP_ID_LEN + 1];
+        RunExec e = { .exit_code = -1, .result = EXEC_RUNNING };
+
+        r = sd_bus_message_read(msg, "s", &key);
+        if (r < 0)
+                return r;
+        r = lookup_sandbox(m, msg, key, &s, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
+                const char *k;
+                uint64_t u;
+
+                r = sd_bus_message_read(msg, "s", &k);
+                if (r < 0)
+                        return r;
+                if (!streq(k, "timeout_usec") && !streq(k, "output_max"))
+                        return sd_bus_error_setf(error, ERR_INVALID, "exec options: unknown key '%s'", k);
+                r = sd_bus_message_read(msg, "v", "t", &u);
+                if (r < 0)
+                        return sd_bus_error_setf(error, ERR_INVALID, "%s: expected an unsigned 64-bit integer", k);
+                if (u == 0)
+                        return sd_bus_error_setf(error, ERR_INVALID, "%s: must be greater than 0", k);
+                if (streq(k, "timeout_usec"))
+                        timeout = u;
+                else
+                        output_max = u;
+                r = sd_bus_message_exit_container(msg);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(msg);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read_strv(msg, &argv);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(msg, "hhh", &fds[0], &fds[1], &fds[2]);
+        if (r < 0)
+                return r;
+
+        n = strv_length(argv);
+        if (n == 0 || isempty(argv[0]))
+                return sd_bus_error_setf(error, ERR_INVALID, "command: no command given");
+        if (n > SBX_ARGV_MAX_ARGS)
+                return sd_bus_error_setf(error, ERR_INVALID, "command: %zu arguments, at most %u allowed", n,
+                                         SBX_ARGV_MAX_ARGS);
+        STRV_FOREACH(a, argv)
+                bytes += strlen(*a) + 1;
+        if (bytes > SBX_ARGV_MAX_BYTES)
+                return sd_bus_error_setf(error, ERR_INVALID, "command: %zu bytes of arguments, at most %u allowed",
+                                         bytes, SBX_ARGV_MAX_BYTES);
+        if (!s->ready || s->ctl < 0 || s->run->stop_requested)
+                return sd_bus_error_setf(error, ERR_NO_SANDBOX, "sandbox %s is not running", s->run->id);
+        if (s->n_execs >= SBX_SANDBOX_EXECS_MAX)
+                return sd_bus_error_setf(error, ERR_BUSY, "sandbox %s runs %u commands already", s->run->id,
+                                         SBX_SANDBOX_EXECS_MAX);
+        r = run_id_new(op);
+        if (r < 0)
+                return r;
+
+        x = calloc(1, sizeof(SandboxExec));
+        if (!x)
+                return -ENOMEM;
+        memcpy(x->id, op, sizeof(x->id));
+        x->ctl = s->ctl;
+        x->client = strdup(sd_bus_message_get_sender(msg));
+        if (!x->client || asprintf(&match,
+                                   "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                                   "member='NameOwnerChanged',arg0='%s'", x->client) < 0) {
+                exec_free(x);
+                return -ENOMEM;
+        }
+        r = sd_bus_add_match(m->bus, &x->slot_client, match, on_exec_client_gone, x);
+        if (r < 0) {
+                exec_free(x);
+                return r;
+        }
+        r = send_exec(s, op, argv, fds, timeout, output_max);
+        if (r < 0) {
+                exec_free(x);
+                if (r == -E2BIG)
+                        return sd_bus_error_setf(error, ERR_INVALID, "command: too long for the sandbox's channel");
+                return sd_bus_error_setf(error, ERR_START_FAILED, "cannot pass the command to sandbox %s: %s",
+                                         s->run->id, strerror(-r));
+        }
+        x->next = s->execs;
+        s->execs = x;
+        s->n_execs++;
+        sandbox_arm_idle(s);
+        strcpy(e.id, op);
+        e.started_at = now_realtime();
+        (void) run_record_sandbox_put_exec(s->run->record, &e);
+        return sd_bus_reply_method_return(msg, "s", op);
+}
+
+/* SignalExec(s sandbox, s op, i signal): Ctrl-C and friends, to the command's process group */
+int sandbox_method_signal_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        const char *key, *op;
+        SbxMsgHeader h = { .type = SBX_MSG_SIGNAL };
+        SandboxExec *x;
+        Sandbox *s;
+        int32_t sig;
+        int r;
+
+        r = sd_bus_message_read(msg, "ssi", &key, &op, &sig);
+        if (r < 0)
+                return r;
+        r = lookup_sandbox(m, msg, key, &s, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+        if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP && sig != SIGQUIT && sig != SIGUSR1 && sig != SIGUSR2 &&
+            sig != SIGWINCH)
+                return sd_bus_error_setf(error, ERR_INVALID, "signal: %d is not one a command may be sent", sig);
+        x = sandbox_find_exec(s, op);
+        if (!x)
+                return sd_bus_error_setf(error, ERR_NO_RUN, "exec: no running command %s in sandbox %s", op, s->run->id);
+        h.arg = (uint32_t) sig;
+        memcpy(h.op, x->id, SBX_OP_ID_LEN);
+        if (send(s->ctl, &h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) sizeof(h))
+                return sd_bus_error_setf(error, ERR_START_FAILED, "cannot reach sandbox %s", s->run->id);
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+/* RemoveSandbox(s sandbox): stops it (its commands get SIGTERM); the record is written when it is gone */
+int sandbox_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        const char *key;
+        Sandbox *s;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &key);
+        if (r < 0)
+                return r;
+        r = lookup_sandbox(m, msg, key, &s, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+        r = manager_run_stop(s->run, SIGTERM);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, NULL);
+}

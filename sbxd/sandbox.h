@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Sandboxes: long-lived runs whose exec helper waits for commands (helper/serve.h). A sandbox is a Run
+ * (manager.h) with a Sandbox attached: the control channel to its helper, its commands in flight, its
+ * idle timer, and the CreateSandbox call until the helper says it is ready. The D-Bus methods are in
+ * manager.c's vtable; their bodies are here. */
+
+#include <stdbool.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "sandbox-proto.h"
+#include "util.h"
+
+typedef struct Run Run;
+
+typedef struct SandboxExec {
+        char id[SBX_OP_ID_LEN + 1];
+        char *client;                  /* the Exec caller: gets ExecFinished; its disconnection hangs it up */
+        sd_bus_slot *slot_client;
+        int ctl;                       /* the sandbox's control channel (borrowed) */
+        struct SandboxExec *next;
+} SandboxExec;
+
+typedef struct Sandbox {
+        Run *run;
+        int ctl;                       /* sbxd's end of the control channel */
+        sd_event_source *ctl_source;
+        bool ready;                    /* the helper said READY */
+        sd_bus_message *pending_create;/* CreateSandbox, answered on READY (or with the failure) */
+        usec_t idle_timeout;           /* 0: none */
+        sd_event_source *idle_timer;
+        SandboxExec *execs;            /* running */
+        unsigned n_execs;
+} Sandbox;
+
+/* Takes ctl. The record must already be a sandbox's (run_record_sandbox_init()). */
+int sandbox_new(Run *run, int ctl, usec_t idle_timeout, Sandbox **ret);
+Sandbox *sandbox_free(Sandbox *s);
+
+/* The run is over: a CreateSandbox still waiting gets the failure, commands still running are
+ * recorded as lost and their callers told. */
+void sandbox_run_ended(Sandbox *s);
+
+/* CreateSandbox's reply: the run's start job is queued; answered once the helper is ready. */
+void sandbox_take_create_call(Sandbox *s, sd_bus_message *call);
+
+int sandbox_method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int sandbox_method_signal_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int sandbox_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *error);

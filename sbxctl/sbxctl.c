@@ -28,13 +28,20 @@ static uint64_t arg_memory = 0, arg_tasks = 0, arg_cpu = 0;
 static usec_t arg_timeout = 0;
 static bool arg_json = false;
 static bool arg_legend = true;
+static usec_t arg_idle_timeout = 0;
+static const char *arg_name = NULL;
+static bool arg_detach = false;
+static uint64_t arg_output_max = 0;
 
 static int help(void) {
         printf("Usage: sbxctl [OPTIONS] COMMAND ...\n\n"
                "Run commands in sbx sandboxes (transient systemd units) and inspect their records.\n\n"
                "Commands:\n"
                "  run [OPTIONS] -- CMD [ARGS...]  Run CMD in a sandbox; exit with its status\n"
-               "  list                            List runs (newest last)\n"
+               "  create [OPTIONS]                Start a long-lived sandbox; print its id\n"
+               "  exec [OPTIONS] SANDBOX -- CMD   Run CMD in a sandbox; exit with its status\n"
+               "  rm SANDBOX...                   Remove sandboxes (their commands are stopped)\n"
+               "  list                            List runs and sandboxes (newest last)\n"
                "  show [--json] RUN               Show the record of a run\n"
                "  stop RUN                        Stop a running run\n"
                "  profile list                    List profiles (and invalid profile files)\n"
@@ -51,6 +58,15 @@ static int help(void) {
                "     --cpu=PERCENT      CPU quota, at most the profile's (e.g. 50%%; 100%% = one CPU)\n"
                "     --timeout=DURATION Wall-time ceiling, at most the profile's (e.g. 90s, 5min)\n"
                "  A profile decides which of these a run may set, and within what bounds.\n\n"
+               "Sandbox options (create; also the run options above):\n"
+               "     --name=NAME        A name to use instead of the id (unique among yours)\n"
+               "     --idle-timeout=DURATION  Remove it after this long without a command\n"
+               "     --detach           Print the id and return; it stays until rm, its idle\n"
+               "                        timeout or its wall-time ceiling (without --detach\n"
+               "                        sbxctl waits, and Ctrl-C removes it)\n"
+               "Exec options:\n"
+               "     --timeout=DURATION Kill the command after this long (exit status 124)\n"
+               "     --output-max=SIZE  Pass at most SIZE bytes of its stdout+stderr\n\n"
                "Other options:\n"
                "     --json             JSON output (list, show)\n"
                "     --no-legend        No header line (list)\n"
@@ -327,7 +343,7 @@ static int fd_or_null(int fd, int flags, int *ret_opened) {
         return *ret_opened;
 }
 
-static int append_request(sd_bus_message *m, const char *workspace, const char *dataset) {
+static int append_request(sd_bus_message *m, const char *workspace, const char *dataset, bool sandbox) {
         char *term = getenv("TERM");
         int r;
 
@@ -349,8 +365,14 @@ static int append_request(sd_bus_message *m, const char *workspace, const char *
         if (r >= 0 && arg_timeout > 0)
                 r = sd_bus_message_append(m, "{sv}", "timeout_usec", "t", arg_timeout);
         /* TERM only for a terminal, and only a name sbxd would accept (else the run goes without it) */
-        if (r >= 0 && term && isatty(STDOUT_FILENO) && run_request_term_is_valid(term))
+        if (r >= 0 && !sandbox && term && isatty(STDOUT_FILENO) && run_request_term_is_valid(term))
                 r = sd_bus_message_append(m, "{sv}", "term", "s", term);
+        if (r >= 0 && sandbox && arg_idle_timeout > 0)
+                r = sd_bus_message_append(m, "{sv}", "idle_timeout_usec", "t", arg_idle_timeout);
+        if (r >= 0 && sandbox && arg_name)
+                r = sd_bus_message_append(m, "{sv}", "name", "s", arg_name);
+        if (r >= 0 && sandbox && arg_detach)
+                r = sd_bus_message_append(m, "{sv}", "detach", "b", 1);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r;
@@ -439,7 +461,7 @@ static int verb_run(char **cmd) {
 
         r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Run");
         if (r >= 0)
-                r = append_request(call, workspace, dataset);
+                r = append_request(call, workspace, dataset, false);
         if (r >= 0)
                 r = sd_bus_message_append_strv(call, cmd);
         if (r >= 0)
@@ -486,6 +508,264 @@ static int verb_run(char **cmd) {
         free(s.run_id);
         free(s.daemon);
         run_record_free(s.record);
+        return ret;
+}
+
+/* ---- sandboxes ------------------------------------------------------------------------------------- */
+
+static int call_daemon(const char *method, const char *arg, char **ret_json);
+
+static int verb_create(void) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *workspace = NULL, *dataset = NULL;
+        RunState s = {};
+        const char *id;
+        sigset_t mask;
+        int r, ret = 0;
+
+        if (arg_workspace && (r = resolve_dir("workspace", arg_workspace, &workspace)) != 0)
+                return r;
+        if (arg_dataset && (r = resolve_dir("dataset", arg_dataset, &dataset)) != 0)
+                return r;
+        r = check_systemd();
+        if (r != 0)
+                return r;
+        (void) signal(SIGINT, SIG_DFL);
+        (void) signal(SIGTERM, SIG_DFL);
+        (void) signal(SIGHUP, SIG_DFL);
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        r = connect_bus(&bus);
+        if (r != 0)
+                return r;
+        r = sd_event_default(&event);
+        if (r < 0)
+                return failed("cannot create an event loop: %s", strerror(-r));
+        s.bus = bus;
+        s.event = event;
+        r = sd_bus_attach_event(bus, event, 0);
+        if (r >= 0)
+                r = sd_bus_match_signal(bus, NULL, NULL, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Finished", on_finished, &s);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGINT, on_signal, &s);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGTERM, on_signal, &s);
+        if (r >= 0)
+                r = sd_event_add_signal(event, NULL, SIGHUP, on_signal, &s);
+        if (r >= 0)
+                r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE,
+                                                   "CreateSandbox");
+        if (r >= 0)
+                r = append_request(call, workspace, dataset, true);
+        if (r < 0)
+                return failed("cannot build the request: %s", strerror(-r));
+        r = sd_bus_call(bus, call, 120 * USEC_PER_SEC, &error, &reply);
+        if (r < 0)
+                return bus_failure(&error, r);
+        r = sd_bus_message_read(reply, "s", &id);
+        if (r < 0 || !run_id_is_valid(id))
+                return failed("sbxd sent an invalid reply");
+        printf("%s\n", id);
+        fflush(stdout);
+        if (arg_detach)
+                return 0;
+
+        /* Attached: the sandbox lives as long as this connection. Ctrl-C removes it. */
+        s.run_id = strdup(id);
+        s.daemon = strdup(sd_bus_message_get_sender(reply));
+        if (!s.run_id || !s.daemon)
+                return failed("out of memory");
+        r = sd_event_loop(event);
+        if (r < 0)
+                ret = failed("event loop failed: %s", strerror(-r));
+        else if (!s.record)
+                ret = failed("no valid record for sandbox %s", s.run_id);
+        else if (s.record->stop_reason == STOP_REFUSED || s.record->stop_reason == STOP_START_FAILED)
+                ret = failed("sandbox %s stopped: %s", s.run_id, strna(s.record->error));
+        else if (s.record->stop_reason == STOP_TIMEOUT)
+                ret = complain(SBX_EXIT_TIMEOUT, "sandbox %s reached its time limit", s.run_id);
+        free(s.run_id);
+        free(s.daemon);
+        run_record_free(s.record);
+        return ret;
+}
+
+typedef struct ExecState {
+        sd_bus *bus;
+        sd_event *event;
+        const char *sandbox;
+        char *op;
+        char *daemon;
+        int got_signal;
+        int exit_status;     /* -1 until ExecFinished */
+        bool daemon_gone;
+} ExecState;
+
+static int on_exec_finished(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        ExecState *s = userdata;
+        const char *sb, *op, *json, *result;
+        json_object *o, *v;
+        int code = -1, sig = 0;
+
+        if (!s->op || !s->daemon || !streq_ptr(sd_bus_message_get_sender(msg), s->daemon))
+                return 0;
+        if (sd_bus_message_read(msg, "sss", &sb, &op, &json) < 0 || !streq(op, s->op))
+                return 0;
+        o = json_tokener_parse(json);
+        if (!o || !json_object_object_get_ex(o, "result", &v) || !(result = json_object_get_string(v))) {
+                json_object_put(o);
+                s->exit_status = failed("sbxd sent an invalid exec result");
+                return sd_event_exit(s->event, 0);
+        }
+        if (json_object_object_get_ex(o, "exit_code", &v) && v)
+                code = json_object_get_int(v);
+        if (json_object_object_get_ex(o, "exit_signal", &v) && v)
+                sig = json_object_get_int(v);
+        if (streq(result, "exited"))
+                s->exit_status = code >= 0 ? code : SBX_EXIT_FAILURE;
+        else if (streq(result, "signal"))
+                s->exit_status = 128 + sig;
+        else if (streq(result, "timeout"))
+                s->exit_status = complain(SBX_EXIT_TIMEOUT, "exec %s reached its time limit", s->op);
+        else if (streq(result, "busy"))
+                s->exit_status = failed("sandbox %s runs too many commands already", s->sandbox);
+        else if (streq(result, "lost"))
+                s->exit_status = failed("sandbox %s ended before the command did", s->sandbox);
+        else
+                s->exit_status = failed("the command could not be started in sandbox %s", s->sandbox);
+        json_object_put(o);
+        return sd_event_exit(s->event, 0);
+}
+
+static int on_exec_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata) {
+        ExecState *s = userdata;
+        int r;
+
+        if (s->got_signal == 0)
+                s->got_signal = (int) si->ssi_signo;
+        if (!s->op)
+                return 0;
+        r = sd_bus_call_method_async(s->bus, NULL, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "SignalExec", NULL,
+                                     NULL, "ssi", s->sandbox, s->op, (int32_t) si->ssi_signo);
+        if (r < 0)
+                log_error_errno(r, "Failed to pass the signal on: %m");
+        return 0;
+}
+
+static int on_exec_daemon_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        ExecState *s = userdata;
+        const char *name, *old, *new;
+
+        if (!streq_ptr(sd_bus_message_get_sender(msg), "org.freedesktop.DBus") ||
+            sd_bus_message_read(msg, "sss", &name, &old, &new) < 0)
+                return 0;
+        if (streq(name, SBX_BUS_NAME) && s->daemon && streq(old, s->daemon)) {
+                s->daemon_gone = true;
+                return sd_event_exit(s->event, 0);
+        }
+        return 0;
+}
+
+static int verb_exec(const char *sandbox, char **cmd) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
+        ExecState s = { .sandbox = sandbox, .exit_status = -1 };
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH };
+        const char *op;
+        sigset_t mask;
+        int r;
+
+        if (strv_length(cmd) == 0)
+                return refused("exec: no command given (usage: sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...])");
+        r = check_systemd();
+        if (r != 0)
+                return r;
+        sigemptyset(&mask);
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
+                (void) signal(sigs[i], SIG_DFL);
+                sigaddset(&mask, sigs[i]);
+        }
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+        r = connect_bus(&bus);
+        if (r != 0)
+                return r;
+        r = sd_event_default(&event);
+        if (r < 0)
+                return failed("cannot create an event loop: %s", strerror(-r));
+        s.bus = bus;
+        s.event = event;
+        r = sd_bus_attach_event(bus, event, 0);
+        if (r >= 0)
+                r = sd_bus_match_signal(bus, NULL, NULL, SBX_BUS_PATH, SBX_BUS_INTERFACE, "ExecFinished",
+                                        on_exec_finished, &s);
+        if (r >= 0)
+                r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                        "org.freedesktop.DBus", "NameOwnerChanged", on_exec_daemon_gone, &s);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(sigs); i++)
+                r = sd_event_add_signal(event, NULL, sigs[i], on_exec_signal, &s);
+        if (r >= 0)
+                r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Exec");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "s", sandbox);
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "{sv}");
+        if (r >= 0 && arg_timeout > 0)
+                r = sd_bus_message_append(call, "{sv}", "timeout_usec", "t", arg_timeout);
+        if (r >= 0 && arg_output_max > 0)
+                r = sd_bus_message_append(call, "{sv}", "output_max", "t", arg_output_max);
+        if (r >= 0)
+                r = sd_bus_message_close_container(call);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(call, cmd);
+        if (r >= 0)
+                r = sd_bus_message_append(call, "hhh", fd_or_null(STDIN_FILENO, O_RDONLY, &null_in),
+                                          fd_or_null(STDOUT_FILENO, O_WRONLY, &null_out),
+                                          fd_or_null(STDERR_FILENO, O_WRONLY, &null_err));
+        if (r < 0)
+                return failed("cannot build the request: %s", strerror(-r));
+        r = sd_bus_call(bus, call, 60 * USEC_PER_SEC, &error, &reply);
+        if (r < 0)
+                return bus_failure(&error, r);
+        r = sd_bus_message_read(reply, "s", &op);
+        if (r < 0 || !run_id_is_valid(op))
+                return failed("sbxd sent an invalid reply");
+        s.op = strdup(op);
+        s.daemon = strdup(sd_bus_message_get_sender(reply));
+        if (!s.op || !s.daemon)
+                return failed("out of memory");
+        if (s.got_signal)
+                (void) on_exec_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s.got_signal }, &s);
+        r = sd_event_loop(event);
+        free(s.daemon);
+        free(s.op);
+        if (r < 0)
+                return failed("event loop failed: %s", strerror(-r));
+        if (s.daemon_gone)
+                return failed("sbxd went away; the command's outcome is unknown");
+        return s.exit_status >= 0 ? s.exit_status : failed("no result for the command");
+}
+
+static int verb_rm(char **ids) {
+        int ret = 0;
+
+        if (strv_length(ids) == 0)
+                return refused("rm: expected one or more sandbox ids or names");
+        STRV_FOREACH(id, ids) {
+                int r = call_daemon("RemoveSandbox", *id, NULL);
+
+                if (r != 0 && ret == 0)
+                        ret = r;
+        }
         return ret;
 }
 
@@ -547,8 +827,8 @@ static int verb_list(void) {
         if (!arr || !json_object_is_type(arr, json_type_array))
                 return failed("sbxd sent an invalid list");
         if (arg_legend)
-                printf("%-32s  %-10s  %-8s  %-12s  %-6s  %s\n", "RUN", "PROFILE", "STATE", "REASON", "EXIT",
-                       "STARTED");
+                printf("%-32s  %-10s  %-8s  %-12s  %-6s  %-27s  %s\n", "RUN", "PROFILE", "STATE", "REASON", "EXIT",
+                       "STARTED", "KIND");
         for (size_t i = 0; i < json_object_array_length(arr); i++) {
                 const char *text = json_object_to_json_string(json_object_array_get_idx(arr, i));
                 _cleanup_(run_record_freep) RunRecord *rec = NULL;
@@ -556,9 +836,11 @@ static int verb_list(void) {
 
                 if (run_record_from_json(text, &rec, NULL) < 0)
                         continue;
-                printf("%-32s  %-10s  %-8s  %-12s  %-6s  %s\n", rec->run_id, rec->profile,
+                printf("%-32s  %-10s  %-8s  %-12s  %-6s  %-27s  %s%s%s\n", rec->run_id, rec->profile,
                        rec->finished ? "finished" : "running", strna(stop_reason_to_string(rec->stop_reason)),
-                       exit_text(rec, ex, sizeof(ex)), format_timestamp(ts, rec->started_at));
+                       exit_text(rec, ex, sizeof(ex)), format_timestamp(ts, rec->started_at),
+                       rec->sandbox ? "sandbox" : "run", rec->sandbox && rec->sandbox->name ? ":" : "",
+                       rec->sandbox && rec->sandbox->name ? rec->sandbox->name : "");
         }
         json_object_put(arr);
         return 0;
@@ -959,7 +1241,7 @@ static int verb_profile(char **args) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_MEMORY, ARG_TASKS, ARG_TIMEOUT, ARG_CPU, ARG_NETWORK,
-               ARG_DATASET };
+               ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -971,6 +1253,10 @@ static int parse_argv(int argc, char *argv[]) {
                 { "cpu", required_argument, NULL, ARG_CPU },
                 { "network", required_argument, NULL, ARG_NETWORK },
                 { "dataset", required_argument, NULL, ARG_DATASET },
+                { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
+                { "name", required_argument, NULL, ARG_NAME },
+                { "detach", no_argument, NULL, ARG_DETACH },
+                { "output-max", required_argument, NULL, ARG_OUTPUT_MAX },
                 { "json", no_argument, NULL, ARG_JSON },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
                 {}
@@ -1021,6 +1307,22 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_DATASET:
                         arg_dataset = optarg;
                         break;
+                case ARG_IDLE_TIMEOUT:
+                        if (parse_duration(optarg, &arg_idle_timeout) < 0 || arg_idle_timeout == 0)
+                                return -refused("--idle-timeout: '%s' is not a duration (e.g. 10min)", optarg);
+                        break;
+                case ARG_NAME:
+                        if (!sandbox_name_is_valid(optarg) || run_id_is_valid(optarg))
+                                return -refused("--name: '%s' is not a sandbox name (1-64 of A-Z a-z 0-9 _ . -)", optarg);
+                        arg_name = optarg;
+                        break;
+                case ARG_DETACH:
+                        arg_detach = true;
+                        break;
+                case ARG_OUTPUT_MAX:
+                        if (parse_size(optarg, &arg_output_max) < 0 || arg_output_max == 0)
+                                return -refused("--output-max: '%s' is not a size (e.g. 1M)", optarg);
+                        break;
                 case ARG_JSON:
                         arg_json = true;
                         break;
@@ -1047,18 +1349,18 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return -r;
         if (optind >= argc)
-                return refused("no command given (run, list, show, stop, profile); see --help");
+                return refused("no command given (run, create, exec, rm, list, show, stop, profile); see --help");
         verb = argv[optind];
         optind++;
         if (streq(verb, "run") || streq(verb, "show") || streq(verb, "list") || streq(verb, "stop") ||
-            streq(verb, "profile")) {
+            streq(verb, "profile") || streq(verb, "create") || streq(verb, "exec") || streq(verb, "rm")) {
                 r = parse_argv(argc, argv);
                 if (r <= 0)
                         return -r;
         }
         argv += optind;
         argc -= optind;
-        if (argc > 0 && streq(argv[0], "--") && !streq(verb, "run"))
+        if (argc > 0 && streq(argv[0], "--") && !streq(verb, "run") && !streq(verb, "exec"))
                 argv++, argc--;
 
         if (streq(verb, "run")) {
@@ -1066,6 +1368,29 @@ int main(int argc, char *argv[]) {
                         argv++, argc--;
                 return verb_run(argv);
         }
+        if (streq(verb, "create")) {
+                if (argc > 0)
+                        return refused("create: unexpected argument '%s' (commands go to exec)", argv[0]);
+                return verb_create();
+        }
+        if (streq(verb, "exec")) {
+                const char *sandbox;
+
+                if (argc == 0 || streq(argv[0], "--"))
+                        return refused("exec: no sandbox given (usage: sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...])");
+                sandbox = argv[0];
+                /* options may also follow the sandbox: "exec SB --timeout 5s -- cmd" */
+                optind = 1;
+                r = parse_argv(argc, argv);
+                if (r <= 0)
+                        return -r;
+                argv += optind;
+                if (*argv && streq(*argv, "--"))
+                        argv++;
+                return verb_exec(sandbox, argv);
+        }
+        if (streq(verb, "rm"))
+                return verb_rm(argv);
         if (streq(verb, "list")) {
                 if (argc > 0)
                         return refused("list: unexpected argument '%s'", argv[0]);
@@ -1078,5 +1403,5 @@ int main(int argc, char *argv[]) {
         }
         if (streq(verb, "profile"))
                 return verb_profile(argv);
-        return refused("unknown command '%s' (run, list, show, stop, profile); see --help", verb);
+        return refused("unknown command '%s' (run, create, exec, rm, list, show, stop, profile); see --help", verb);
 }

@@ -111,7 +111,7 @@ static int connect_bus(sd_bus **ret) {
 /* Maps an sbxd error reply to our exit codes. */
 static int bus_failure(const sd_bus_error *e, int r) {
         if (sd_bus_error_has_names(e, "org.sbx.Error.InvalidRequest", "org.sbx.Error.NoSuchProfile",
-                                   "org.sbx.Error.AccessDenied"))
+                                   "org.sbx.Error.AccessDenied", "org.sbx.Error.Exists"))
                 return refused("%s", e->message);
         /* a broken profile or a policy sbx cannot enforce here: nothing ran, and not the caller's fault */
         if (sd_bus_error_has_names(e, "org.sbx.Error.BadProfile", "org.sbx.Error.CannotEnforce"))
@@ -119,7 +119,7 @@ static int bus_failure(const sd_bus_error *e, int r) {
         if (sd_bus_error_has_names(e, "org.freedesktop.DBus.Error.ServiceUnknown",
                                    "org.freedesktop.DBus.Error.NameHasNoOwner"))
                 return failed("sbxd is not available on the system bus (%s); is sbx installed?", e->message);
-        if (sd_bus_error_has_name(e, "org.sbx.Error.NoSuchRun")) {
+        if (sd_bus_error_has_names(e, "org.sbx.Error.NoSuchRun", "org.sbx.Error.NoSuchSandbox")) {
                 fprintf(stderr, "sbxctl: %s\n", e->message);
                 return 1;
         }

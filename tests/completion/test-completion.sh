@@ -92,16 +92,16 @@ expect_not() {
   return 0
 }
 
-RUNS="0f0e0d0c0b0a09080706050403020100 5c0f9a8b7c6d5e4f3a2b1c0d9e8f7a61 a1b2c3d4e5f60718293a4b5c6d7e8f90"
+RUNS="0f0e0d0c0b0a09080706050403020100 5c0f9a8b7c6d5e4f3a2b1c0d9e8f7a61 a1b2c3d4e5f60718293a4b5c6d7e8f90 b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0 c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0 d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0"
 PROFILES="browser coding data offline"
 
 echo "# mode: $MODE"
 complete -p sbxctl | grep -q -- '-F _sbxctl sbxctl$' || fail "the completion is not registered for sbxctl: $(complete -p sbxctl 2>&1)"
 
 # commands and subcommands
-expect "sbxctl " "list profile run show stop"
+expect "sbxctl " "create exec list profile rm run show stop"
 expect "sbxctl s" "show stop"
-expect "sbxctl --json " "list profile run show stop"
+expect "sbxctl --json " "create exec list profile rm run show stop"
 expect "sbxctl profile " "check list reload show"
 expect "sbxctl profile --no-legend " "check list reload show"
 expect "sbxctl profile re" "reload"
@@ -142,7 +142,18 @@ expect "sbxctl show " "$RUNS"
 expect "sbxctl show 5c" "5c0f9a8b7c6d5e4f3a2b1c0d9e8f7a61"
 expect "sbxctl show --json " "$RUNS"
 expect "sbxctl --json show " "$RUNS"
-expect "sbxctl stop " "a1b2c3d4e5f60718293a4b5c6d7e8f90"
+expect "sbxctl stop " "a1b2c3d4e5f60718293a4b5c6d7e8f90 b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0 c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0"
+
+# sandboxes: the running ones, by id and name, for exec and rm; exec's command after "--"
+expect "sbxctl exec " "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0 build c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0"
+expect "sbxctl rm " "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0 build c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0"
+expect "sbxctl exec bu" "build"
+expect "sbxctl exec build --ti" "--timeout="
+expect_has "sbxctl exec build -" "--"
+expect_has "sbxctl exec build -- ech" "echo"
+expect_has "sbxctl exec --timeout 5s build -- ech" "echo"
+expect "sbxctl create --de" "--detach"
+expect "sbxctl create --idle-timeout " ""
 expect "sbxctl show a1b2c3d4e5f60718293a4b5c6d7e8f90 " ""
 
 # option values

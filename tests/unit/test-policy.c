@@ -873,6 +873,43 @@ static void test_network_narrowed_none(void **state) {
         }
 }
 
+/* A sandbox: the same unit as a run's, with no command; the helper serves (--serve, nothing after
+ * "--"). A sandbox with a command, or a run without one, is refused. */
+static void test_sandbox_plan(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        RunRequest sb = { .sandbox = true };
+        RunRequest run = { .argv = ARGV("true") };
+        _cleanup_(run_plan_freep) RunPlan *splan = compile_ok(p, &sb), *rplan = compile_ok(p, &run);
+        size_t n = strv_length(splan->exec_argv);
+        char *error = NULL;
+        RunPlan *bad = NULL;
+
+        assert_true(n >= 3);
+        assert_string_equal(splan->exec_argv[n - 1], "--");
+        assert_string_equal(splan->exec_argv[n - 2], "--serve");
+        assert_false(strv_contains(rplan->exec_argv, "--serve"));
+        /* the unit is the run's: the same properties */
+        _cleanup_free_ char *a = render(splan->props), *b = render(rplan->props);
+        assert_string_equal(a, b);
+        /* --seccomp-filter= and the like still go before "--" */
+        assert_int_equal(run_plan_add_exec_option(splan, "--seccomp-filter=00"), 0);
+        n = strv_length(splan->exec_argv);
+        assert_string_equal(splan->exec_argv[n - 1], "--");
+        assert_string_equal(splan->exec_argv[n - 2], "--seccomp-filter=00");
+        assert_string_equal(splan->exec_argv[n - 3], "--serve");
+
+        sb.argv = ARGV("true");
+        assert_int_equal(policy_compile(p, &sb, EXEC_PATH, &bad, &error), -EINVAL);
+        assert_string_equal(error, "command: a sandbox is created without one");
+        free(error);
+        error = NULL;
+        run.argv = NULL;
+        assert_int_equal(policy_compile(p, &run, EXEC_PATH, &bad, &error), -EINVAL);
+        assert_string_equal(error, "command: no command given");
+        free(error);
+        assert_null(bad);
+}
+
 /* The run's network unit: the namespace made (privileged ExecStartPre=), slirp4netns connecting it with
  * nothing mapped in, started by the helper, which waits for it to be ready (ExecStart=), removed
  * (privileged ExecStopPost=). */
@@ -2004,6 +2041,7 @@ int main(void) {
                 cmocka_unit_test(test_network_allowlist),
                 cmocka_unit_test(test_network_narrowed_none),
                 cmocka_unit_test(test_network_unit),
+                cmocka_unit_test(test_sandbox_plan),
                 cmocka_unit_test(test_network_netns_not),
                 cmocka_unit_test(test_network_modes),
                 cmocka_unit_test(test_network_public),

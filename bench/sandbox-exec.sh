@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# bench/sandbox-exec.sh - a command in a running sandbox against a cold run, measured side by side.
+#
+# Runs INSIDE a systemd testbed (or on a systemd host) as root, with sbx installed. Interleaves, N times:
+#   A  sbxctl run -- /bin/true                 (a cold run: a unit set up and torn down)
+#   B  sbxctl exec SANDBOX -- /bin/true        (a sandbox made once, before the loop)
+# and reports p50 and p99 of each and the ratio of the medians B/A (target <= 0.1). Then C concurrent
+# execs at once, R rounds: execs per second and p99/p50 of their latencies. Prints one "BENCH key
+# value" line per figure for scripts.
+#   bench/sandbox-exec.sh [N [C [R]]]      (defaults 20, 4, 5)
+set -uo pipefail
+N=${1:-20}
+C=${2:-4}
+R=${3:-5}
+export LC_ALL=C SYSTEMD_COLORS=0
+
+[ -d /run/systemd/system ] || { echo "bench: systemd is not PID 1 here; run inside testbed/vm.sh" >&2; exit 2; }
+command -v sbxctl >/dev/null || { echo "bench: sbxctl is not installed" >&2; exit 2; }
+
+SB=$(sbxctl create --detach --name sbx-bench-exec) || { echo "bench: cannot create a sandbox" >&2; exit 1; }
+trap 'sbxctl rm "$SB" >/dev/null 2>&1' EXIT
+
+ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
+pct() { # P VALUES...: the P-th percentile (nearest rank)
+  local p=$1; shift
+  printf '%s\n' "$@" | sort -n | awk -v p="$p" '{a[NR]=$1} END {i=int((p*NR+99)/100); if (i<1) i=1; print a[i]}'
+}
+run_a() { sbxctl run -- /bin/true < /dev/null; }
+run_b() { sbxctl exec "$SB" -- /bin/true < /dev/null; }
+
+for f in run_a run_b; do $f || { echo "bench: $f failed" >&2; exit 1; }; done   # warm up
+A=() B=()
+for _ in $(seq "$N"); do
+  for f in run_a run_b; do
+    t0=$(date +%s%N); $f || { echo "bench: $f failed" >&2; exit 1; }; t1=$(date +%s%N)
+    case $f in run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;; esac
+  done
+done
+a50=$(pct 50 "${A[@]}"); a99=$(pct 99 "${A[@]}"); b50=$(pct 50 "${B[@]}"); b99=$(pct 99 "${B[@]}")
+ratio=$(echo "scale=3; $b50 / $a50" | bc)
+
+# concurrent execs: C at once, R rounds; each one's latency, and the rounds' wall time
+D=$(mktemp -d); trap 'sbxctl rm "$SB" >/dev/null 2>&1; rm -rf "$D"' EXIT
+L=() total=0
+T0=$(date +%s%N)
+for r in $(seq "$R"); do
+  for k in $(seq "$C"); do
+    ( t0=$(date +%s%N); sbxctl exec "$SB" -- /bin/true < /dev/null || echo fail > "$D/fail"; t1=$(date +%s%N)
+      ms "$t0" "$t1" > "$D/$r.$k" ) &
+  done
+  wait
+done
+T1=$(date +%s%N)
+[ -e "$D/fail" ] && { echo "bench: a concurrent exec failed" >&2; exit 1; }
+for f in "$D"/*.*; do L+=("$(cat "$f")"); done
+total=$(( C * R ))
+persec=$(echo "scale=1; $total / (($T1 - $T0) / 1000000000)" | bc)
+c50=$(pct 50 "${L[@]}"); c99=$(pct 99 "${L[@]}")
+cr=$(echo "scale=2; $c99 / $c50" | bc)
+
+echo "sbx sandbox exec (kernel $(uname -r), $(systemd-detect-virt 2>/dev/null || echo bare metal)); $N interleaved rounds"
+printf '  A cold run    -- /bin/true   p50 %8.1f ms   p99 %8.1f ms\n' "$a50" "$a99"
+printf '  B exec        -- /bin/true   p50 %8.1f ms   p99 %8.1f ms   B/A %.3f (target <= 0.1)\n' "$b50" "$b99" "$ratio"
+printf '  %d concurrent execs x %d rounds: %.1f execs/s, latency p50 %.1f ms p99 %.1f ms (p99/p50 %.2f)\n' \
+  "$C" "$R" "$persec" "$c50" "$c99" "$cr"
+echo "BENCH p50_ms_run $a50"
+echo "BENCH p99_ms_run $a99"
+echo "BENCH p50_ms_exec $b50"
+echo "BENCH p99_ms_exec $b99"
+echo "BENCH ratio_exec_vs_run $ratio"
+echo "BENCH concurrent_execs_per_sec $persec"
+echo "BENCH concurrent_p99_over_p50 $cr"

@@ -954,6 +954,29 @@ static int verb_show(const char *id) {
                 printf(" %s x%" PRIu64, rec->denied[i].name, rec->denied[i].count);
         printf("%s\n", rec->n_denied ? "" : " none (of sbx's argument-level rules)");
         print_network(rec);
+        if (rec->sandbox) {
+                const RunSandbox *sb = rec->sandbox;
+
+                printf("%-14s %s%s%s\n", "Sandbox:", sb->name ?: "(no name)", sb->detach ? ", detached" : "",
+                       sb->idle_timeout ? ", idle timeout set" : "");
+                if (sb->idle_timeout)
+                        printf("%-14s %" PRIu64 " s\n", "Idle timeout:", sb->idle_timeout / USEC_PER_SEC);
+                printf("%-14s %" PRIu64 "%s\n", "Execs:", sb->execs_total,
+                       sb->execs_total > sb->n_execs ? " (the first ones listed)" : "");
+                for (size_t i = 0; i < sb->n_execs; i++) {
+                        const RunExec *e = &sb->execs[i];
+                        char code[16] = "-";
+
+                        if (e->exit_signal > 0)
+                                snprintf(code, sizeof(code), "SIG%s", sigabbrev_np(e->exit_signal) ?: "?");
+                        else if (e->exit_code >= 0)
+                                snprintf(code, sizeof(code), "%d", e->exit_code);
+                        printf("  %s  %s  %-11s %-7s %8.3f s  %" PRIu64 " bytes%s\n", e->id,
+                               format_timestamp(ts, e->started_at), exec_result_to_string(e->result), code,
+                               (double) e->duration / USEC_PER_SEC, e->output_bytes,
+                               e->output_truncated ? " (cut)" : "");
+                }
+        }
         printf("%-14s %s\n", "Cleanup:",
                rec->finished ? (run_record_cleanup_completed(rec) ? "completed" : "INCOMPLETE") : "-");
         if (rec->error)

@@ -93,7 +93,8 @@ static void send_exec_finished(Sandbox *s, const SandboxExec *x, const RunExec *
 static void exec_finish(Sandbox *s, SandboxExec *x, const RunExec *e) {
         int r;
 
-        r = run_record_sandbox_put_exec(s->run->record, e);
+        /* one past the record's list was counted when it started, and is not listed now either */
+        r = x->listed ? run_record_sandbox_put_exec(s->run->record, e) : 0;
         if (r < 0)
                 log_warning_errno(r, "Sandbox %s: cannot record exec %s: %m", s->run->id, x->id);
         send_exec_finished(s, x, e);
@@ -246,7 +247,8 @@ void sandbox_run_ended(Sandbox *s) {
                 e.exit_signal = 0;
                 if (e.started_at > 0 && now_realtime() > e.started_at)
                         e.duration = now_realtime() - e.started_at;
-                (void) run_record_sandbox_put_exec(s->run->record, &e);
+                if (x->listed)
+                        (void) run_record_sandbox_put_exec(s->run->record, &e);
                 send_exec_finished(s, x, &e);
                 sandbox_unlink_exec(s, x);
                 exec_free(x);
@@ -444,7 +446,7 @@ int sandbox_method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error
         sandbox_arm_idle(s);
         strcpy(e.id, op);
         e.started_at = now_realtime();
-        (void) run_record_sandbox_put_exec(s->run->record, &e);
+        x->listed = run_record_sandbox_put_exec(s->run->record, &e) > 0;
         return sd_bus_reply_method_return(msg, "s", op);
 }
 

@@ -20,6 +20,7 @@ typedef struct SandboxExec {
         char *client;                  /* the Exec caller: gets ExecFinished; its disconnection hangs it up */
         sd_bus_slot *slot_client;
         int ctl;                       /* the sandbox's control channel (borrowed) */
+        bool listed;                   /* in the record's list (else only counted: RECORD_EXECS_MAX) */
         struct SandboxExec *next;
 } SandboxExec;
 

@@ -26,6 +26,8 @@ PKGS=(
   # runs of network mode public and allowlist (slirp4netns connects their namespaces); the egress tests'
   # DNS server (tests/integration/testnet.sh)
   slirp4netns dnsmasq-base
+  # examples/agent.py, the D-Bus client the integration suite runs (tests/integration/test-46-agent.sh)
+  python3-dbus-next
   # the compatibility suite (tests/integration/test-70-compat.sh): real toolchains run inside the
   # sandbox and outside, plus a subset of CPython's own regression tests
   libpython3.11-testsuite python3-venv python3-pip python3-setuptools python3-wheel

@@ -8,6 +8,26 @@ t_require_systemd || t_summary
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 AGENT=$REPO/examples/agent.py
 
+t_begin "the installed introspection file is the interface sbxd serves"
+XML=/usr/share/dbus-1/interfaces/org.sbx.Manager1.xml
+assert_file "$XML" "the introspection file"
+live=$(busctl introspect --xml-interface org.sbx.Manager1 /org/sbx/Manager1 2>&1) || _t_err "busctl introspect: $live"
+# every method and signal with its arguments (type, name, direction), in order, from both
+# shellcheck disable=SC2016
+SHAPE='
+import sys, xml.etree.ElementTree as ET
+root = ET.fromstring(sys.stdin.read() if sys.argv[1] == "-" else open(sys.argv[1]).read())
+for i in root.iter("interface"):
+    if i.get("name") != "org.sbx.Manager1":
+        continue
+    for m in i:
+        print(m.tag, m.get("name"), " ".join("%s:%s:%s" % (a.get("type"), a.get("name"), a.get("direction", "")) for a in m.iter("arg")))
+'
+want=$(/usr/bin/python3 -c "$SHAPE" "$XML")
+got=$(printf '%s' "$live" | /usr/bin/python3 -c "$SHAPE" -)
+[ -n "$want" ] || _t_err "no org.sbx.Manager1 interface in $XML"
+assert_eq "$want" "$got" "methods and signals of the installed file vs the running sbxd"
+
 t_begin "examples/agent.py (root): every step as expected, output streamed, record and removal"
 if ! /usr/bin/python3 -c 'import dbus_next' 2>/dev/null; then
   t_fail "python3-dbus-next is not installed (scripts/install-deps.sh)"

@@ -395,6 +395,54 @@ static int resolve_dir(const char *what, const char *arg, char **ret) {
         return 0;
 }
 
+/* Signals are handled from the event loop from here on. A shell may have started us with them ignored
+ * (a background job): take them back first. */
+static void take_signals(const int *sigs, size_t n) {
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        for (size_t i = 0; i < n; i++) {
+                (void) signal(sigs[i], SIG_DFL);
+                sigaddset(&mask, sigs[i]);
+        }
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+}
+
+/* The bus and event loop of a client waiting for a run's (or sandbox's) end: Finished, sbxd leaving
+ * (attach() to the next one), and Ctrl-C/SIGTERM/SIGHUP becoming Stop(). 0, or sbxctl's exit status. */
+static int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event) {
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        int r;
+
+        r = check_systemd();
+        if (r != 0)
+                return r;
+        take_signals(sigs, ELEMENTSOF(sigs));
+        r = connect_bus(&bus);
+        if (r != 0)
+                return r;
+        r = sd_event_default(&event);
+        if (r < 0)
+                return failed("cannot create an event loop: %s", strerror(-r));
+        s->bus = bus;
+        s->event = event;
+        r = sd_bus_attach_event(bus, event, 0);
+        if (r >= 0)
+                r = sd_bus_match_signal(bus, NULL, NULL, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Finished", on_finished, s);
+        if (r >= 0)
+                r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                        "org.freedesktop.DBus", "NameOwnerChanged", on_name_owner_changed, s);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(sigs); i++)
+                r = sd_event_add_signal(event, NULL, sigs[i], on_signal, s);
+        if (r < 0)
+                return failed("cannot set up the bus connection: %s", strerror(-r));
+        *ret_bus = TAKE_PTR(bus);
+        *ret_event = TAKE_PTR(event);
+        return 0;
+}
+
 static int verb_run(char **cmd) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
@@ -404,7 +452,6 @@ static int verb_run(char **cmd) {
         _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
         RunState s = {};
         const char *id;
-        sigset_t mask;
         int r, ret;
 
         if (strv_length(cmd) == 0)
@@ -421,43 +468,9 @@ static int verb_run(char **cmd) {
                         return r;
         }
 
-        r = check_systemd();
+        r = run_state_open(&s, &bus, &event);
         if (r != 0)
                 return r;
-
-        /* Signals are handled from the event loop from here on: Ctrl-C becomes Stop(). A shell may have
-         * started us with SIGINT ignored (background job): take the signals back first. */
-        (void) signal(SIGINT, SIG_DFL);
-        (void) signal(SIGTERM, SIG_DFL);
-        (void) signal(SIGHUP, SIG_DFL);
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
-
-        r = connect_bus(&bus);
-        if (r != 0)
-                return r;
-        r = sd_event_default(&event);
-        if (r < 0)
-                return failed("cannot create an event loop: %s", strerror(-r));
-        s.bus = bus;
-        s.event = event;
-        r = sd_bus_attach_event(bus, event, 0);
-        if (r >= 0)
-                r = sd_bus_match_signal(bus, NULL, NULL, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Finished", on_finished, &s);
-        if (r >= 0)
-                r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                        "org.freedesktop.DBus", "NameOwnerChanged", on_name_owner_changed, &s);
-        if (r >= 0)
-                r = sd_event_add_signal(event, NULL, SIGINT, on_signal, &s);
-        if (r >= 0)
-                r = sd_event_add_signal(event, NULL, SIGTERM, on_signal, &s);
-        if (r >= 0)
-                r = sd_event_add_signal(event, NULL, SIGHUP, on_signal, &s);
-        if (r < 0)
-                return failed("cannot set up the bus connection: %s", strerror(-r));
 
         r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Run");
         if (r >= 0)
@@ -523,45 +536,16 @@ static int verb_create(void) {
         _cleanup_free_ char *workspace = NULL, *dataset = NULL;
         RunState s = {};
         const char *id;
-        sigset_t mask;
         int r, ret = 0;
 
         if (arg_workspace && (r = resolve_dir("workspace", arg_workspace, &workspace)) != 0)
                 return r;
         if (arg_dataset && (r = resolve_dir("dataset", arg_dataset, &dataset)) != 0)
                 return r;
-        r = check_systemd();
+        r = run_state_open(&s, &bus, &event);
         if (r != 0)
                 return r;
-        (void) signal(SIGINT, SIG_DFL);
-        (void) signal(SIGTERM, SIG_DFL);
-        (void) signal(SIGHUP, SIG_DFL);
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
-
-        r = connect_bus(&bus);
-        if (r != 0)
-                return r;
-        r = sd_event_default(&event);
-        if (r < 0)
-                return failed("cannot create an event loop: %s", strerror(-r));
-        s.bus = bus;
-        s.event = event;
-        r = sd_bus_attach_event(bus, event, 0);
-        if (r >= 0)
-                r = sd_bus_match_signal(bus, NULL, NULL, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Finished", on_finished, &s);
-        if (r >= 0)
-                r = sd_event_add_signal(event, NULL, SIGINT, on_signal, &s);
-        if (r >= 0)
-                r = sd_event_add_signal(event, NULL, SIGTERM, on_signal, &s);
-        if (r >= 0)
-                r = sd_event_add_signal(event, NULL, SIGHUP, on_signal, &s);
-        if (r >= 0)
-                r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE,
-                                                   "CreateSandbox");
+        r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "CreateSandbox");
         if (r >= 0)
                 r = append_request(call, workspace, dataset, true);
         if (r < 0)
@@ -582,9 +566,13 @@ static int verb_create(void) {
         s.daemon = strdup(sd_bus_message_get_sender(reply));
         if (!s.run_id || !s.daemon)
                 return failed("out of memory");
+        if (s.got_signal)
+                (void) on_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s.got_signal }, &s);
         r = sd_event_loop(event);
         if (r < 0)
                 ret = failed("event loop failed: %s", strerror(-r));
+        else if (s.daemon_gone)
+                ret = failed("sbxd went away; sandbox %s ended with it", s.run_id);
         else if (!s.record)
                 ret = failed("no valid record for sandbox %s", s.run_id);
         else if (s.record->stop_reason == STOP_REFUSED || s.record->stop_reason == STOP_START_FAILED)
@@ -682,7 +670,6 @@ static int verb_exec(const char *sandbox, char **cmd) {
         ExecState s = { .sandbox = sandbox, .exit_status = -1 };
         static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH };
         const char *op;
-        sigset_t mask;
         int r;
 
         if (strv_length(cmd) == 0)
@@ -690,12 +677,7 @@ static int verb_exec(const char *sandbox, char **cmd) {
         r = check_systemd();
         if (r != 0)
                 return r;
-        sigemptyset(&mask);
-        for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
-                (void) signal(sigs[i], SIG_DFL);
-                sigaddset(&mask, sigs[i]);
-        }
-        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+        take_signals(sigs, ELEMENTSOF(sigs));
         r = connect_bus(&bus);
         if (r != 0)
                 return r;

@@ -918,6 +918,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         r = caller_uid(msg, &uid);
         if (r < 0)
                 return r;
+        store_tenant_id(&m->store, uid, tenant);
         r = read_request(msg, req, sandbox, error);
         if (r < 0 || sd_bus_error_is_set(error))
                 return r;
@@ -943,7 +944,6 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 fds[1] = fds[2] = devnull;
                 req->sandbox = true;
                 if (req->sandbox_name) {
-                        store_tenant_id(&m->store, uid, tenant);
                         for (Run *o = m->runs; o; o = o->next)
                                 if (o->sandbox && !o->finalizing && streq(o->record->tenant, tenant) &&
                                     streq_ptr(o->record->sandbox->name, req->sandbox_name))
@@ -1026,7 +1026,6 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                         return sd_bus_error_setf(error, ERR_START_FAILED, "cannot list the host's addresses: %s",
                                                  strerror(-r));
         }
-        store_tenant_id(&m->store, uid, tenant);
         if (profile->n_caches > 0) {
                 if (!(req->tenant = strdup(tenant)))
                         return -ENOMEM;
@@ -1531,10 +1530,9 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         uid_t uid;
         int r;
 
-        r = caller_uid(msg, &uid);
+        r = manager_caller_tenant(m, msg, tenant, &uid);
         if (r < 0)
                 return r;
-        store_tenant_id(&m->store, uid, tenant);
         r = store_list_json(&m->store, uid == 0 ? NULL : tenant, &json);
         if (r < 0)
                 return r;

@@ -117,7 +117,8 @@ typedef enum ExecResult {
         EXEC_EXITED,       /* exit_code */
         EXEC_SIGNAL,       /* exit_signal */
         EXEC_TIMEOUT,      /* killed at its timeout */
-        EXEC_NOT_STARTED,  /* the helper could not start it (exit_code: 123, 126 or 127) */
+        EXEC_NOT_STARTED,  /* the helper could not set it up (exit_code 123); not found or not
+                            * executable are EXEC_EXITED with 127 or 126 */
         EXEC_BUSY,         /* refused: too many commands running in the sandbox */
         EXEC_LOST,         /* the sandbox ended (or its supervisor failed) before it reported */
         _EXEC_RESULT_MAX,

@@ -33,7 +33,8 @@ enum {
 enum {
         SBX_DONE_TIMED_OUT = 1U << 0,       /* killed at its timeout */
         SBX_DONE_OUTPUT_TRUNCATED = 1U << 1,/* wrote more than its output ceiling; the rest was dropped */
-        SBX_DONE_NOT_STARTED = 1U << 2,     /* the helper could not start it (exit_code says how: 126/127/123) */
+        SBX_DONE_NOT_STARTED = 1U << 2,     /* its supervisor could not be set up (a command not found or
+                                             * not executable exits 127/126 as usual) */
         SBX_DONE_LOST = 1U << 3,            /* its supervisor ended without a result */
         SBX_DONE_BUSY = 1U << 4,            /* refused: SBX_SANDBOX_EXECS_MAX commands already running */
 };

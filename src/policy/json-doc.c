@@ -245,20 +245,6 @@ bool json_doc_get(json_object *o, const char *key, json_object **ret) {
         return json_object_object_get_ex(o, key, ret);
 }
 
-int json_doc_check_object(JsonDoc *jd, const JsonPath *p, json_object *o, const char *const *keys) {
-        if (!json_object_is_type(o, json_type_object))
-                return json_doc_fail_got(jd, p, o, "expected an object");
-        json_object_object_foreach(o, k, v) {
-                bool known = false;
-
-                for (const char *const *i = keys; *i && !known; i++)
-                        known = streq(*i, k);
-                if (!known)
-                        return json_doc_fail(jd, JSON_KEY(p, k), "unknown key");
-        }
-        return 0;
-}
-
 int json_doc_missing(JsonDoc *jd, const JsonPath *p) {
         return json_doc_fail(jd, p, "missing required key");
 }
@@ -445,4 +431,112 @@ int json_doc_get_cpu_percent(JsonDoc *jd, const JsonPath *p, json_object *v, uns
                 }
         }
         return json_doc_fail_got(jd, p, v, "expected a CPU share like \"200%%\"");
+}
+
+/* ---- objects decoded by a table ---- */
+
+int json_doc_check_fields(JsonDoc *jd, const JsonPath *p, json_object *o, const JsonDocField *table) {
+        if (!json_object_is_type(o, json_type_object))
+                return json_doc_fail_got(jd, p, o, "expected an object");
+        json_object_object_foreach(o, k, v) {
+                const JsonDocField *f = table;
+
+                while (f->name && !streq(f->name, k))
+                        f++;
+                if (!f->name)
+                        return json_doc_fail(jd, JSON_KEY(p, k), "unknown key");
+        }
+        return 0;
+}
+
+int json_doc_dispatch_field(JsonDoc *jd, const JsonPath *p, json_object *o, const JsonDocField *f, void *base) {
+        const JsonPath *kp = JSON_KEY(p, f->name);
+        void *field = (uint8_t *) base + f->offset;
+        json_object *v;
+
+        if (json_doc_get(o, f->name, &v))
+                return f->fn(jd, kp, v, field, f->arg);
+        if (f->flags & JSON_DOC_MANDATORY)
+                return json_doc_missing(jd, kp);
+        if (f->missing)
+                return f->missing(jd, kp, NULL, base, f->arg);
+        return 0;
+}
+
+int json_doc_dispatch(JsonDoc *jd, const JsonPath *p, json_object *o, const JsonDocField *table, void *base) {
+        int r;
+
+        r = json_doc_check_fields(jd, p, o, table);
+        if (r < 0)
+                return r;
+        for (const JsonDocField *f = table; f->name; f++) {
+                r = json_doc_dispatch_field(jd, p, o, f, base);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int json_doc_dispatch_string(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        char **s = field;
+        const char *t;
+        int r;
+
+        r = json_doc_get_string(jd, p, v, &t);
+        if (r < 0)
+                return r;
+        free(*s);
+        *s = strdup(t);
+        return *s ? 0 : -ENOMEM;
+}
+
+int json_doc_dispatch_bool(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        return json_doc_get_bool(jd, p, v, field);
+}
+
+/* The number has been stored in *field already. */
+static int check_min(JsonDoc *jd, const JsonPath *p, json_object *v, const uint64_t *field, const JsonDocMin *min) {
+        if (min && *field < min->value)
+                return json_doc_fail_got(jd, p, v, "expected at least %s", min->text);
+        return 0;
+}
+
+int json_doc_dispatch_size(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        int r;
+
+        r = json_doc_get_size(jd, p, v, field);
+        return r < 0 ? r : check_min(jd, p, v, field, arg);
+}
+
+int json_doc_dispatch_duration(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        int r;
+
+        r = json_doc_get_duration(jd, p, v, field);
+        return r < 0 ? r : check_min(jd, p, v, field, arg);
+}
+
+int json_doc_dispatch_uint64(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        if (!json_doc_to_uint(v, field))
+                return json_doc_fail_got(jd, p, v, "expected an integer >= 0");
+        return check_min(jd, p, v, field, arg);
+}
+
+int json_doc_dispatch_cpu_percent(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        return json_doc_get_cpu_percent(jd, p, v, *(const unsigned *) arg, field);
+}
+
+int json_doc_dispatch_choice(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        const JsonDocChoice *c = arg;
+        unsigned u;
+        int r;
+
+        r = json_doc_get_choice(jd, p, v, c->choices, c->expected, &u);
+        if (r < 0)
+                return r;
+        *(int *) field = (int) u;
+        return 0;
+}
+
+int json_doc_dispatch_object(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        return json_doc_dispatch(jd, p, v, arg, field);
 }

@@ -51,8 +51,6 @@ int json_doc_missing(JsonDoc *jd, const JsonPath *p);
 
 /* Whether the object has the key; *ret is then its value, NULL for null. */
 bool json_doc_get(json_object *o, const char *key, json_object **ret);
-/* o is an object with no key outside 'keys' (NULL-terminated). */
-int json_doc_check_object(JsonDoc *jd, const JsonPath *p, json_object *o, const char *const *keys);
 
 /* v's string, or NULL when v is not a string or holds a NUL character. No message. */
 const char *json_doc_string(json_object *v);
@@ -82,3 +80,67 @@ typedef struct JsonNamedList {
 
 /* No item twice in all the lists together: the later one is the error, "'ITEM' is also in PATH[i]". */
 int json_doc_check_unique(JsonDoc *jd, const JsonNamedList *lists, size_t n);
+
+/* ---- objects decoded by a table ---- */
+
+/* Converts v, the value of a key (NULL for null), into *field. p is the key's path, for messages; arg is
+ * the table row's. */
+typedef int (*JsonDocDispatchFn)(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg);
+
+enum {
+        JSON_DOC_MANDATORY = 1 << 0, /* absent: "missing required key" */
+};
+
+/* One key of an object. A table of them, ended by {}, is the object's format: every key known, each
+ * decoded in the table's order, so that the first error found is the one reported. */
+typedef struct JsonDocField {
+        const char *name;
+        JsonDocDispatchFn fn;      /* the value into the field */
+        size_t offset;             /* of the field in the struct decoded into; a key that fills several
+                                    * fields or is checked against other keys takes the whole struct (0) */
+        unsigned flags;            /* JSON_DOC_* */
+        const void *arg;           /* for fn and missing */
+        JsonDocDispatchFn missing; /* when the key is absent, for a key that other keys make required:
+                                    * called with v NULL and the whole struct (base) as field; NULL:
+                                    * absent is fine */
+} JsonDocField;
+
+/* o is an object ("expected an object, got VALUE") without a key outside the table ("KEY: unknown key",
+ * the first one in the document's order). */
+int json_doc_check_fields(JsonDoc *jd, const JsonPath *p, json_object *o, const JsonDocField *table);
+/* One row: fn with the key's value, or when the key is absent, the message of JSON_DOC_MANDATORY or the
+ * row's missing(). p is the object's path, base the struct. */
+int json_doc_dispatch_field(JsonDoc *jd, const JsonPath *p, json_object *o, const JsonDocField *f, void *base);
+/* json_doc_check_fields(), then json_doc_dispatch_field() for each row, in the table's order, into the
+ * struct at base. */
+int json_doc_dispatch(JsonDoc *jd, const JsonPath *p, json_object *o, const JsonDocField *table, void *base);
+
+/* The arg of the number dispatchers below: NULL, or the least value accepted. */
+typedef struct JsonDocMin {
+        uint64_t value;
+        const char *text; /* the value as written in the format: "expected at least TEXT, got VALUE" */
+} JsonDocMin;
+
+/* The arg of json_doc_dispatch_choice(). */
+typedef struct JsonDocChoice {
+        const char *const *choices; /* NULL-terminated */
+        const char *expected;       /* for the message: "one of a, b, c" */
+} JsonDocChoice;
+
+/* Stock dispatchers. The field's type is given first. */
+/* char *: a copy of the string (the old value freed). */
+int json_doc_dispatch_string(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg);
+/* bool */
+int json_doc_dispatch_bool(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg);
+/* uint64_t: json_doc_get_size(); arg: NULL or a JsonDocMin */
+int json_doc_dispatch_size(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg);
+/* usec_t: json_doc_get_duration(); arg: NULL or a JsonDocMin */
+int json_doc_dispatch_duration(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg);
+/* uint64_t: an integer >= 0; arg: NULL or a JsonDocMin */
+int json_doc_dispatch_uint64(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg);
+/* unsigned: json_doc_get_cpu_percent(); arg: a const unsigned *, the highest percentage */
+int json_doc_dispatch_cpu_percent(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg);
+/* int (an enum): the index of the choice; arg: a JsonDocChoice */
+int json_doc_dispatch_choice(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg);
+/* A nested object; arg: its table (a const JsonDocField *), decoded into the struct at the field. */
+int json_doc_dispatch_object(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg);

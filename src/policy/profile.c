@@ -219,26 +219,6 @@ static int check_host_path(JsonDoc *jd, const JsonPath *p, json_object *v) {
         return 0;
 }
 
-static int get_host_paths(JsonDoc *jd, const JsonPath *p, json_object *v, char ***ret) {
-        _cleanup_strv_free_ char **l = NULL;
-        int r;
-
-        r = json_doc_get_string_array(jd, p, v, &l);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; l[i]; i++) {
-                r = check_host_path(jd, JSON_INDEX(p, i), json_object_array_get_idx(v, i));
-                if (r < 0)
-                        return r;
-        }
-        r = json_doc_check_unique(jd, &(const JsonNamedList) { p, l }, 1);
-        if (r < 0)
-                return r;
-        strv_free(*ret);
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
 /* Relative to HOME: non-empty components, none ".", no leading or trailing "/", and no ".." anywhere (the
  * exec helper refuses any "..", even inside a name like "a..b"). */
 static bool relative_path_is_normalized(const char *s) {
@@ -286,46 +266,80 @@ static bool dns_name_is_valid(const char *s) {
         }
 }
 
-/* ---- sections ---- */
+/* ---- sections ----
+ *
+ * Each object of the format is a table of its keys, decoded by json_doc_dispatch(): a key not in the
+ * table is an error, and the keys are checked in the table's order, so that the first error found is
+ * the one reported. A key checked against another one comes after it. */
 
-static int parse_files(JsonDoc *jd, const JsonPath *p, json_object *o, Profile *prof) {
-        static const char *const keys[] = { "base", "read_only", "read_write", "hidden", "workspace", NULL };
-        static const char *const bases[] = { "host", NULL };
+static const unsigned cpu_percent_max = PROFILE_CPU_PERCENT_MAX;
+static const JsonDocMin memory_min = { PROFILE_MEMORY_MIN, "4M" };
+static const JsonDocMin tasks_min = { PROFILE_TASKS_MIN, "2" };
+static const JsonDocMin wall_time_min = { USEC_PER_SEC, "1s" };
+
+/* A string with one possible value in version 1, kept nowhere; arg: a JsonDocChoice. */
+static int dispatch_only(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        const JsonDocChoice *c = arg;
+        unsigned u;
+
+        return json_doc_get_choice(jd, p, v, c->choices, c->expected, &u);
+}
+
+/* char **: host paths (files.*, request.dataset.under), each at most once. */
+static int dispatch_host_paths(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        _cleanup_strv_free_ char **l = NULL;
+        char ***ret = field;
+        int r;
+
+        r = json_doc_get_string_array(jd, p, v, &l);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; l[i]; i++) {
+                r = check_host_path(jd, JSON_INDEX(p, i), json_object_array_get_idx(v, i));
+                if (r < 0)
+                        return r;
+        }
+        r = json_doc_check_unique(jd, &(const JsonNamedList) { p, l }, 1);
+        if (r < 0)
+                return r;
+        strv_free(*ret);
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+/* files */
+
+/* bool: "writable" (true) or "none" */
+static int dispatch_workspace(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
         static const char *const workspaces[] = { "writable", "none", NULL };
-        json_object *v;
         unsigned u;
         int r;
 
-        r = json_doc_check_object(jd, p, o, keys);
+        r = json_doc_get_choice(jd, p, v, workspaces, "\"writable\" or \"none\"", &u);
         if (r < 0)
                 return r;
-        if (json_doc_get(o, "base", &v)) {
-                r = json_doc_get_choice(jd, JSON_KEY(p, "base"), v, bases, "\"host\"", &u);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "read_only", &v)) {
-                r = get_host_paths(jd, JSON_KEY(p, "read_only"), v, &prof->read_only);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "read_write", &v)) {
-                r = get_host_paths(jd, JSON_KEY(p, "read_write"), v, &prof->read_write);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "hidden", &v)) {
-                r = get_host_paths(jd, JSON_KEY(p, "hidden"), v, &prof->hidden);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "workspace", &v)) {
-                r = json_doc_get_choice(jd, JSON_KEY(p, "workspace"), v, workspaces, "\"writable\" or \"none\"", &u);
-                if (r < 0)
-                        return r;
-                prof->workspace = u == 0;
-        }
+        *(bool *) field = u == 0;
+        return 0;
+}
 
+static const JsonDocField files_fields[] = {
+        /* the host's tree, narrowed by the lists below: the only base in version 1 */
+        { "base", dispatch_only, 0, 0, &(const JsonDocChoice) { (const char *const[]) { "host", NULL }, "\"host\"" } },
+        { "read_only", dispatch_host_paths, offsetof(Profile, read_only) },
+        { "read_write", dispatch_host_paths, offsetof(Profile, read_write) },
+        { "hidden", dispatch_host_paths, offsetof(Profile, hidden) },
+        /* whether a caller may bind a writable workspace directory */
+        { "workspace", dispatch_workspace, offsetof(Profile, workspace) },
+        {}
+};
+
+static int dispatch_files(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
+        int r;
+
+        r = json_doc_dispatch(jd, p, v, files_fields, prof);
+        if (r < 0)
+                return r;
         /* One path in one list only. A path below another one in a different list is fine (a
          * read-write directory inside a hidden one, say): systemd applies the more specific one. */
         return json_doc_check_unique(jd,
@@ -336,6 +350,8 @@ static int parse_files(JsonDoc *jd, const JsonPath *p, json_object *o, Profile *
                                      },
                                      3);
 }
+
+/* process.syscalls */
 
 static int check_syscall_names(JsonDoc *jd, const JsonPath *p, json_object *v, char **l, bool deny) {
         for (size_t i = 0; l[i]; i++) {
@@ -364,41 +380,46 @@ static int check_syscall_names(JsonDoc *jd, const JsonPath *p, json_object *v, c
         return 0;
 }
 
-static int parse_syscalls(JsonDoc *jd, const JsonPath *p, json_object *o, Profile *prof) {
-        static const char *const keys[] = { "allow", "deny", NULL };
-        json_object *v;
+static int get_syscall_names(JsonDoc *jd, const JsonPath *p, json_object *v, bool deny, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
         int r;
 
-        r = json_doc_check_object(jd, p, o, keys);
+        r = json_doc_get_string_array(jd, p, v, &l);
         if (r < 0)
                 return r;
-        if (json_doc_get(o, "allow", &v)) {
-                _cleanup_strv_free_ char **l = NULL;
+        if (!deny && !l[0])
+                return json_doc_fail_got(jd, p, v, "expected at least one syscall group or name");
+        r = check_syscall_names(jd, p, v, l, deny);
+        if (r < 0)
+                return r;
+        strv_free(*ret);
+        *ret = TAKE_PTR(l);
+        return 0;
+}
 
-                r = json_doc_get_string_array(jd, JSON_KEY(p, "allow"), v, &l);
-                if (r < 0)
-                        return r;
-                if (!l[0])
-                        return json_doc_fail_got(jd, JSON_KEY(p, "allow"), v,
-                                                 "expected at least one syscall group or name");
-                r = check_syscall_names(jd, JSON_KEY(p, "allow"), v, l, false);
-                if (r < 0)
-                        return r;
-                strv_free(prof->syscall_allow);
-                prof->syscall_allow = TAKE_PTR(l);
-        }
-        if (json_doc_get(o, "deny", &v)) {
-                _cleanup_strv_free_ char **l = NULL;
+/* char **: groups and names */
+static int dispatch_syscall_allow(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        return get_syscall_names(jd, p, v, false, field);
+}
 
-                r = json_doc_get_string_array(jd, JSON_KEY(p, "deny"), v, &l);
-                if (r < 0)
-                        return r;
-                r = check_syscall_names(jd, JSON_KEY(p, "deny"), v, l, true);
-                if (r < 0)
-                        return r;
-                strv_free(prof->syscall_deny);
-                prof->syscall_deny = TAKE_PTR(l);
-        }
+static int dispatch_syscall_deny(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        return get_syscall_names(jd, p, v, true, field);
+}
+
+/* systemd's SystemCallFilter=: the allow list, then the deny list */
+static const JsonDocField syscalls_fields[] = {
+        { "allow", dispatch_syscall_allow, offsetof(Profile, syscall_allow) }, /* default: @system-service */
+        { "deny", dispatch_syscall_deny, offsetof(Profile, syscall_deny) },
+        {}
+};
+
+static int dispatch_syscalls(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
+        int r;
+
+        r = json_doc_dispatch(jd, p, v, syscalls_fields, prof);
+        if (r < 0)
+                return r;
         /* Also refuses a name listed twice in one list. */
         return json_doc_check_unique(jd,
                                      (const JsonNamedList[]) {
@@ -408,9 +429,72 @@ static int parse_syscalls(JsonDoc *jd, const JsonPath *p, json_object *o, Profil
                                      2);
 }
 
-static int get_rule_value(JsonDoc *jd, const JsonPath *p, json_object *v, SyscallRule *rule) {
-        const char *s = json_doc_string(v);
+/* process.syscall_rules[]: every dispatcher takes the whole SyscallRule */
 
+static int dispatch_rule_syscall(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        SyscallRule *rule = field;
+        const char *s;
+        int r;
+
+        r = json_doc_get_string(jd, p, v, &s);
+        if (r < 0)
+                return r;
+        if (!name_is_valid(s, "abcdefghijklmnopqrstuvwxyz0123456789_", SYSCALL_NAME_MAX))
+                return json_doc_fail_got(jd, p, v, "expected a syscall name");
+        rule->nr = seccomp_syscall_resolve_name(s);
+        if (rule->nr == __NR_SCMP_ERROR)
+                return json_doc_fail(jd, p, "unknown syscall '%s'", s);
+        /* The exec helper hands the seccomp listener over with sendmsg() once the filter is in force: a
+         * rule there would make every run wait for a supervisor that has no listener yet. */
+        if (rule->nr == SCMP_SYS(sendmsg))
+                return json_doc_fail(jd, p,
+                                     "a rule on sendmsg is not supported (sbx's exec helper calls it after the "
+                                     "filter is in force)");
+        if (rule->nr == SCMP_SYS(seccomp))
+                return json_doc_fail(jd, p,
+                                     "a rule on seccomp is not supported (sbx catches every seccomp() call of the "
+                                     "command already)");
+        /* A name of another architecture only: libseccomp gives a negative pseudo number. */
+        if (rule->nr < 0)
+                return json_doc_fail(jd, p,
+                                     "'%s' is not a syscall of the native architecture, a rule on it could never "
+                                     "match",
+                                     s);
+        return json_doc_dispatch_string(jd, p, v, &rule->syscall, NULL);
+}
+
+static int dispatch_rule_arg(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        SyscallRule *rule = field;
+        uint64_t u;
+
+        if (!json_doc_to_uint(v, &u) || u > 5)
+                return json_doc_fail_got(jd, p, v, "expected an argument number from 0 to 5");
+        rule->has_arg = true;
+        rule->arg = (unsigned) u;
+        return 0;
+}
+
+/* The keys after "arg" compare the argument: a rule without one denies the whole syscall. */
+static int need_arg(JsonDoc *jd, const JsonPath *p, const SyscallRule *rule) {
+        return rule->has_arg ? 0 : json_doc_fail(jd, p, "only allowed with \"arg\"");
+}
+
+static int dispatch_rule_op(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        SyscallRule *rule = field;
+        int r;
+
+        r = need_arg(jd, p, rule);
+        return r < 0 ? r : json_doc_dispatch_choice(jd, p, v, &rule->cmp, arg);
+}
+
+static int dispatch_rule_value(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        SyscallRule *rule = field;
+        const char *s = json_doc_string(v);
+        int r;
+
+        r = need_arg(jd, p, rule);
+        if (r < 0)
+                return r;
         if (json_doc_to_uint(v, &rule->value))
                 return 0;
         for (size_t i = 0; s && i < ELEMENTSOF(rule_value_names); i++)
@@ -423,92 +507,71 @@ static int get_rule_value(JsonDoc *jd, const JsonPath *p, json_object *v, Syscal
                                  "expected an integer >= 0 or one of TIOCSTI, TIOCLINUX, TIOCSETD, TIOCCONS");
 }
 
-static int parse_syscall_rule(JsonDoc *jd, const JsonPath *p, json_object *o, SyscallRule *rule) {
-        static const char *const keys[] = { "syscall", "arg", "op", "value", "mask", "bits", NULL };
-        json_object *v;
-        const char *s;
-        uint64_t u, bits = 64;
+static int rule_value_missing(JsonDoc *jd, const JsonPath *p, json_object *v, void *base, const void *arg) {
+        const SyscallRule *rule = base;
+
+        return rule->has_arg ? json_doc_fail(jd, p, "missing required key (a rule with \"arg\" needs one)") : 0;
+}
+
+static int dispatch_rule_mask(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        SyscallRule *rule = field;
         int r;
 
-        r = json_doc_check_object(jd, p, o, keys);
+        r = need_arg(jd, p, rule);
         if (r < 0)
                 return r;
+        if (rule->cmp != SYSCALL_CMP_MASKED_EQ)
+                return json_doc_fail(jd, p, "only allowed with \"op\": \"masked_eq\"");
+        return json_doc_dispatch_uint64(jd, p, v, &rule->mask, NULL);
+}
 
-        if (!json_doc_get(o, "syscall", &v))
-                return json_doc_missing(jd, JSON_KEY(p, "syscall"));
-        r = json_doc_get_string(jd, JSON_KEY(p, "syscall"), v, &s);
+static int rule_mask_missing(JsonDoc *jd, const JsonPath *p, json_object *v, void *base, const void *arg) {
+        const SyscallRule *rule = base;
+
+        if (rule->cmp == SYSCALL_CMP_MASKED_EQ)
+                return json_doc_fail(jd, p, "missing required key (\"op\": \"masked_eq\" needs one)");
+        return 0;
+}
+
+static int dispatch_rule_bits(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        SyscallRule *rule = field;
+        uint64_t bits;
+        int r;
+
+        r = need_arg(jd, p, rule);
         if (r < 0)
                 return r;
-        if (!name_is_valid(s, "abcdefghijklmnopqrstuvwxyz0123456789_", SYSCALL_NAME_MAX))
-                return json_doc_fail_got(jd, JSON_KEY(p, "syscall"), v, "expected a syscall name");
-        rule->nr = seccomp_syscall_resolve_name(s);
-        if (rule->nr == __NR_SCMP_ERROR)
-                return json_doc_fail(jd, JSON_KEY(p, "syscall"), "unknown syscall '%s'", s);
-        /* The exec helper hands the seccomp listener over with sendmsg() once the filter is in force: a
-         * rule there would make every run wait for a supervisor that has no listener yet. */
-        if (rule->nr == SCMP_SYS(sendmsg))
-                return json_doc_fail(jd, JSON_KEY(p, "syscall"),
-                                     "a rule on sendmsg is not supported (sbx's exec helper calls it after the "
-                                     "filter is in force)");
-        if (rule->nr == SCMP_SYS(seccomp))
-                return json_doc_fail(jd, JSON_KEY(p, "syscall"),
-                                     "a rule on seccomp is not supported (sbx catches every seccomp() call of the "
-                                     "command already)");
-        /* A name of another architecture only: libseccomp gives a negative pseudo number. */
-        if (rule->nr < 0)
-                return json_doc_fail(jd, JSON_KEY(p, "syscall"),
-                                     "'%s' is not a syscall of the native architecture, a rule on it could never "
-                                     "match",
-                                     s);
-        rule->syscall = strdup(s);
-        if (!rule->syscall)
-                return -ENOMEM;
+        if (!json_doc_to_uint(v, &bits) || (bits != 32 && bits != 64))
+                return json_doc_fail_got(jd, p, v, "expected 32 or 64");
+        rule->arg32 = bits == 32;
+        return 0;
+}
 
-        if (!json_doc_get(o, "arg", &v)) {
-                /* The whole syscall: nothing to compare. */
-                static const char *const arg_only[] = { "op", "value", "mask", "bits", NULL };
+static const JsonDocField syscall_rule_fields[] = {
+        { "syscall", dispatch_rule_syscall, 0, JSON_DOC_MANDATORY },
+        /* the argument compared, 0 to 5; none: every call of the syscall is denied */
+        { "arg", dispatch_rule_arg, 0 },
+        /* default: eq */
+        { "op", dispatch_rule_op, 0, 0,
+          &(const JsonDocChoice) { syscall_cmp_table, "one of eq, ne, lt, le, gt, ge, masked_eq" } },
+        /* an integer, or the name of an ioctl request ("TIOCSTI"); required with "arg" */
+        { "value", dispatch_rule_value, 0, 0, NULL, rule_value_missing },
+        /* for "op": "masked_eq" only, and required there */
+        { "mask", dispatch_rule_mask, 0, 0, NULL, rule_mask_missing },
+        /* 32: compare the low 32 bits only (default: 64; always 32 for ioctl's request) */
+        { "bits", dispatch_rule_bits, 0 },
+        {}
+};
 
-                for (const char *const *k = arg_only; *k; k++)
-                        if (json_doc_get(o, *k, &v))
-                                return json_doc_fail(jd, JSON_KEY(p, *k), "only allowed with \"arg\"");
-                return 0;
-        }
-        if (!json_doc_to_uint(v, &u) || u > 5)
-                return json_doc_fail_got(jd, JSON_KEY(p, "arg"), v, "expected an argument number from 0 to 5");
-        rule->has_arg = true;
-        rule->arg = (unsigned) u;
+static int parse_syscall_rule(JsonDoc *jd, const JsonPath *p, json_object *o, SyscallRule *rule) {
+        int r;
 
-        rule->cmp = SYSCALL_CMP_EQ;
-        if (json_doc_get(o, "op", &v)) {
-                unsigned c;
-
-                r = json_doc_get_choice(jd, JSON_KEY(p, "op"), v, syscall_cmp_table,
-                                        "one of eq, ne, lt, le, gt, ge, masked_eq", &c);
-                if (r < 0)
-                        return r;
-                rule->cmp = (SyscallCmp) c;
-        }
-
-        if (!json_doc_get(o, "value", &v))
-                return json_doc_fail(jd, JSON_KEY(p, "value"), "missing required key (a rule with \"arg\" needs one)");
-        r = get_rule_value(jd, JSON_KEY(p, "value"), v, rule);
-        if (r < 0)
+        r = json_doc_dispatch(jd, p, o, syscall_rule_fields, rule);
+        if (r < 0 || !rule->has_arg)
                 return r;
-
-        if (json_doc_get(o, "mask", &v)) {
-                if (rule->cmp != SYSCALL_CMP_MASKED_EQ)
-                        return json_doc_fail(jd, JSON_KEY(p, "mask"), "only allowed with \"op\": \"masked_eq\"");
-                if (!json_doc_to_uint(v, &rule->mask))
-                        return json_doc_fail_got(jd, JSON_KEY(p, "mask"), v, "expected an integer >= 0");
-        } else if (rule->cmp == SYSCALL_CMP_MASKED_EQ)
-                return json_doc_fail(jd, JSON_KEY(p, "mask"),
-                                     "missing required key (\"op\": \"masked_eq\" needs one)");
-
-        if (json_doc_get(o, "bits", &v) && (!json_doc_to_uint(v, &bits) || (bits != 32 && bits != 64)))
-                return json_doc_fail_got(jd, JSON_KEY(p, "bits"), v, "expected 32 or 64");
         /* The kernel reads ioctl()'s request as 32 bits: a 64-bit compare could be dodged by setting
          * high bits that the kernel then ignores. */
-        rule->arg32 = bits == 32 || (streq(rule->syscall, "ioctl") && rule->arg == 1);
+        rule->arg32 = rule->arg32 || (streq(rule->syscall, "ioctl") && rule->arg == 1);
         if (rule->arg32) {
                 /* A 32-bit compare of a larger value would never match (or, masked, match on less than
                  * was written). */
@@ -524,7 +587,8 @@ static int parse_syscall_rule(JsonDoc *jd, const JsonPath *p, json_object *o, Sy
         return 0;
 }
 
-static int parse_syscall_rules(JsonDoc *jd, const JsonPath *p, json_object *v, Profile *prof) {
+static int dispatch_syscall_rules(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
         size_t n = 0;
         int r;
 
@@ -543,8 +607,12 @@ static int parse_syscall_rules(JsonDoc *jd, const JsonPath *p, json_object *v, P
         return 0;
 }
 
-static int parse_namespaces(JsonDoc *jd, const JsonPath *p, json_object *v, Profile *prof) {
+/* process */
+
+/* uint64_t: CLONE_NEW* flags */
+static int dispatch_namespaces(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
         _cleanup_strv_free_ char **l = NULL;
+        uint64_t *namespaces = field;
         int r;
 
         r = json_doc_get_string_array(jd, p, v, &l);
@@ -555,7 +623,7 @@ static int parse_namespaces(JsonDoc *jd, const JsonPath *p, json_object *v, Prof
 
                 for (size_t j = 0; j < ELEMENTSOF(namespace_types) && !found; j++)
                         if (streq(l[i], namespace_types[j].name)) {
-                                prof->namespaces |= namespace_types[j].flag;
+                                *namespaces |= namespace_types[j].flag;
                                 found = true;
                         }
                 if (!found)
@@ -565,53 +633,34 @@ static int parse_namespaces(JsonDoc *jd, const JsonPath *p, json_object *v, Prof
         return json_doc_check_unique(jd, &(const JsonNamedList) { p, l }, 1);
 }
 
-static int parse_process(JsonDoc *jd, const JsonPath *p, json_object *o, Profile *prof) {
-        static const char *const keys[] = { "syscalls", "syscall_rules",        "namespaces", "capabilities",
-                                            "devices",  "write_execute_memory", NULL };
-        static const char *const devices[] = { "private", NULL };
-        json_object *v;
-        unsigned u;
+static int dispatch_capabilities(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
         size_t n = 0;
         int r;
 
-        r = json_doc_check_object(jd, p, o, keys);
+        r = json_doc_get_array(jd, p, v, &n);
         if (r < 0)
                 return r;
-        if (json_doc_get(o, "syscalls", &v)) {
-                r = parse_syscalls(jd, JSON_KEY(p, "syscalls"), v, prof);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "syscall_rules", &v)) {
-                r = parse_syscall_rules(jd, JSON_KEY(p, "syscall_rules"), v, prof);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "namespaces", &v)) {
-                r = parse_namespaces(jd, JSON_KEY(p, "namespaces"), v, prof);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "capabilities", &v)) {
-                r = json_doc_get_array(jd, JSON_KEY(p, "capabilities"), v, &n);
-                if (r < 0)
-                        return r;
-                if (n > 0)
-                        return json_doc_fail(jd, JSON_KEY(p, "capabilities"),
-                                             "expected [] (runs get no capabilities in version 1)");
-        }
-        if (json_doc_get(o, "devices", &v)) {
-                r = json_doc_get_choice(jd, JSON_KEY(p, "devices"), v, devices, "\"private\"", &u);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "write_execute_memory", &v)) {
-                r = json_doc_get_bool(jd, JSON_KEY(p, "write_execute_memory"), v, &prof->write_execute_memory);
-                if (r < 0)
-                        return r;
-        }
+        if (n > 0)
+                return json_doc_fail(jd, p, "expected [] (runs get no capabilities in version 1)");
         return 0;
 }
+
+static const JsonDocField process_fields[] = {
+        { "syscalls", dispatch_syscalls, 0 },
+        /* argument-level rules: a matching call fails with EPERM */
+        { "syscall_rules", dispatch_syscall_rules, 0 },
+        /* the namespace types a run may create: cgroup, ipc, mnt, net, pid, user, uts */
+        { "namespaces", dispatch_namespaces, offsetof(Profile, namespaces) },
+        { "capabilities", dispatch_capabilities, 0 },
+        /* a private /dev: the only kind in version 1 */
+        { "devices", dispatch_only, 0, 0,
+          &(const JsonDocChoice) { (const char *const[]) { "private", NULL }, "\"private\"" } },
+        /* false: MemoryDenyWriteExecute=yes */
+        { "write_execute_memory", json_doc_dispatch_bool, offsetof(Profile, write_execute_memory) },
+        {}
+};
+
+/* network.destinations[]: the rows with offset 0 take the whole NetDestination */
 
 /* "LO-HI": digits without leading zeros, 1 <= LO <= HI <= 65535 */
 static bool port_range_from_string(const char *s, PortRange *ret) {
@@ -634,7 +683,8 @@ static bool port_range_from_string(const char *s, PortRange *ret) {
         return true;
 }
 
-static int parse_ports(JsonDoc *jd, const JsonPath *p, json_object *v, NetDestination *d) {
+static int dispatch_ports(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        NetDestination *d = field;
         size_t n = 0;
         int r;
 
@@ -682,24 +732,48 @@ static int parse_ports(JsonDoc *jd, const JsonPath *p, json_object *v, NetDestin
         return 0;
 }
 
-/* An address destination: an address or prefix outside the ranges no profile can open, and in a
- * private or shared range only with "private": true (and then only there). */
-static int check_address(JsonDoc *jd, const JsonPath *p, json_object *v, const NetDestination *d) {
+/* char *: a DNS name, kept in lower case */
+static int dispatch_host(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        char **host = field;
+        const char *s;
+        int r;
+
+        r = json_doc_get_string(jd, p, v, &s);
+        if (r < 0)
+                return r;
+        if (!dns_name_is_valid(s))
+                return json_doc_fail_got(jd, p, v, "expected a DNS name of at least two labels, or \"*.\" and one");
+        r = json_doc_dispatch_string(jd, p, v, host, NULL);
+        if (r < 0)
+                return r;
+        for (char *c = *host; *c; c++)
+                *c = (char) tolower((unsigned char) *c);
+        return 0;
+}
+
+/* An address or prefix outside the ranges no profile can open, and in a private or shared range only
+ * with "private": true (and then only there): "private" comes first in the table. */
+static int dispatch_address(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        const JsonPath *private_path = JSON_KEY(p->parent, "private");
         _cleanup_free_ char *range = NULL;
+        NetDestination *d = field;
         char a[INET6_ADDRSTRLEN];
         EgressDeniedRow row;
         uint8_t addr[16];
         unsigned plen;
         EgressClass c;
-        int family;
+        int family, r;
 
+        r = json_doc_dispatch_string(jd, p, v, &d->address, NULL);
+        if (r < 0)
+                return r;
         if (egress_prefix_from_string(d->address, &family, addr, &plen) < 0)
-                return json_doc_fail_got(jd, JSON_KEY(p, "address"), v,
+                return json_doc_fail_got(jd, p, v,
                                          "expected an IPv4 or IPv6 address, optionally with a /prefix length");
         c = egress_classify(family, addr, plen, &row);
         if (c == EGRESS_CLASS_PUBLIC) {
                 if (d->private)
-                        return json_doc_fail(jd, JSON_KEY(p, "private"),
+                        return json_doc_fail(jd, private_path,
                                              "only allowed with a \"host\", or an \"address\" in a private or "
                                              "shared range ('%s' is in neither)",
                                              d->address);
@@ -708,278 +782,217 @@ static int check_address(JsonDoc *jd, const JsonPath *p, json_object *v, const N
         if (!inet_ntop(row.family, row.addr, a, sizeof(a)) || asprintf(&range, "%s/%u", a, row.prefixlen) < 0)
                 return -ENOMEM;
         if (c == EGRESS_CLASS_DENIED)
-                return json_doc_fail(jd, JSON_KEY(p, "address"), "'%s' lies in the %s %s, which no profile can open%s",
-                                     d->address, egress_reason_to_phrase(row.reason), range,
+                return json_doc_fail(jd, p, "'%s' lies in the %s %s, which no profile can open%s", d->address,
+                                     egress_reason_to_phrase(row.reason), range,
                                      row.reason == EGRESS_REASON_LOOPBACK
                                              ? " (a run's own loopback is always allowed)"
                                              : "");
         if (!d->private)
-                return json_doc_fail(jd, JSON_KEY(p, "address"),
-                                     "'%s' lies in the %s %s: set \"private\": true to open it", d->address,
+                return json_doc_fail(jd, p, "'%s' lies in the %s %s: set \"private\": true to open it", d->address,
                                      egress_reason_to_phrase(row.reason), range);
         return 0;
 }
 
+/* Exactly one of "host" and "address" (parse_destination() checks that first). */
+static const JsonDocField destination_fields[] = {
+        /* address: may lie in a private or shared range; host: its answers there are allowed */
+        { "private", json_doc_dispatch_bool, offsetof(NetDestination, private) },
+        /* a DNS name ("pypi.org"), or "*." and one for any name strictly below it */
+        { "host", dispatch_host, offsetof(NetDestination, host) },
+        /* an IPv4 or IPv6 address, or a prefix ("192.0.2.0/24") */
+        { "address", dispatch_address, 0 },
+        /* ports (443) and ranges ("8000-8100"), not overlapping; none: every port */
+        { "ports", dispatch_ports, 0 },
+        /* default: any */
+        { "protocol", json_doc_dispatch_choice, offsetof(NetDestination, protocol), 0,
+          &(const JsonDocChoice) { net_protocol_table, "one of tcp, udp, any" } },
+        {}
+};
+
 static int parse_destination(JsonDoc *jd, const JsonPath *p, json_object *o, NetDestination *d) {
-        static const char *const keys[] = { "host", "address", "ports", "protocol", "private", NULL };
-        json_object *host, *address, *v;
-        bool has_host, has_address;
-        const char *s;
-        unsigned u;
         int r;
 
-        r = json_doc_check_object(jd, p, o, keys);
+        r = json_doc_check_fields(jd, p, o, destination_fields);
         if (r < 0)
                 return r;
-        has_host = json_doc_get(o, "host", &host);
-        has_address = json_doc_get(o, "address", &address);
-        if (has_host == has_address)
+        if (json_doc_get(o, "host", NULL) == json_doc_get(o, "address", NULL))
                 return json_doc_fail(jd, p, "expected exactly one of \"host\" and \"address\"");
-        if (json_doc_get(o, "private", &v)) {
-                r = json_doc_get_bool(jd, JSON_KEY(p, "private"), v, &d->private);
-                if (r < 0)
-                        return r;
-        }
-        if (has_host) {
-                r = json_doc_get_string(jd, JSON_KEY(p, "host"), host, &s);
-                if (r < 0)
-                        return r;
-                if (!dns_name_is_valid(s))
-                        return json_doc_fail_got(jd, JSON_KEY(p, "host"), host,
-                                                 "expected a DNS name of at least two labels, or \"*.\" and one");
-                d->host = strdup(s);
-                if (!d->host)
-                        return -ENOMEM;
-                for (char *c = d->host; *c; c++)
-                        *c = (char) tolower((unsigned char) *c);
-        } else {
-                r = json_doc_get_string(jd, JSON_KEY(p, "address"), address, &s);
-                if (r < 0)
-                        return r;
-                d->address = strdup(s);
-                if (!d->address)
-                        return -ENOMEM;
-                r = check_address(jd, p, address, d);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "ports", &v)) {
-                r = parse_ports(jd, JSON_KEY(p, "ports"), v, d);
-                if (r < 0)
-                        return r;
-        }
-        d->protocol = NET_PROTOCOL_ANY;
-        if (json_doc_get(o, "protocol", &v)) {
-                r = json_doc_get_choice(jd, JSON_KEY(p, "protocol"), v, net_protocol_table, "one of tcp, udp, any", &u);
-                if (r < 0)
-                        return r;
-                d->protocol = (NetProtocol) u;
-        }
-        return 0;
+        return json_doc_dispatch(jd, p, o, destination_fields, d);
 }
 
-static int parse_network(JsonDoc *jd, const JsonPath *p, json_object *o, Profile *prof) {
-        static const char *const keys[] = { "mode", "destinations", NULL };
-        json_object *v;
-        unsigned u;
+/* network */
+
+static int dispatch_destinations(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
         size_t n = 0;
         int r;
 
-        r = json_doc_check_object(jd, p, o, keys);
-        if (r < 0)
-                return r;
-        if (!json_doc_get(o, "mode", &v))
-                return json_doc_missing(jd, JSON_KEY(p, "mode"));
-        r = json_doc_get_choice(jd, JSON_KEY(p, "mode"), v, network_mode_table, "one of none, public, allowlist", &u);
-        if (r < 0)
-                return r;
-        prof->network = (NetworkMode) u;
-
-        if (!json_doc_get(o, "destinations", &v)) {
-                if (prof->network == NETWORK_ALLOWLIST)
-                        return json_doc_fail(jd, JSON_KEY(p, "destinations"),
-                                             "missing required key (\"mode\": \"allowlist\" needs it)");
-                return 0;
-        }
         if (prof->network != NETWORK_ALLOWLIST)
-                return json_doc_fail(jd, JSON_KEY(p, "destinations"), "only allowed with \"mode\": \"allowlist\"");
-        r = json_doc_get_array(jd, JSON_KEY(p, "destinations"), v, &n);
+                return json_doc_fail(jd, p, "only allowed with \"mode\": \"allowlist\"");
+        r = json_doc_get_array(jd, p, v, &n);
         if (r < 0)
                 return r;
         if (n == 0)
-                return json_doc_fail_got(jd, JSON_KEY(p, "destinations"), v, "expected at least one destination");
+                return json_doc_fail_got(jd, p, v, "expected at least one destination");
         if (n > PROFILE_DESTINATIONS_MAX)
-                return json_doc_fail(jd, JSON_KEY(p, "destinations"), "expected at most %d destinations, got %zu",
-                                     PROFILE_DESTINATIONS_MAX, n);
+                return json_doc_fail(jd, p, "expected at most %d destinations, got %zu", PROFILE_DESTINATIONS_MAX, n);
         prof->destinations = calloc(n, sizeof(NetDestination));
         if (!prof->destinations)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 prof->n_destinations++;
-                prof->destinations[i].rule = i;
-                r = parse_destination(jd, JSON_INDEX(JSON_KEY(p, "destinations"), i), json_object_array_get_idx(v, i),
-                                      &prof->destinations[i]);
+                prof->destinations[i] = (NetDestination) { .rule = i, .protocol = NET_PROTOCOL_ANY };
+                r = parse_destination(jd, JSON_INDEX(p, i), json_object_array_get_idx(v, i), &prof->destinations[i]);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-static int parse_resources(JsonDoc *jd, const JsonPath *p, json_object *o, Profile *prof) {
-        static const char *const keys[] = { "memory", "swap", "cpu", "tasks", "wall_time", "disk", "output", NULL };
-        json_object *v;
+static int destinations_missing(JsonDoc *jd, const JsonPath *p, json_object *v, void *base, const void *arg) {
+        const Profile *prof = base;
+
+        if (prof->network == NETWORK_ALLOWLIST)
+                return json_doc_fail(jd, p, "missing required key (\"mode\": \"allowlist\" needs it)");
+        return 0;
+}
+
+static const JsonDocField network_fields[] = {
+        { "mode", json_doc_dispatch_choice, offsetof(Profile, network), JSON_DOC_MANDATORY,
+          &(const JsonDocChoice) { network_mode_table, "one of none, public, allowlist" } },
+        /* with "mode": "allowlist" only, and required there */
+        { "destinations", dispatch_destinations, 0, 0, NULL, destinations_missing },
+        {}
+};
+
+/* resources */
+
+static int dispatch_tasks(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        if (!json_doc_to_uint(v, field) || *(uint64_t *) field < PROFILE_TASKS_MIN)
+                return json_doc_fail_got(jd, p, v, "expected an integer of at least 2");
+        return 0;
+}
+
+/* of one run */
+static const JsonDocField resources_fields[] = {
+        { "memory", json_doc_dispatch_size, offsetof(Profile, memory_max), JSON_DOC_MANDATORY, &memory_min },
+        { "swap", json_doc_dispatch_size, offsetof(Profile, swap_max) }, /* default: 0 */
+        /* "200%": two CPUs; default: no quota */
+        { "cpu", json_doc_dispatch_cpu_percent, offsetof(Profile, cpu_quota_percent), 0, &cpu_percent_max },
+        { "tasks", dispatch_tasks, offsetof(Profile, tasks_max), JSON_DOC_MANDATORY },
+        { "wall_time", json_doc_dispatch_duration, offsetof(Profile, runtime_max), JSON_DOC_MANDATORY, &wall_time_min },
+        /* the size of each private tmpfs (HOME, /tmp, /var/tmp); default: 1G */
+        { "disk", json_doc_dispatch_size, offsetof(Profile, disk_max), 0,
+          &(const JsonDocMin) { PROFILE_DISK_MIN, "1M" } },
+        /* bytes of stdout and stderr together; default: not limited */
+        { "output", json_doc_dispatch_size, offsetof(Profile, output_max) },
+        {}
+};
+
+/* aggregate: its dispatchers take the whole Profile, to compare with resources */
+
+/* 0 or at least the per-run value of the same resource. */
+static int check_per_run(JsonDoc *jd, const JsonPath *p, json_object *v, uint64_t value, uint64_t per_run,
+                         const char *zero, const char *per_run_key) {
+        if (value > 0 && value < per_run)
+                return json_doc_fail_got(jd, p, v, "expected %s (no limit) or at least the per-run value (%s)", zero,
+                                         per_run_key);
+        return 0;
+}
+
+static int dispatch_aggregate_memory(JsonDoc *jd, const JsonPath *p, json_object *v, void *field,
+                                     const void *arg) {
+        Profile *prof = field;
         int r;
 
-        r = json_doc_check_object(jd, p, o, keys);
+        r = json_doc_dispatch_size(jd, p, v, &prof->slice_memory_max, NULL);
         if (r < 0)
                 return r;
-
-        if (!json_doc_get(o, "memory", &v))
-                return json_doc_missing(jd, JSON_KEY(p, "memory"));
-        r = json_doc_get_size(jd, JSON_KEY(p, "memory"), v, &prof->memory_max);
-        if (r < 0)
-                return r;
-        if (prof->memory_max < PROFILE_MEMORY_MIN)
-                return json_doc_fail_got(jd, JSON_KEY(p, "memory"), v, "expected at least 4M");
-
-        if (json_doc_get(o, "swap", &v)) {
-                r = json_doc_get_size(jd, JSON_KEY(p, "swap"), v, &prof->swap_max);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "cpu", &v)) {
-                r = json_doc_get_cpu_percent(jd, JSON_KEY(p, "cpu"), v, PROFILE_CPU_PERCENT_MAX,
-                                             &prof->cpu_quota_percent);
-                if (r < 0)
-                        return r;
-        }
-
-        if (!json_doc_get(o, "tasks", &v))
-                return json_doc_missing(jd, JSON_KEY(p, "tasks"));
-        if (!json_doc_to_uint(v, &prof->tasks_max) || prof->tasks_max < PROFILE_TASKS_MIN)
-                return json_doc_fail_got(jd, JSON_KEY(p, "tasks"), v, "expected an integer of at least 2");
-
-        if (!json_doc_get(o, "wall_time", &v))
-                return json_doc_missing(jd, JSON_KEY(p, "wall_time"));
-        r = json_doc_get_duration(jd, JSON_KEY(p, "wall_time"), v, &prof->runtime_max);
-        if (r < 0)
-                return r;
-        if (prof->runtime_max < USEC_PER_SEC)
-                return json_doc_fail_got(jd, JSON_KEY(p, "wall_time"), v, "expected at least 1s");
-
-        if (json_doc_get(o, "disk", &v)) {
-                r = json_doc_get_size(jd, JSON_KEY(p, "disk"), v, &prof->disk_max);
-                if (r < 0)
-                        return r;
-                if (prof->disk_max < PROFILE_DISK_MIN)
-                        return json_doc_fail_got(jd, JSON_KEY(p, "disk"), v, "expected at least 1M");
-        }
-        if (json_doc_get(o, "output", &v)) {
-                r = json_doc_get_size(jd, JSON_KEY(p, "output"), v, &prof->output_max);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return check_per_run(jd, p, v, prof->slice_memory_max, prof->memory_max, "0", "resources.memory");
 }
 
-static int parse_aggregate(JsonDoc *jd, const JsonPath *p, json_object *o, Profile *prof) {
-        static const char *const keys[] = { "memory", "tasks", "cpu", NULL };
-        json_object *v;
+static int dispatch_aggregate_tasks(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
         int r;
 
-        r = json_doc_check_object(jd, p, o, keys);
+        r = json_doc_dispatch_uint64(jd, p, v, &prof->slice_tasks_max, NULL);
         if (r < 0)
                 return r;
-        if (json_doc_get(o, "memory", &v)) {
-                r = json_doc_get_size(jd, JSON_KEY(p, "memory"), v, &prof->slice_memory_max);
-                if (r < 0)
-                        return r;
-                if (prof->slice_memory_max > 0 && prof->slice_memory_max < prof->memory_max)
-                        return json_doc_fail_got(
-                                jd, JSON_KEY(p, "memory"), v,
-                                "expected 0 (no limit) or at least the per-run value (resources.memory)");
-        }
-        if (json_doc_get(o, "tasks", &v)) {
-                if (!json_doc_to_uint(v, &prof->slice_tasks_max))
-                        return json_doc_fail_got(jd, JSON_KEY(p, "tasks"), v, "expected an integer >= 0");
-                if (prof->slice_tasks_max > 0 && prof->slice_tasks_max < prof->tasks_max)
-                        return json_doc_fail_got(
-                                jd, JSON_KEY(p, "tasks"), v,
-                                "expected 0 (no limit) or at least the per-run value (resources.tasks)");
-        }
-        if (json_doc_get(o, "cpu", &v)) {
-                r = json_doc_get_cpu_percent(jd, JSON_KEY(p, "cpu"), v, PROFILE_CPU_PERCENT_MAX,
-                                             &prof->slice_cpu_quota_percent);
-                if (r < 0)
-                        return r;
-                /* A run without a quota of its own ("0%") is still held by the slice's. */
-                if (prof->slice_cpu_quota_percent > 0 && prof->slice_cpu_quota_percent < prof->cpu_quota_percent)
-                        return json_doc_fail_got(
-                                jd, JSON_KEY(p, "cpu"), v,
-                                "expected \"0%%\" (no limit) or at least the per-run value (resources.cpu)");
-        }
-        return 0;
+        return check_per_run(jd, p, v, prof->slice_tasks_max, prof->tasks_max, "0", "resources.tasks");
 }
 
-static int parse_cache(JsonDoc *jd, const JsonPath *p, json_object *o, ProfileCache *c) {
-        static const char *const keys[] = { "name", "path", NULL };
-        json_object *v;
+static int dispatch_aggregate_cpu(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
+        int r;
+
+        r = json_doc_dispatch_cpu_percent(jd, p, v, &prof->slice_cpu_quota_percent, &cpu_percent_max);
+        if (r < 0)
+                return r;
+        /* A run without a quota of its own ("0%") is still held by the slice's. */
+        return check_per_run(jd, p, v, prof->slice_cpu_quota_percent, prof->cpu_quota_percent, "\"0%\"",
+                             "resources.cpu");
+}
+
+/* of all runs of the profile together (its slice); 0: not limited */
+static const JsonDocField aggregate_fields[] = {
+        { "memory", dispatch_aggregate_memory, 0 },
+        { "tasks", dispatch_aggregate_tasks, 0 },
+        { "cpu", dispatch_aggregate_cpu, 0 },
+        {}
+};
+
+/* lifetime */
+
+/* char *: [a-z0-9_]{1,32} */
+static int dispatch_cache_name(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
         const char *s;
         int r;
 
-        r = json_doc_check_object(jd, p, o, keys);
-        if (r < 0)
-                return r;
-
-        if (!json_doc_get(o, "name", &v))
-                return json_doc_missing(jd, JSON_KEY(p, "name"));
-        r = json_doc_get_string(jd, JSON_KEY(p, "name"), v, &s);
+        r = json_doc_get_string(jd, p, v, &s);
         if (r < 0)
                 return r;
         if (!name_is_valid(s, "abcdefghijklmnopqrstuvwxyz0123456789_", 32))
-                return json_doc_fail_got(jd, JSON_KEY(p, "name"), v, "expected 1 to 32 characters of a-z, 0-9 and _");
-        c->name = strdup(s);
-        if (!c->name)
-                return -ENOMEM;
+                return json_doc_fail_got(jd, p, v, "expected 1 to 32 characters of a-z, 0-9 and _");
+        return json_doc_dispatch_string(jd, p, v, field, NULL);
+}
 
-        if (!json_doc_get(o, "path", &v))
-                return json_doc_missing(jd, JSON_KEY(p, "path"));
-        r = json_doc_get_string(jd, JSON_KEY(p, "path"), v, &s);
+/* char *: relative to HOME */
+static int dispatch_cache_path(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        const char *s;
+        int r;
+
+        r = json_doc_get_string(jd, p, v, &s);
         if (r < 0)
                 return r;
         if (!relative_path_is_normalized(s))
-                return json_doc_fail_got(jd, JSON_KEY(p, "path"), v,
-                                         "expected a normalized path relative to HOME, without \"..\"");
+                return json_doc_fail_got(jd, p, v, "expected a normalized path relative to HOME, without \"..\"");
         if (strlen(s) > PROFILE_PATH_MAX)
-                return json_doc_fail(jd, JSON_KEY(p, "path"), "expected a path of at most %d bytes, got %zu",
-                                     PROFILE_PATH_MAX, strlen(s));
+                return json_doc_fail(jd, p, "expected a path of at most %d bytes, got %zu", PROFILE_PATH_MAX,
+                                     strlen(s));
         if (path_has_bad_chars(s))
-                return json_doc_fail_got(jd, JSON_KEY(p, "path"), v,
+                return json_doc_fail_got(jd, p, v,
                                          "expected a path without ':', '\"', '\\', '%%', white space or control characters");
         /* HOME/workspace and HOME/dataset are where a run's workspace and dataset are bound. */
         if (path_is_below(s, "workspace") || path_is_below(s, "dataset"))
-                return json_doc_fail_got(jd, JSON_KEY(p, "path"), v,
+                return json_doc_fail_got(jd, p, v,
                                          "expected a path outside \"workspace\" and \"dataset\" (where a run's "
                                          "workspace and dataset are bound)");
-        c->path = strdup(s);
-        if (!c->path)
-                return -ENOMEM;
-        return 0;
+        return json_doc_dispatch_string(jd, p, v, field, NULL);
 }
 
-static int parse_lifetime(JsonDoc *jd, const JsonPath *p, json_object *o, Profile *prof) {
-        static const char *const keys[] = { "caches", NULL };
-        const JsonPath *cp = JSON_KEY(p, "caches");
-        json_object *v;
+/* a directory kept per caller across runs */
+static const JsonDocField cache_fields[] = {
+        { "name", dispatch_cache_name, offsetof(ProfileCache, name), JSON_DOC_MANDATORY },
+        { "path", dispatch_cache_path, offsetof(ProfileCache, path), JSON_DOC_MANDATORY }, /* ".cache/pip" */
+        {}
+};
+
+static int dispatch_caches(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
         size_t n = 0;
         int r;
 
-        r = json_doc_check_object(jd, p, o, keys);
-        if (r < 0)
-                return r;
-        if (!json_doc_get(o, "caches", &v))
-                return 0;
-        r = json_doc_get_array(jd, cp, v, &n);
+        r = json_doc_get_array(jd, p, v, &n);
         if (r < 0)
                 return r;
         prof->caches = calloc(MAX(n, 1u), sizeof(ProfileCache));
@@ -989,24 +1002,24 @@ static int parse_lifetime(JsonDoc *jd, const JsonPath *p, json_object *o, Profil
                 ProfileCache *c = &prof->caches[i];
 
                 prof->n_caches++;
-                r = parse_cache(jd, JSON_INDEX(cp, i), json_object_array_get_idx(v, i), c);
+                r = json_doc_dispatch(jd, JSON_INDEX(p, i), json_object_array_get_idx(v, i), cache_fields, c);
                 if (r < 0)
                         return r;
                 for (size_t j = 0; j < i; j++) {
                         if (streq(c->name, prof->caches[j].name))
-                                return json_doc_fail(jd, JSON_KEY(JSON_INDEX(cp, i), "name"),
+                                return json_doc_fail(jd, JSON_KEY(JSON_INDEX(p, i), "name"),
                                                      "'%s' is also in lifetime.caches[%zu].name", c->name, j);
                         if (streq(c->path, prof->caches[j].path))
-                                return json_doc_fail(jd, JSON_KEY(JSON_INDEX(cp, i), "path"),
+                                return json_doc_fail(jd, JSON_KEY(JSON_INDEX(p, i), "path"),
                                                      "'%s' is also in lifetime.caches[%zu].path", c->path, j);
                         /* One cache inside another would be linked into a directory of the other. */
                         if (path_is_below(c->path, prof->caches[j].path))
-                                return json_doc_fail(jd, JSON_KEY(JSON_INDEX(cp, i), "path"),
+                                return json_doc_fail(jd, JSON_KEY(JSON_INDEX(p, i), "path"),
                                                      "'%s' lies below '%s' (lifetime.caches[%zu].path): caches "
                                                      "may not nest",
                                                      c->path, prof->caches[j].path, j);
                         if (path_is_below(prof->caches[j].path, c->path))
-                                return json_doc_fail(jd, JSON_KEY(JSON_INDEX(cp, i), "path"),
+                                return json_doc_fail(jd, JSON_KEY(JSON_INDEX(p, i), "path"),
                                                      "'%s' contains '%s' (lifetime.caches[%zu].path): caches "
                                                      "may not nest",
                                                      c->path, prof->caches[j].path, j);
@@ -1015,129 +1028,170 @@ static int parse_lifetime(JsonDoc *jd, const JsonPath *p, json_object *o, Profil
         return 0;
 }
 
-typedef enum BoundKind {
-        BOUND_SIZE,
-        BOUND_COUNT,
-        BOUND_DURATION,
-        BOUND_CPU,
-} BoundKind;
+/* none: everything a run writes is ephemeral */
+static const JsonDocField lifetime_fields[] = {
+        { "caches", dispatch_caches, 0 },
+        {}
+};
 
-/* request.X: { "min": ... }, the lowest value a caller may ask for; the highest is the profile's. */
-static int parse_request_bound(JsonDoc *jd, const JsonPath *p, json_object *o, BoundKind kind, uint64_t floor,
-                               const char *floor_text, uint64_t profile_value, const char *profile_key,
-                               RequestBound *ret) {
-        static const char *const keys[] = { "min", NULL };
-        const JsonPath *mp = JSON_KEY(p, "min");
-        json_object *v;
-        uint64_t min = 0;
-        unsigned cpu;
+/* request: what a caller may set per run */
+
+/* uint64_t: request.cpu.min, a CPU share of at least 1% */
+static int dispatch_cpu_min(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        unsigned u;
         int r;
 
-        r = json_doc_check_object(jd, p, o, keys);
+        r = json_doc_get_cpu_percent(jd, p, v, PROFILE_CPU_PERCENT_MAX, &u);
         if (r < 0)
                 return r;
-        if (!json_doc_get(o, "min", &v))
-                return json_doc_missing(jd, mp);
-        switch (kind) {
-        case BOUND_SIZE:
-                r = json_doc_get_size(jd, mp, v, &min);
-                break;
-        case BOUND_COUNT:
-                r = json_doc_to_uint(v, &min) ? 0 : json_doc_fail_got(jd, mp, v, "expected an integer >= 0");
-                break;
-        case BOUND_DURATION:
-                r = json_doc_get_duration(jd, mp, v, &min);
-                break;
-        case BOUND_CPU:
-                r = json_doc_get_cpu_percent(jd, mp, v, PROFILE_CPU_PERCENT_MAX, &cpu);
-                min = cpu;
-                break;
-        }
+        if (u < 1)
+                return json_doc_fail_got(jd, p, v, "expected at least 1%%");
+        *(uint64_t *) field = u;
+        return 0;
+}
+
+/* request.X: { "min": ... }, the lowest value a caller may ask for, decoded into a uint64_t; the highest is
+ * the profile's own value. */
+static const JsonDocField request_memory_fields[] = {
+        { "min", json_doc_dispatch_size, 0, JSON_DOC_MANDATORY, &memory_min },
+        {}
+};
+
+static const JsonDocField request_tasks_fields[] = {
+        { "min", json_doc_dispatch_uint64, 0, JSON_DOC_MANDATORY, &tasks_min },
+        {}
+};
+
+static const JsonDocField request_wall_time_fields[] = {
+        { "min", json_doc_dispatch_duration, 0, JSON_DOC_MANDATORY, &wall_time_min },
+        {}
+};
+
+static const JsonDocField request_cpu_fields[] = {
+        { "min", dispatch_cpu_min, 0, JSON_DOC_MANDATORY },
+        {}
+};
+
+static int request_bound(JsonDoc *jd, const JsonPath *p, json_object *o, const JsonDocField *table,
+                         uint64_t profile_value, const char *profile_key, RequestBound *ret) {
+        json_object *v = NULL;
+        uint64_t min = 0;
+        int r;
+
+        r = json_doc_dispatch(jd, p, o, table, &min);
         if (r < 0)
                 return r;
-        if (min < floor)
-                return json_doc_fail_got(jd, mp, v, "expected at least %s", floor_text);
         /* The profile's value 0 is "no limit" only for the CPU quota; the others are never 0. */
-        if (profile_value > 0 && min > profile_value)
-                return json_doc_fail_got(jd, mp, v, "expected at most the profile's own value (%s)", profile_key);
+        if (profile_value > 0 && min > profile_value) {
+                (void) json_doc_get(o, "min", &v);
+                return json_doc_fail_got(jd, JSON_KEY(p, "min"), v, "expected at most the profile's own value (%s)",
+                                         profile_key);
+        }
         *ret = (RequestBound) { .allowed = true, .min = min };
         return 0;
 }
 
-static int parse_request(JsonDoc *jd, const JsonPath *p, json_object *o, Profile *prof) {
-        static const char *const keys[] = { "memory", "tasks", "wall_time", "cpu", "network", "dataset", NULL };
-        json_object *v;
+/* The request.X dispatchers take the whole Profile. */
+static int dispatch_request_memory(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
+
+        return request_bound(jd, p, v, request_memory_fields, prof->memory_max, "resources.memory",
+                             &prof->request.memory);
+}
+
+static int dispatch_request_tasks(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
+
+        return request_bound(jd, p, v, request_tasks_fields, prof->tasks_max, "resources.tasks", &prof->request.tasks);
+}
+
+static int dispatch_request_wall_time(JsonDoc *jd, const JsonPath *p, json_object *v, void *field,
+                                      const void *arg) {
+        Profile *prof = field;
+
+        return request_bound(jd, p, v, request_wall_time_fields, prof->runtime_max, "resources.wall_time",
+                             &prof->request.runtime);
+}
+
+static int dispatch_request_cpu(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
+
+        return request_bound(jd, p, v, request_cpu_fields, prof->cpu_quota_percent, "resources.cpu",
+                             &prof->request.cpu);
+}
+
+/* bool: ["none"] */
+static int dispatch_request_network(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        _cleanup_strv_free_ char **l = NULL;
         int r;
 
-        r = json_doc_check_object(jd, p, o, keys);
+        r = json_doc_get_string_array(jd, p, v, &l);
         if (r < 0)
                 return r;
-        if (json_doc_get(o, "memory", &v)) {
-                r = parse_request_bound(jd, JSON_KEY(p, "memory"), v, BOUND_SIZE, PROFILE_MEMORY_MIN, "4M",
-                                        prof->memory_max, "resources.memory", &prof->request.memory);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "tasks", &v)) {
-                r = parse_request_bound(jd, JSON_KEY(p, "tasks"), v, BOUND_COUNT, PROFILE_TASKS_MIN, "2",
-                                        prof->tasks_max, "resources.tasks", &prof->request.tasks);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "wall_time", &v)) {
-                r = parse_request_bound(jd, JSON_KEY(p, "wall_time"), v, BOUND_DURATION, USEC_PER_SEC, "1s",
-                                        prof->runtime_max, "resources.wall_time", &prof->request.runtime);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "cpu", &v)) {
-                r = parse_request_bound(jd, JSON_KEY(p, "cpu"), v, BOUND_CPU, 1, "1%", prof->cpu_quota_percent,
-                                        "resources.cpu", &prof->request.cpu);
-                if (r < 0)
-                        return r;
-        }
-        if (json_doc_get(o, "network", &v)) {
-                _cleanup_strv_free_ char **l = NULL;
-
-                r = json_doc_get_string_array(jd, JSON_KEY(p, "network"), v, &l);
-                if (r < 0)
-                        return r;
-                if (!l[0])
-                        return json_doc_fail_got(jd, JSON_KEY(p, "network"), v, "expected [\"none\"]");
-                for (size_t i = 0; l[i]; i++)
-                        if (!streq(l[i], "none"))
-                                return json_doc_fail_got(
-                                        jd, JSON_INDEX(JSON_KEY(p, "network"), i), json_object_array_get_idx(v, i),
-                                        "expected \"none\" (the only mode a run may narrow to in version 1)");
-                r = json_doc_check_unique(jd, &(const JsonNamedList) { JSON_KEY(p, "network"), l }, 1);
-                if (r < 0)
-                        return r;
-                prof->request.network_none = true;
-        }
-        if (json_doc_get(o, "dataset", &v)) {
-                static const char *const dataset_keys[] = { "under", NULL };
-                const JsonPath *dp = JSON_KEY(p, "dataset");
-                json_object *under;
-
-                r = json_doc_check_object(jd, dp, v, dataset_keys);
-                if (r < 0)
-                        return r;
-                if (!json_doc_get(v, "under", &under))
-                        return json_doc_missing(jd, JSON_KEY(dp, "under"));
-                r = get_host_paths(jd, JSON_KEY(dp, "under"), under, &prof->request.dataset_under);
-                if (r < 0)
-                        return r;
-                if (!prof->request.dataset_under[0])
-                        return json_doc_fail_got(jd, JSON_KEY(dp, "under"), under, "expected at least one path");
-        }
+        if (!l[0])
+                return json_doc_fail_got(jd, p, v, "expected [\"none\"]");
+        for (size_t i = 0; l[i]; i++)
+                if (!streq(l[i], "none"))
+                        return json_doc_fail_got(jd, JSON_INDEX(p, i), json_object_array_get_idx(v, i),
+                                                 "expected \"none\" (the only mode a run may narrow to in version 1)");
+        r = json_doc_check_unique(jd, &(const JsonNamedList) { p, l }, 1);
+        if (r < 0)
+                return r;
+        *(bool *) field = true;
         return 0;
 }
 
-static int check_description(JsonDoc *jd, const JsonPath *p, json_object *v) {
-        const unsigned char *s = (const unsigned char *) json_object_get_string(v);
-        size_t n = 0;
+/* char **: at least one host path */
+static int dispatch_dataset_under(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        char ***under = field;
+        int r;
 
-        for (const unsigned char *c = s; *c; c++) {
+        r = dispatch_host_paths(jd, p, v, under, NULL);
+        if (r < 0)
+                return r;
+        if (!(*under)[0])
+                return json_doc_fail_got(jd, p, v, "expected at least one path");
+        return 0;
+}
+
+/* a read-only dataset a run may bind */
+static const JsonDocField dataset_fields[] = {
+        /* the directories it may lie below */
+        { "under", dispatch_dataset_under, offsetof(Profile, request.dataset_under), JSON_DOC_MANDATORY },
+        {}
+};
+
+/* what a caller may set per run: each one absent is not allowed */
+static const JsonDocField request_fields[] = {
+        /* { "min": X }: the lowest value a run may ask for; the highest is the profile's, in resources */
+        { "memory", dispatch_request_memory, 0 },
+        { "tasks", dispatch_request_tasks, 0 },
+        { "wall_time", dispatch_request_wall_time, 0 },
+        { "cpu", dispatch_request_cpu, 0 },
+        /* ["none"]: a run may narrow the network to none */
+        { "network", dispatch_request_network, offsetof(Profile, request.network_none) },
+        { "dataset", json_doc_dispatch_object, 0, 0, dataset_fields },
+        {}
+};
+
+/* the document */
+
+static int dispatch_version(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) != PROFILE_FORMAT_VERSION)
+                return json_doc_fail_got(jd, p, v, "expected format version %d", PROFILE_FORMAT_VERSION);
+        return 0;
+}
+
+/* char *: one line of 1 to 200 characters */
+static int dispatch_description(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        const char *s;
+        size_t n = 0;
+        int r;
+
+        r = json_doc_get_string(jd, p, v, &s);
+        if (r < 0)
+                return r;
+        for (const unsigned char *c = (const unsigned char *) s; *c; c++) {
                 if (*c < 0x20 || *c == 0x7f || (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f))
                         return json_doc_fail_got(jd, p, v, "expected one line without control characters");
                 if ((*c & 0xc0) != 0x80) /* not a UTF-8 continuation byte */
@@ -1145,64 +1199,35 @@ static int check_description(JsonDoc *jd, const JsonPath *p, json_object *v) {
         }
         if (n < 1 || n > PROFILE_DESCRIPTION_MAX)
                 return json_doc_fail(jd, p, "expected 1 to %d characters, got %zu", PROFILE_DESCRIPTION_MAX, n);
-        return 0;
+        return json_doc_dispatch_string(jd, p, v, field, NULL);
 }
 
+/* The sections take the whole Profile (offset 0). */
+static const JsonDocField profile_fields[] = {
+        /* first: profile_from_json() checks it before anything else */
+        { "version", dispatch_version, 0, JSON_DOC_MANDATORY },
+        { "description", dispatch_description, offsetof(Profile, description), JSON_DOC_MANDATORY },
+        { "files", dispatch_files, 0 },
+        { "process", json_doc_dispatch_object, 0, 0, process_fields },
+        { "network", json_doc_dispatch_object, 0, JSON_DOC_MANDATORY, network_fields },
+        { "resources", json_doc_dispatch_object, 0, JSON_DOC_MANDATORY, resources_fields },
+        /* after resources: aggregate and request are checked against it */
+        { "aggregate", json_doc_dispatch_object, 0, 0, aggregate_fields },
+        { "lifetime", json_doc_dispatch_object, 0, 0, lifetime_fields },
+        { "request", json_doc_dispatch_object, 0, 0, request_fields },
+        {}
+};
+
 static int profile_from_json(JsonDoc *jd, json_object *root, Profile *prof) {
-        static const char *const keys[] = { "version",   "description", "files",    "process", "network",
-                                            "resources", "aggregate",   "lifetime", "request", NULL };
-        static const struct {
-                const char *key;
-                bool required;
-                int (*parse)(JsonDoc *jd, const JsonPath *p, json_object *o, Profile *prof);
-        } sections[] = {
-                /* in this order: aggregate and request are checked against resources */
-                { "files", false, parse_files },         { "process", false, parse_process },
-                { "network", true, parse_network },      { "resources", true, parse_resources },
-                { "aggregate", false, parse_aggregate }, { "lifetime", false, parse_lifetime },
-                { "request", false, parse_request },
-        };
-        json_object *v;
-        const char *s;
         int r;
 
         if (!json_object_is_type(root, json_type_object))
                 return json_doc_fail_got(jd, NULL, root, "expected a JSON object");
-
         /* The version first: a document of another version is reported as that, not as unknown keys. */
-        if (!json_doc_get(root, "version", &v))
-                return json_doc_missing(jd, JSON_KEY(NULL, "version"));
-        if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) != PROFILE_FORMAT_VERSION)
-                return json_doc_fail_got(jd, JSON_KEY(NULL, "version"), v, "expected format version %d",
-                                         PROFILE_FORMAT_VERSION);
-
-        r = json_doc_check_object(jd, NULL, root, keys);
+        r = json_doc_dispatch_field(jd, NULL, root, &profile_fields[0], prof);
         if (r < 0)
                 return r;
-
-        if (!json_doc_get(root, "description", &v))
-                return json_doc_missing(jd, JSON_KEY(NULL, "description"));
-        r = json_doc_get_string(jd, JSON_KEY(NULL, "description"), v, &s);
-        if (r < 0)
-                return r;
-        r = check_description(jd, JSON_KEY(NULL, "description"), v);
-        if (r < 0)
-                return r;
-        prof->description = strdup(s);
-        if (!prof->description)
-                return -ENOMEM;
-
-        for (size_t i = 0; i < ELEMENTSOF(sections); i++) {
-                if (!json_doc_get(root, sections[i].key, &v)) {
-                        if (sections[i].required)
-                                return json_doc_missing(jd, JSON_KEY(NULL, sections[i].key));
-                        continue;
-                }
-                r = sections[i].parse(jd, JSON_KEY(NULL, sections[i].key), v, prof);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return json_doc_dispatch(jd, NULL, root, profile_fields, prof);
 }
 
 /* A Profile with the defaults of every optional key. */

@@ -7,8 +7,8 @@
 Compares the generated pages (roff) with what they describe:
   sbxctl(1)       every option and command of `sbxctl --help` is documented, and nothing else; every
                   exit status of the help text and of src/shared/exit-codes.h is listed
-  sbx-profile(5)  every key the parser knows (the key tables of src/policy/profile.c, each mapped to
-                  its place in the document) is documented in KEYS, and every key documented there
+  sbx-profile(5)  every key the parser knows (the JsonDocField tables of src/policy/profile.c, each
+                  mapped to its place in the document) is documented in KEYS, and every key documented there
                   is one the parser knows. tests/man/every_key.json holds every key once: the real
                   parser must accept it (`sbxctl profile check`) and its keys must be exactly the
                   ones read from the source, which keeps the source reading honest
@@ -39,25 +39,27 @@ import tempfile
 # getenv() names that are not for users: set by systemd for the program, or internal to sbx
 ENV_IGNORED = {"JOURNAL_STREAM", "SBX_PROFILE_DIGEST", "USER"}
 
-# Which object of the profile document each key table of src/policy/profile.c describes, by the
-# function it is in (and the table's name). "[]" marks the elements of an array. A new table makes
-# the check fail until it is added here.
+# Which object of the profile document each key table of src/policy/profile.c (a static const
+# JsonDocField array, one { "key", ... } row per key) describes, by the table's name. "[]" marks the
+# elements of an array. A new table makes the check fail until it is added here.
 KEY_TABLES = {
-    ("profile_from_json", "keys"): [""],
-    ("parse_files", "keys"): ["files"],
-    ("parse_process", "keys"): ["process"],
-    ("parse_syscalls", "keys"): ["process.syscalls"],
-    ("parse_syscall_rule", "keys"): ["process.syscall_rules[]"],
-    ("parse_network", "keys"): ["network"],
-    ("parse_destination", "keys"): ["network.destinations[]"],
-    ("parse_resources", "keys"): ["resources"],
-    ("parse_aggregate", "keys"): ["aggregate"],
-    ("parse_lifetime", "keys"): ["lifetime"],
-    ("parse_cache", "keys"): ["lifetime.caches[]"],
-    ("parse_request", "keys"): ["request"],
-    ("parse_request", "dataset_keys"): ["request.dataset"],
-    # the same { "min": ... } object for each bound a caller may set
-    ("parse_request_bound", "keys"): ["request.memory", "request.tasks", "request.wall_time", "request.cpu"],
+    "profile_fields": [""],
+    "files_fields": ["files"],
+    "process_fields": ["process"],
+    "syscalls_fields": ["process.syscalls"],
+    "syscall_rule_fields": ["process.syscall_rules[]"],
+    "network_fields": ["network"],
+    "destination_fields": ["network.destinations[]"],
+    "resources_fields": ["resources"],
+    "aggregate_fields": ["aggregate"],
+    "lifetime_fields": ["lifetime"],
+    "cache_fields": ["lifetime.caches[]"],
+    "request_fields": ["request"],
+    "dataset_fields": ["request.dataset"],
+    "request_memory_fields": ["request.memory"],
+    "request_tasks_fields": ["request.tasks"],
+    "request_wall_time_fields": ["request.wall_time"],
+    "request_cpu_fields": ["request.cpu"],
 }
 
 
@@ -119,23 +121,28 @@ def c_functions(source):
 def profile_keys_from_source(source, errors):
     """Every key path of the profile parser, e.g. "files.read_only", "process.syscall_rules[].arg"."""
     paths, found = set(), set()
-    for func, body in c_functions(source):
-        for m in re.finditer(r"static const char \*const (\w*keys)\[\]\s*=\s*\{(.*?)\};", body, re.S):
-            found.add((func, m.group(1)))
-            strings = re.findall(r'"([^"]*)"', m.group(2))
-            if not strings or not m.group(2).rstrip().endswith("NULL"):
-                errors.append(f"profile.c: key table {m.group(1)} in {func}() is not a NULL-terminated list of strings")
-                continue
-            where = KEY_TABLES.get((func, m.group(1)))
-            if where is None:
-                errors.append(f"profile.c: key table {m.group(1)} in {func}() is not known to tests/man/check-drift.py: "
-                              f"add it to KEY_TABLES with the object it describes, and document its keys in sbx-profile(5)")
-                continue
-            for prefix in where:
-                for key in strings:
-                    paths.add(f"{prefix}.{key}" if prefix else key)
-    for (func, table) in sorted(set(KEY_TABLES) - found):
-        errors.append(f"profile.c: the key table {table} of {func}() is gone: update KEY_TABLES in tests/man/check-drift.py")
+    if re.search(r"\(const JsonDocField\[\]\)", source):
+        errors.append("profile.c: a key table written in place, (const JsonDocField[]) { ... }: make it a static "
+                      "const JsonDocField array, so that its keys can be read here")
+    for m in re.finditer(r"^static const JsonDocField (\w+)\[\]\s*=\s*\{(.*?)^\};", source, re.S | re.M):
+        table, body = m.group(1), m.group(2)
+        found.add(table)
+        # one row per line start: { "key", ... }; the comments between rows are not rows
+        body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+        keys = re.findall(r'^\s*\{\s*"([^"]*)"', body, re.M)
+        if not keys or not re.search(r"\{\s*\},?\s*$", body):
+            errors.append(f"profile.c: key table {table} is not a list of {{ \"key\", ... }} rows ended by {{}}")
+            continue
+        where = KEY_TABLES.get(table)
+        if where is None:
+            errors.append(f"profile.c: key table {table} is not known to tests/man/check-drift.py: "
+                          f"add it to KEY_TABLES with the object it describes, and document its keys in sbx-profile(5)")
+            continue
+        for prefix in where:
+            for key in keys:
+                paths.add(f"{prefix}.{key}" if prefix else key)
+    for table in sorted(set(KEY_TABLES) - found):
+        errors.append(f"profile.c: the key table {table} is gone: update KEY_TABLES in tests/man/check-drift.py")
     return paths
 
 
@@ -265,18 +272,24 @@ def check(inp):
 
     # sbxd(8): D-Bus interface, errors, journal message ids
     manager = src["sbxd/manager.c"]
-    members = set(re.findall(r"SD_BUS_(?:METHOD|SIGNAL)(?:_WITH_ARGS|_WITH_NAMES)?\(\s*\"(\w+)\"", manager))
+    member_re = r"SD_BUS_(?:METHOD|SIGNAL|PROPERTY)(?:_WITH_ARGS|_WITH_NAMES)?\(\s*\"(\w+)\""
+    # the manager's vtable, and those of the objects of runs and sandboxes
+    members = {x: "sbxd/manager.c" for x in re.findall(member_re, manager)}
     if not members:
         errors.append("sbxd/manager.c: found no D-Bus methods in it")
+    for x in re.findall(member_re, src.get("sbxd/objects.c", "")):
+        members.setdefault(x, "sbxd/objects.c")
     doc_members = set()
     for tag, word in tags("sbxd.8", "D-BUS INTERFACE"):
         m = re.match(r"(\w+)\(", tag)
         if m:
             doc_members.add(m.group(1))
-    for x in sorted(members - doc_members):
-        errors.append(f"sbxd(8): D-Bus member {x} of sbxd/manager.c is not documented in D-BUS INTERFACE")
-    for x in sorted(doc_members - members):
-        errors.append(f"sbxd(8): D-BUS INTERFACE documents {x}, which sbxd/manager.c does not have")
+        elif word and re.fullmatch(r"[A-Z]\w+", word):
+            doc_members.add(word)  # a property: **Name** TYPE
+    for x in sorted(set(members) - doc_members):
+        errors.append(f"sbxd(8): D-Bus member {x} of {members[x]} is not documented in D-BUS INTERFACE")
+    for x in sorted(doc_members - set(members)):
+        errors.append(f"sbxd(8): D-BUS INTERFACE documents {x}, which sbxd/manager.c and sbxd/objects.c do not have")
     for e in sorted(set(re.findall(r'"(org\.sbx\.Error\.\w+)"', manager + src.get("sbxd/bus-errors.h", "")))):
         if e not in pages["sbxd.8"].text.get("D-BUS INTERFACE", ""):
             errors.append(f"sbxd(8): D-Bus error {e} is not documented in D-BUS INTERFACE")
@@ -323,6 +336,7 @@ def check(inp):
 # ---- inputs ---------------------------------------------------------------------------------------
 
 SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "sbxd/manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
+           "sbxd/objects.c",
            "sbxd/network.c", "sbxd/sbxd.c", "sbxd/store.c",
            "src/policy/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "generator/sbx-generator.c",
            "src/shared/message-ids.h"]
@@ -393,15 +407,17 @@ def self_test(inp):
         ("a new exit code", "122",
          src("src/shared/exit-codes.h", lambda s: s + "#define SBX_EXIT_FROB 122\n")),
         ("a new top-level key", "frobnicate",
-         src("src/policy/profile.c", lambda s: s.replace('"version",   "description",', '"version", "frobnicate", "description",', 1))),
+         src("src/policy/profile.c", lambda s: s.replace('        { "version", ', '        { "frobnicate", NULL },\n        { "version", ', 1))),
         ("a new nested key", "resources.frob",
-         src("src/policy/profile.c", lambda s: s.replace('"disk", "output", NULL', '"disk", "output", "frob", NULL', 1))),
-        ("a new key table", "parse_frob",
-         src("src/policy/profile.c", lambda s: s + '\nstatic int parse_frob(void) {\n        static const char *const keys[] = { "a", NULL };\n        return 0;\n}\n')),
-        ("a key table moved to another function", "parse_destination",
-         src("src/policy/profile.c", lambda s: s.replace("static int parse_destination(", "static int parse_dest(", 1))),
+         src("src/policy/profile.c", lambda s: s.replace('        { "output", ', '        { "frob", NULL },\n        { "output", ', 1))),
+        ("a new key table", "frob_fields",
+         src("src/policy/profile.c", lambda s: s + '\nstatic const JsonDocField frob_fields[] = {\n        { "a", NULL },\n        {}\n};\n')),
+        ("a key table renamed", "destination_fields",
+         src("src/policy/profile.c", lambda s: s.replace("JsonDocField destination_fields[]", "JsonDocField dest_fields[]", 1))),
+        ("a key table written in place", "written in place",
+         src("src/policy/profile.c", lambda s: s + '\nstatic int frob(void) {\n        return f((const JsonDocField[]) { { "a", NULL }, {} });\n}\n')),
         ("a key documented but gone from the parser", "files.hidden",
-         src("src/policy/profile.c", lambda s: s.replace('"read_write", "hidden", "workspace"', '"read_write", "workspace"', 1))),
+         src("src/policy/profile.c", lambda s: re.sub(r'\n *\{ "hidden", [^\n]*', "", s, count=1))),
         ("a key gone from the page", "process.syscall_rules[].bits",
          page("sbx-profile.5", drop_tag("KEYS", "process.syscall_rules[].bits"))),
         ("a fixture the parser refuses", "every_key.json",

@@ -28,6 +28,7 @@ static uint64_t arg_memory = 0, arg_tasks = 0, arg_cpu = 0;
 static usec_t arg_timeout = 0;
 static bool arg_json = false;
 static bool arg_legend = true;
+static bool arg_all = false;
 static usec_t arg_idle_timeout = 0;
 static const char *arg_name = NULL;
 static bool arg_detach = false;
@@ -41,7 +42,7 @@ static int help(void) {
                "  create [OPTIONS]                Start a long-lived sandbox; print its id\n"
                "  exec [OPTIONS] SANDBOX -- CMD   Run CMD in a sandbox; exit with its status\n"
                "  rm SANDBOX...                   Remove sandboxes (their commands are stopped)\n"
-               "  list                            List runs and sandboxes (newest last)\n"
+               "  list [--all]                    List runs and sandboxes (newest last)\n"
                "  show [--json] RUN               Show the record of a run\n"
                "  stop RUN                        Stop a running run\n"
                "  profile list                    List profiles (and invalid profile files)\n"
@@ -70,6 +71,8 @@ static int help(void) {
                "Other options:\n"
                "     --json             JSON output (list, show)\n"
                "     --no-legend        No header line (list)\n"
+               "     --all              Every user's runs (list; root or polkit's\n"
+               "                        org.sbx.manage-all-runs)\n"
                "  -h --help             Show this help\n"
                "     --version          Show the version\n\n"
                "Exit status of run: the command's status; 128+N if it was killed by signal N;\n"
@@ -798,7 +801,7 @@ static int verb_list(void) {
         json_object *arr;
         int r;
 
-        r = call_daemon("List", NULL, &json);
+        r = call_daemon(arg_all ? "ListAll" : "List", NULL, &json);
         if (r != 0)
                 return r;
         if (arg_json) {
@@ -1246,7 +1249,7 @@ static int verb_profile(char **args) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_MEMORY, ARG_TASKS, ARG_TIMEOUT, ARG_CPU, ARG_NETWORK,
-               ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX };
+               ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX, ARG_ALL };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -1264,6 +1267,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "output-max", required_argument, NULL, ARG_OUTPUT_MAX },
                 { "json", no_argument, NULL, ARG_JSON },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
+                { "all", no_argument, NULL, ARG_ALL },
                 {}
         };
         int c;
@@ -1333,6 +1337,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_NO_LEGEND:
                         arg_legend = false;
+                        break;
+                case ARG_ALL:
+                        arg_all = true;
                         break;
                 case '?':
                         return -SBX_EXIT_REFUSED;

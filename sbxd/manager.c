@@ -18,6 +18,8 @@
 #include "unit-bus.h"
 
 #include "bus-errors.h"
+#include "bus-fields.h"
+#include "objects.h"
 #include "sandbox.h"
 
 #define SD_DEST "org.freedesktop.systemd1"
@@ -50,6 +52,7 @@ static Run *run_free(Run *run) {
         sd_bus_slot_unref(run->slot_getall);
         sd_bus_slot_unref(run->slot_state);
         sd_bus_slot_unref(run->slot_unref);
+        sd_bus_track_unref(run->watchers);
         sd_event_source_disable_unref(run->removal_timeout);
         sd_event_source_disable_unref(run->attach_timeout);
         sd_bus_message_unref(run->pending);
@@ -67,7 +70,7 @@ static Run *run_free(Run *run) {
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(Run *, run_free);
 
-static Run *manager_find_run(Manager *m, const char *id) {
+Run *manager_find_run(Manager *m, const char *id) {
         for (Run *r = m->runs; r; r = r->next)
                 if (streq(r->id, id))
                         return r;
@@ -183,6 +186,7 @@ static void run_complete(Run *run) {
         if (r < 0)
                 log_error_errno(r, "Failed to write the record of run %s: %m", run->id);
         log_run_finished(run);
+        run_object_changed(run);
         run_send_finished(run);
         run_free(run);
 }
@@ -466,6 +470,7 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                                 (void) run_stop(run, SIGTERM);
                         }
                 }
+                run_object_changed(run);
                 /* The unit may have ended before we saw its state change: ask once. */
                 if (!run->finalizing && !run->slot_state)
                         (void) sd_bus_call_method_async(m->bus, &run->slot_state, SD_DEST, run->unit_path,
@@ -486,6 +491,7 @@ static int run_stop(Run *run, int sig) {
                 return 0;
         run->stop_requested = true;
         run->cancel_signal = sig;
+        run_object_changed(run);
         r = sd_bus_call_method_async(run->manager->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", NULL, NULL,
                                      "ss", run->unit, "replace");
         if (r < 0)
@@ -758,82 +764,35 @@ static int check_host_dir(Manager *m, const char *what, const char *path, uid_t 
         return 0;
 }
 
+static bool sandbox_name_is_allowed(const char *s) {
+        return sandbox_name_is_valid(s) && !run_id_is_valid(s);
+}
+
+#define REQ_SANDBOX_ONLY 1u
+
+/* Run's and CreateSandbox's request (docs/dbus.md). */
+static const BusField request_fields[] = {
+        { "profile",           bus_field_string,       offsetof(RunRequest, profile) },
+        { "workspace",         bus_field_string,       offsetof(RunRequest, workspace) },
+        { "dataset",           bus_field_string,       offsetof(RunRequest, dataset) },
+        { "network",           bus_field_string,       offsetof(RunRequest, network) },
+        { "term",              bus_field_string,       offsetof(RunRequest, term) },
+        { "memory",            bus_field_u64_positive, offsetof(RunRequest, memory_max) },
+        { "tasks",             bus_field_u64_positive, offsetof(RunRequest, tasks_max) },
+        { "timeout_usec",      bus_field_u64_positive, offsetof(RunRequest, runtime_max) },
+        { "cpu_percent",       bus_field_unsigned,     offsetof(RunRequest, cpu_quota_percent), .max = 100000 },
+        { "idle_timeout_usec", bus_field_u64_positive, offsetof(RunRequest, idle_timeout), REQ_SANDBOX_ONLY },
+        { "detach",            bus_field_bool,         offsetof(RunRequest, detach), REQ_SANDBOX_ONLY },
+        { "name",              bus_field_string,       offsetof(RunRequest, sandbox_name), REQ_SANDBOX_ONLY,
+          .valid = sandbox_name_is_allowed,
+          .expected = "a sandbox name (1-64 of A-Z a-z 0-9 _ . -, not a run id)" },
+        {}
+};
+
 static int read_request(sd_bus_message *msg, RunRequest *req, bool sandbox, sd_bus_error *error) {
         int r;
 
-        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
-                const char *key, *s;
-                uint64_t u;
-
-                r = sd_bus_message_read(msg, "s", &key);
-                if (r < 0)
-                        return r;
-                if (streq(key, "profile") || streq(key, "workspace") || streq(key, "term") || streq(key, "dataset") ||
-                    streq(key, "network")) {
-                        char **dst = streq(key, "profile") ? &req->profile :
-                                     streq(key, "workspace") ? &req->workspace :
-                                     streq(key, "dataset") ? &req->dataset :
-                                     streq(key, "network") ? &req->network : &req->term;
-                        r = sd_bus_message_read(msg, "v", "s", &s);
-                        if (r < 0)
-                                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a string", key);
-                        free(*dst);
-                        if (!(*dst = strdup(s)))
-                                return -ENOMEM;
-                } else if (streq(key, "memory") || streq(key, "tasks") || streq(key, "timeout_usec") ||
-                           streq(key, "cpu_percent")) {
-                        r = sd_bus_message_read(msg, "v", "t", &u);
-                        if (r < 0)
-                                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected an unsigned 64-bit integer",
-                                                         key);
-                        if (u == 0)
-                                return sd_bus_error_setf(error, ERR_INVALID, "%s: must be greater than 0", key);
-                        if (streq(key, "memory"))
-                                req->memory_max = u;
-                        else if (streq(key, "tasks"))
-                                req->tasks_max = u;
-                        else if (streq(key, "cpu_percent")) {
-                                if (u > 100000)
-                                        return sd_bus_error_setf(error, ERR_INVALID, "cpu_percent: %" PRIu64 " is too large", u);
-                                req->cpu_quota_percent = (unsigned) u;
-                        }
-                        else
-                                req->runtime_max = u;
-                } else if (sandbox && streq(key, "idle_timeout_usec")) {
-                        r = sd_bus_message_read(msg, "v", "t", &u);
-                        if (r < 0 || u == 0)
-                                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected an unsigned 64-bit integer "
-                                                         "greater than 0", key);
-                        req->idle_timeout = u;
-                } else if (sandbox && streq(key, "detach")) {
-                        int b;
-
-                        r = sd_bus_message_read(msg, "v", "b", &b);
-                        if (r < 0)
-                                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a boolean", key);
-                        req->detach = b;
-                } else if (sandbox && streq(key, "name")) {
-                        r = sd_bus_message_read(msg, "v", "s", &s);
-                        if (r < 0)
-                                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a string", key);
-                        if (!sandbox_name_is_valid(s) || run_id_is_valid(s))
-                                return sd_bus_error_setf(error, ERR_INVALID, "name: '%s' is not a sandbox name "
-                                                         "(1-64 of A-Z a-z 0-9 _ . -, not a run id)", s);
-                        free(req->sandbox_name);
-                        if (!(req->sandbox_name = strdup(s)))
-                                return -ENOMEM;
-                } else
-                        return sd_bus_error_setf(error, ERR_INVALID, "request: unknown key '%s'", key);
-                r = sd_bus_message_exit_container(msg);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(msg);
+        r = bus_read_fields(msg, request_fields, sandbox ? 0 : REQ_SANDBOX_ONLY, req, "request", error);
         if (r < 0)
                 return r;
         return sandbox ? 0 : sd_bus_message_read_strv(msg, &req->argv);
@@ -1389,45 +1348,18 @@ static int manager_adopt_runs(Manager *m) {
 /* ---- the other methods ---------------------------------------------------------------------------- */
 
 #define POLKIT_ACTION_MANAGE_ALL "org.sbx.manage-all-runs"
-#define POLKIT_TIMEOUT_USEC (5 * USEC_PER_SEC)
 
-/* Whether the caller may inspect and stop the runs of other users: root, or whom polkit authorizes for
- * org.sbx.manage-all-runs. Asked without interaction (sbxd does not wait on a password prompt); any
- * answer but "authorized", polkit's absence or silence included, is a no. */
-static bool caller_is_admin(Manager *m, sd_bus_message *msg, uid_t uid) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        int authorized = 0, challenge = 0, r;
-
-        if (uid == 0)
-                return true;
-        r = sd_bus_message_new_method_call(m->bus, &call, "org.freedesktop.PolicyKit1",
-                                           "/org/freedesktop/PolicyKit1/Authority",
-                                           "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization");
-        if (r >= 0)
-                r = sd_bus_message_append(call, "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s",
-                                          sd_bus_message_get_sender(msg), POLKIT_ACTION_MANAGE_ALL, 0, 0, "");
-        if (r >= 0)
-                r = sd_bus_call(m->bus, call, POLKIT_TIMEOUT_USEC, &error, &reply);
-        if (r >= 0)
-                r = sd_bus_message_enter_container(reply, 'r', "bba{ss}");
-        if (r >= 0)
-                r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
-        if (r < 0) {
-                log_debug("polkit check of uid %u for %s failed: %s", (unsigned) uid, POLKIT_ACTION_MANAGE_ALL,
-                          error.message ?: strerror(-r));
-                return false;
-        }
-        return authorized;
-}
-
-static int lookup_owned(Manager *m, sd_bus_message *msg, const char *id, RunRecord **ret, sd_bus_error *error) {
+/* The record of a run the caller may see: its own, or any for root and whom polkit authorizes for
+ * org.sbx.manage-all-runs. Returns 1 with *ret set; 0 when polkit is being asked (the method runs again
+ * with the answer: return 1 without a reply); an error otherwise. */
+static int lookup_owned(Manager *m, sd_bus_message *msg, const char *id, sd_bus_message_handler_t method,
+                        RunRecord **ret, sd_bus_error *error) {
+        _cleanup_(run_record_freep) RunRecord *rec = NULL;
         char tenant[TENANT_ID_LEN + 1];
-        RunRecord *rec;
         uid_t uid;
         int r;
 
-        r = caller_uid(msg, &uid);
+        r = manager_caller_tenant(m, msg, tenant, &uid);
         if (r < 0)
                 return r;
         if (!run_id_is_valid(id))
@@ -1437,14 +1369,19 @@ static int lookup_owned(Manager *m, sd_bus_message *msg, const char *id, RunReco
                 return sd_bus_error_setf(error, ERR_NO_RUN, "run: no run %s", id);
         if (r < 0)
                 return r;
-        store_tenant_id(&m->store, uid, tenant);
-        if (!streq(tenant, rec->tenant) && !caller_is_admin(m, msg, uid)) {
-                run_record_free(rec);
-                /* Same answer as for a run that does not exist: ids of others are not confirmed. */
-                return sd_bus_error_setf(error, ERR_NO_RUN, "run: no run %s", id);
+        if (!streq(tenant, rec->tenant)) {
+                r = polkit_check_async(&m->polkit, msg, POLKIT_ACTION_MANAGE_ALL, uid, method, m);
+                if (r == 0)
+                        return 0;
+                if (r < 0) {
+                        if (r != -EACCES)
+                                log_debug_errno(r, "Cannot ask polkit about uid %u: %m", (unsigned) uid);
+                        /* Same answer as for a run that does not exist: ids of others are not confirmed. */
+                        return sd_bus_error_setf(error, ERR_NO_RUN, "run: no run %s", id);
+                }
         }
-        *ret = rec;
-        return 0;
+        *ret = TAKE_PTR(rec);
+        return 1;
 }
 
 static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -1457,9 +1394,9 @@ static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         r = sd_bus_message_read(msg, "s", &id);
         if (r < 0)
                 return r;
-        r = lookup_owned(m, msg, id, &rec, error);
-        if (r < 0 || sd_bus_error_is_set(error))
-                return r;
+        r = lookup_owned(m, msg, id, method_get, &rec, error);
+        if (r <= 0)
+                return r == 0 ? 1 : r;
         r = run_record_to_json(rec, &json);
         if (r < 0)
                 return r;
@@ -1476,9 +1413,9 @@ static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         r = sd_bus_message_read(msg, "s", &id);
         if (r < 0)
                 return r;
-        r = lookup_owned(m, msg, id, &rec, error);
-        if (r < 0 || sd_bus_error_is_set(error))
-                return r;
+        r = lookup_owned(m, msg, id, method_stop, &rec, error);
+        if (r <= 0)
+                return r == 0 ? 1 : r;
         run = manager_find_run(m, id);
         if (!run)
                 return sd_bus_error_setf(error, ERR_NO_RUN, "run: %s is not running", id);
@@ -1504,9 +1441,9 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         r = sd_bus_message_read(msg, "s", &id);
         if (r < 0)
                 return r;
-        r = lookup_owned(m, msg, id, &rec, error);
-        if (r < 0 || sd_bus_error_is_set(error))
-                return r;
+        r = lookup_owned(m, msg, id, method_attach, &rec, error);
+        if (r <= 0)
+                return r == 0 ? 1 : r;
         run = manager_find_run(m, id);
         if (run && run->client && !streq(run->client, sd_bus_message_get_sender(msg)))
                 /* its client is still there (it is watched): nobody takes a run away from it */
@@ -1539,6 +1476,55 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         return sd_bus_reply_method_return(msg, "s", json);
 }
 
+/* ListAll() -> s: every tenant's records, for root and whom polkit authorizes */
+static int method_list_all(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_free_ char *json = NULL;
+        uid_t uid;
+        int r;
+
+        r = caller_uid(msg, &uid);
+        if (r < 0)
+                return r;
+        r = polkit_check_async(&m->polkit, msg, POLKIT_ACTION_MANAGE_ALL, uid, method_list_all, m);
+        if (r == 0)
+                return 1;
+        if (r < 0)
+                return sd_bus_error_setf(error, ERR_ACCESS,
+                                         "listing every user's runs needs root or polkit's " POLKIT_ACTION_MANAGE_ALL);
+        r = store_list_json(&m->store, NULL, &json);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, "s", json);
+}
+
+/* GetRun(s run_id) -> o: the object of a run sbxd follows, of the caller's own (root: any) */
+static int method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_free_ char *path = NULL;
+        char tenant[TENANT_ID_LEN + 1];
+        const char *id;
+        uid_t uid;
+        Run *run;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &id);
+        if (r < 0)
+                return r;
+        r = manager_caller_tenant(m, msg, tenant, &uid);
+        if (r < 0)
+                return r;
+        if (!run_id_is_valid(id))
+                return sd_bus_error_setf(error, ERR_INVALID, "run: '%s' is not a run id", id);
+        run = manager_find_run(m, id);
+        if (!run || (uid != 0 && !streq(tenant, run->record->tenant)))
+                return sd_bus_error_setf(error, ERR_NO_RUN, "run: no run %s is running (Get returns records)", id);
+        r = run_object_path(run, &path);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, "o", path);
+}
+
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD_WITH_ARGS("Run",
@@ -1552,6 +1538,12 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("List", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", records_json), method_list,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListAll", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", records_json), method_list_all,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetRun", SD_BUS_ARGS("s", run_id), SD_BUS_RESULT("o", object), method_get_run,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetSandbox", SD_BUS_ARGS("s", sandbox), SD_BUS_RESULT("o", object),
+                                sandbox_method_get_object, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("CreateSandbox", SD_BUS_ARGS("a{sv}", request), SD_BUS_RESULT("s", sandbox_id),
                                 method_create_sandbox, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Exec",
@@ -1590,6 +1582,7 @@ Manager *manager_free(Manager *m) {
         sd_bus_slot_unref(m->slot_job_removed);
         sd_bus_slot_unref(m->slot_unit_removed);
         sd_bus_slot_unref(m->slot_systemd_owner);
+        polkit_registry_done(&m->polkit);
         free(m->systemd_owner);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
@@ -1625,6 +1618,7 @@ int manager_start(Manager *m) {
         r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+        m->polkit.bus = m->bus;
 
         r = sd_bus_match_signal(m->bus, &m->slot_systemd_owner, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                 "org.freedesktop.DBus", "NameOwnerChanged", on_systemd_owner_changed, m);
@@ -1693,6 +1687,9 @@ int manager_start(Manager *m) {
         r = sd_bus_add_object_vtable(m->bus, NULL, SBX_BUS_PATH, SBX_BUS_INTERFACE, manager_vtable, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the object: %m");
+        r = objects_install(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the objects of runs and sandboxes: %m");
         r = sd_bus_request_name(m->bus, SBX_BUS_NAME, 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to acquire the bus name %s: %m", SBX_BUS_NAME);

@@ -6,6 +6,7 @@
 #include <systemd/sd-event.h>
 
 #include "network.h"
+#include "polkit.h"
 #include "policy.h"
 #include "record.h"
 #include "store.h"
@@ -38,6 +39,7 @@ typedef struct Run {
         int cancel_signal;
         bool idle_stop;            /* a sandbox stopped at its idle timeout */
         struct Sandbox *sandbox;   /* a sandbox (sandbox.h), or NULL for a run of one command */
+        sd_bus_track *watchers;    /* peers that called Subscribe() on its object (objects.h) */
         struct Run *next;
 } Run;
 
@@ -49,6 +51,7 @@ struct Manager {
         NetManager *net;
         sd_bus_slot *slot_job_removed, *slot_unit_removed, *slot_systemd_owner;
         char *systemd_owner;       /* unique bus name of PID 1: the only sender of unit signals we believe */
+        PolkitRegistry polkit;     /* questions to polkit still out */
 };
 
 int manager_new(Manager **ret);
@@ -57,7 +60,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
 int manager_start(Manager *m);
 
-/* for sandbox.c */
+/* for sandbox.c and objects.c */
+Run *manager_find_run(Manager *m, const char *id);
 int manager_run_stop(Run *run, int sig);
 /* The caller's tenant id (and uid), from the credentials the bus recorded. */
 int manager_caller_tenant(Manager *m, sd_bus_message *msg, char tenant[static TENANT_ID_LEN + 1], uid_t *ret_uid);

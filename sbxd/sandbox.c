@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include "bus-errors.h"
+#include "bus-fields.h"
 #include "log.h"
 #include "manager.h"
+#include "objects.h"
 #include "policy.h"
 #include "sandbox.h"
 
@@ -99,6 +101,7 @@ static void exec_finish(Sandbox *s, SandboxExec *x, const RunExec *e) {
                 log_warning_errno(r, "Sandbox %s: cannot record exec %s: %m", s->run->id, x->id);
         send_exec_finished(s, x, e);
         sandbox_unlink_exec(s, x);
+        run_object_changed(s->run);
         exec_free(x);
         (void) store_write(&s->run->manager->store, s->run->record);
         sandbox_arm_idle(s);
@@ -176,6 +179,7 @@ static int on_ctl(sd_event_source *src, int fd, uint32_t revents, void *userdata
                                 s->pending_create = sd_bus_message_unref(s->pending_create);
                         }
                         sandbox_arm_idle(s);
+                        run_object_changed(s->run);
                 } else if (m.h.type == SBX_MSG_DONE && (size_t) n == sizeof(SbxDoneMsg))
                         handle_done(s, &m.d);
                 else
@@ -282,6 +286,22 @@ static int lookup_sandbox(Manager *m, sd_bus_message *msg, const char *key, Sand
         return sd_bus_error_setf(error, ERR_NO_SANDBOX, "sandbox: no sandbox %s", key);
 }
 
+/* A manager method on a sandbox: the sandbox (id or name) first, then what 'body' reads. */
+static int call_on_sandbox(sd_bus_message *msg, Manager *m, int (*body)(Sandbox *, sd_bus_message *, sd_bus_error *),
+                           sd_bus_error *error) {
+        const char *key;
+        Sandbox *s = NULL;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &key);
+        if (r < 0)
+                return r;
+        r = lookup_sandbox(m, msg, key, &s, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+        return body(s, msg, error);
+}
+
 static int on_exec_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         SandboxExec *x = userdata;
         const char *name, *old, *new;
@@ -337,55 +357,31 @@ static int send_exec(Sandbox *s, const char *op, char **argv, const int fds[3], 
         return 0;
 }
 
-/* Exec(s sandbox, a{sv} options, as argv, h stdin, h stdout, h stderr) -> s op */
-int sandbox_method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+typedef struct ExecOptions {
+        uint64_t timeout_usec;
+        uint64_t output_max;
+} ExecOptions;
+
+/* Exec's options (docs/dbus.md) */
+static const BusField exec_fields[] = {
+        { "timeout_usec", bus_field_u64_positive, offsetof(ExecOptions, timeout_usec) },
+        { "output_max",   bus_field_u64_positive, offsetof(ExecOptions, output_max) },
+        {}
+};
+
+/* The rest of Exec, from its options on: (a{sv} options, as argv, h stdin, h stdout, h stderr) -> s op */
+int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
+        Manager *m = s->run->manager;
         _cleanup_strv_free_ char **argv = NULL;
         _cleanup_free_ char *match = NULL;
-        uint64_t timeout = 0, output_max = 0;
-        const char *key;
+        ExecOptions o = {};
         SandboxExec *x = NULL;
-        Sandbox *s;
         size_t bytes = 0, n;
         int fds[3], r;
         char op[SBX_OP_ID_LEN + 1];
         RunExec e = { .exit_code = -1, .result = EXEC_RUNNING };
 
-        r = sd_bus_message_read(msg, "s", &key);
-        if (r < 0)
-                return r;
-        r = lookup_sandbox(m, msg, key, &s, error);
-        if (r < 0 || sd_bus_error_is_set(error))
-                return r;
-
-        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
-                const char *k;
-                uint64_t u;
-
-                r = sd_bus_message_read(msg, "s", &k);
-                if (r < 0)
-                        return r;
-                if (!streq(k, "timeout_usec") && !streq(k, "output_max"))
-                        return sd_bus_error_setf(error, ERR_INVALID, "exec options: unknown key '%s'", k);
-                r = sd_bus_message_read(msg, "v", "t", &u);
-                if (r < 0)
-                        return sd_bus_error_setf(error, ERR_INVALID, "%s: expected an unsigned 64-bit integer", k);
-                if (u == 0)
-                        return sd_bus_error_setf(error, ERR_INVALID, "%s: must be greater than 0", k);
-                if (streq(k, "timeout_usec"))
-                        timeout = u;
-                else
-                        output_max = u;
-                r = sd_bus_message_exit_container(msg);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(msg);
+        r = bus_read_fields(msg, exec_fields, 0, &o, "exec options", error);
         if (r < 0)
                 return r;
         r = sd_bus_message_read_strv(msg, &argv);
@@ -432,7 +428,7 @@ int sandbox_method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error
                 exec_free(x);
                 return r;
         }
-        r = send_exec(s, op, argv, fds, timeout, output_max);
+        r = send_exec(s, op, argv, fds, o.timeout_usec, o.output_max);
         if (r < 0) {
                 exec_free(x);
                 if (r == -E2BIG)
@@ -447,24 +443,27 @@ int sandbox_method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error
         strcpy(e.id, op);
         e.started_at = now_realtime();
         x->listed = run_record_sandbox_put_exec(s->run->record, &e) > 0;
-        return sd_bus_reply_method_return(msg, "s", op);
+        r = sd_bus_reply_method_return(msg, "s", op);
+        run_object_changed(s->run);
+        return r;
 }
 
-/* SignalExec(s sandbox, s op, i signal): Ctrl-C and friends, to the command's process group */
-int sandbox_method_signal_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        const char *key, *op;
+/* Exec(s sandbox, a{sv} options, as argv, h stdin, h stdout, h stderr) -> s op */
+int sandbox_method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return call_on_sandbox(msg, userdata, sandbox_exec_call, error);
+}
+
+/* The rest of SignalExec, from the op on: (s op, i signal). Ctrl-C and friends, to the command's process
+ * group. */
+int sandbox_signal_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
         SbxMsgHeader h = { .type = SBX_MSG_SIGNAL };
         SandboxExec *x;
-        Sandbox *s;
+        const char *op;
         int32_t sig;
         int r;
 
-        r = sd_bus_message_read(msg, "ssi", &key, &op, &sig);
+        r = sd_bus_message_read(msg, "si", &op, &sig);
         if (r < 0)
-                return r;
-        r = lookup_sandbox(m, msg, key, &s, error);
-        if (r < 0 || sd_bus_error_is_set(error))
                 return r;
         if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP && sig != SIGQUIT && sig != SIGUSR1 && sig != SIGUSR2 &&
             sig != SIGWINCH)
@@ -479,21 +478,37 @@ int sandbox_method_signal_exec(sd_bus_message *msg, void *userdata, sd_bus_error
         return sd_bus_reply_method_return(msg, NULL);
 }
 
-/* RemoveSandbox(s sandbox): stops it (its commands get SIGTERM); the record is written when it is gone */
-int sandbox_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        const char *key;
-        Sandbox *s;
+/* SignalExec(s sandbox, s op, i signal) */
+int sandbox_method_signal_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return call_on_sandbox(msg, userdata, sandbox_signal_call, error);
+}
+
+/* Stops the sandbox (its commands get SIGTERM); the record is written when it is gone. */
+int sandbox_remove_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
         int r;
 
-        r = sd_bus_message_read(msg, "s", &key);
-        if (r < 0)
-                return r;
-        r = lookup_sandbox(m, msg, key, &s, error);
-        if (r < 0 || sd_bus_error_is_set(error))
-                return r;
         r = manager_run_stop(s->run, SIGTERM);
         if (r < 0)
                 return r;
         return sd_bus_reply_method_return(msg, NULL);
+}
+
+/* RemoveSandbox(s sandbox) */
+int sandbox_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return call_on_sandbox(msg, userdata, sandbox_remove_call, error);
+}
+
+/* GetSandbox(s sandbox) -> o: the object of the caller's sandbox, by id or name */
+static int get_object_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = run_object_path(s->run, &path);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, "o", path);
+}
+
+int sandbox_method_get_object(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return call_on_sandbox(msg, userdata, get_object_call, error);
 }

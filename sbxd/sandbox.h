@@ -47,6 +47,14 @@ void sandbox_run_ended(Sandbox *s);
 /* CreateSandbox's reply: the run's start job is queued; answered once the helper is ready. */
 void sandbox_take_create_call(Sandbox *s, sd_bus_message *call);
 
+/* The bodies of the sandbox's methods once the sandbox is known: they read the call from the argument
+ * after the sandbox on (the manager's methods name it first; its object's methods do not). */
+int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
+int sandbox_signal_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
+int sandbox_remove_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
+
+/* The manager's methods: the sandbox by id or name first */
 int sandbox_method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int sandbox_method_signal_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int sandbox_method_get_object(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int sandbox_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *error);

@@ -99,6 +99,10 @@ static inline bool isempty(const char *s) {
         return !s || !*s;
 }
 
+static inline const char *strempty(const char *s) {
+        return s ?: "";
+}
+
 static inline const char *strna(const char *s) {
         return s ?: "n/a";
 }

@@ -120,7 +120,7 @@ case " ${SBX_COMPOPT[*]} " in
   *) echo "ok '--vers<TAB>' leaves the space after '--version'" ;;
 esac
 expect "sbxctl --no-l" "--no-legend"
-expect "sbxctl list --" "--help --json --no-legend"
+expect "sbxctl list --" "--all --help --json --no-legend"
 expect "sbxctl show --" "--help --json"
 expect_has "sbxctl --" "--version"
 expect_has "sbxctl --" "--profile="

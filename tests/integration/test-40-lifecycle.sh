@@ -249,6 +249,8 @@ else
   cpid=$CPID rid=$RUN
   assert_rc 1 runuser -u nobody -- sbxctl stop "$rid"
   assert_contains "$T_OUT" "no run $rid" "nobody's stop without the grant"
+  assert_rc 125 runuser -u nobody -- sbxctl list --all
+  assert_contains "$T_OUT" "org.sbx.manage-all-runs" "nobody's list --all without the grant"
   mkdir -p "${RULE%/*}"
   t_on_exit "rm -f '$RULE'"
   cat > "$RULE" <<'EOR'
@@ -260,6 +262,10 @@ EOR
   nobody_show_rc 0 || _t_err "nobody still cannot see root's run with the polkit rule in place"
   assert_rc 0 runuser -u nobody -- sbxctl show --json "$rid"
   assert_eq "running" "$(printf '%s' "$T_OUT" | jq -r .state)" "the state nobody sees"
+  assert_rc 0 runuser -u nobody -- sbxctl list --all --no-legend
+  assert_contains "$T_OUT" "$rid" "root's run in nobody's list --all"
+  assert_rc 0 runuser -u nobody -- sbxctl list --no-legend
+  assert_not_contains "$T_OUT" "$rid" "nobody's own list"
   assert_rc 0 runuser -u nobody -- sbxctl stop "$rid"
   wait "$cpid"
   assert_eq cancelled "$(record_get "$rid" .stop_reason)" "stop_reason of the run nobody stopped"

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+#include <errno.h>
+#include <limits.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus-errors.h"
+#include "bus-fields.h"
+#include "macro.h"
+#include "util.h"
+
+int bus_field_string(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
+        char **dst = field, *copy;
+        const char *s;
+
+        if (sd_bus_message_read(msg, "v", "s", &s) < 0)
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a string", f->name);
+        if (f->valid && !f->valid(s))
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: '%s' is not %s", f->name, s, f->expected);
+        copy = strdup(s);
+        if (!copy)
+                return -ENOMEM;
+        free(*dst);
+        *dst = copy;
+        return 0;
+}
+
+static int read_positive(sd_bus_message *msg, const BusField *f, uint64_t *ret, sd_bus_error *error) {
+        uint64_t u;
+
+        if (sd_bus_message_read(msg, "v", "t", &u) < 0)
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected an unsigned 64-bit integer", f->name);
+        if (u == 0)
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: must be greater than 0", f->name);
+        if (f->max > 0 && u > f->max)
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: %" PRIu64 " is too large (at most %" PRIu64 ")",
+                                         f->name, u, f->max);
+        *ret = u;
+        return 0;
+}
+
+int bus_field_u64_positive(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
+        return read_positive(msg, f, field, error);
+}
+
+int bus_field_unsigned(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
+        uint64_t u;
+        int r;
+
+        assert(f->max > 0 && f->max <= UINT_MAX);
+        r = read_positive(msg, f, &u, error);
+        if (r < 0)
+                return r;
+        *(unsigned *) field = (unsigned) u;
+        return 0;
+}
+
+int bus_field_bool(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
+        int b;
+
+        if (sd_bus_message_read(msg, "v", "b", &b) < 0)
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a boolean", f->name);
+        *(bool *) field = b;
+        return 0;
+}
+
+int bus_read_fields(sd_bus_message *msg, const BusField *table, unsigned skip, void *base, const char *what,
+                    sd_bus_error *error) {
+        uint64_t seen = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
+                const BusField *f;
+                const char *key;
+                size_t i;
+
+                r = sd_bus_message_read(msg, "s", &key);
+                if (r < 0)
+                        return r;
+                for (i = 0, f = table; f->name; f++, i++)
+                        if (streq(f->name, key) && !(f->flags & skip))
+                                break;
+                assert(i < BUS_FIELDS_MAX);
+                if (!f->name)
+                        return sd_bus_error_setf(error, ERR_INVALID, "%s: unknown key '%s'", what, key);
+                if (seen & (UINT64_C(1) << i))
+                        return sd_bus_error_setf(error, ERR_INVALID, "%s: key '%s' given twice", what, key);
+                seen |= UINT64_C(1) << i;
+                r = f->read(msg, f, (uint8_t *) base + f->offset, error);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(msg);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(msg);
+}

@@ -9,7 +9,9 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -33,6 +35,14 @@ static usec_t arg_idle_timeout = 0;
 static const char *arg_name = NULL;
 static bool arg_detach = false;
 static uint64_t arg_output_max = 0;
+static const char *arg_host = NULL;     /* -H [USER@]HOST[:PORT][/MACHINE]: that machine's sbxd, over ssh */
+static const char *arg_machine = NULL;  /* -M MACHINE: the sbxd of a local container */
+static char **arg_argv = NULL;          /* the command line and, for each word, whether it was -H or its value: */
+static bool *arg_host_word = NULL;      /* run and exec over ssh pass on everything else */
+
+/* With -H or -M: the machine could not be reached, or its connection was lost. ssh's own exit status for
+ * its failures, so that run and exec over ssh (where it is ssh's) and the other commands agree. */
+#define SBXCTL_EXIT_UNREACHABLE 255
 
 static int help(void) {
         printf("Usage: sbxctl [OPTIONS] COMMAND ...\n\n"
@@ -68,6 +78,11 @@ static int help(void) {
                "Exec options:\n"
                "     --timeout=DURATION Kill the command after this long (exit status 124)\n"
                "     --output-max=SIZE  Pass at most SIZE bytes of its stdout+stderr\n\n"
+               "Machine options:\n"
+               "  -H --host=[USER@]HOST[:PORT][/MACHINE]\n"
+               "                        The sbxd of HOST (or of a container there), over ssh;\n"
+               "                        run and exec run sbxctl on HOST through ssh\n"
+               "  -M --machine=MACHINE  The sbxd of a local container (systemd-machined)\n\n"
                "Other options:\n"
                "     --json             JSON output (list, show)\n"
                "     --no-legend        No header line (list)\n"
@@ -78,7 +93,8 @@ static int help(void) {
                "Exit status of run: the command's status; 128+N if it was killed by signal N;\n"
                "124 wall-time limit; 125 request refused; 123 sbx could not run it;\n"
                "126/127 command not executable/not found; 130/143 cancelled by SIGINT/SIGTERM;\n"
-               "137 out of memory. See sbxctl(1).\n",
+               "137 out of memory; 255 with -H or -M: the machine could not be reached.\n"
+               "See sbxctl(1).\n",
                PROFILE_DEFAULT);
         return 0;
 }
@@ -96,23 +112,280 @@ _printf_(2, 3) static int complain(int code, const char *fmt, ...) {
 }
 #define refused(...) complain(SBX_EXIT_REFUSED, __VA_ARGS__)
 #define failed(...) complain(SBX_EXIT_FAILURE, __VA_ARGS__)
+#define unreachable(...) complain(SBXCTL_EXIT_UNREACHABLE, __VA_ARGS__)
 
-static int check_systemd(void) {
-        if (sd_booted() > 0)
-                return 0;
-        return failed("systemd is not running as PID 1 on this machine, and sbx runs every sandbox as a "
-                      "systemd unit; use the testbed (testbed/vm.sh, see docs/testbed.md)");
+/* ---- machines: this one, another over ssh (-H), a local container (-M) -------------------------- */
+
+/* " of host HOST", " of machine MACHINE" or "", for messages about "the system bus" */
+static const char *bus_owner(void) {
+        static char buf[320];
+
+        if (arg_host)
+                snprintf(buf, sizeof(buf), " of host %s", arg_host);
+        else if (arg_machine)
+                snprintf(buf, sizeof(buf), " of machine %s", arg_machine);
+        else
+                buf[0] = 0;
+        return buf;
+}
+
+/* A container name as machined has them: what sd_bus_open_system_machine() accepts too */
+static bool machine_name_ok(const char *s) {
+        size_t l = strlen(s);
+
+        return l > 0 && l <= 64 &&
+               strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == l && s[0] != '.' &&
+               s[0] != '-' && strspn(s, "0123456789") != l;
+}
+
+/* -H [USER@]HOST[:PORT][/MACHINE], HOST a name or an address, an IPv6 one in brackets: as
+ * sd_bus_open_system_remote() reads it. What ssh needs of it: [USER@]HOST (without brackets), PORT and
+ * MACHINE (NULL when not given). -EINVAL for anything else, and for what ssh could take for an option. */
+static int parse_host(const char *s, char **ret_dest, char **ret_port, char **ret_machine) {
+        _cleanup_free_ char *dest = NULL, *port = NULL, *machine = NULL;
+        const char *at, *h, *end;
+        size_t l, user;
+
+        if (isempty(s) || s[0] == '-')
+                return -EINVAL;
+        for (const char *c = s; *c; c++)
+                if ((unsigned char) *c <= ' ' || *c == 0x7f || strchr("'\"\\`$;,=", *c))
+                        return -EINVAL;
+        at = strchr(s, '@');
+        if (at && (at == s || strchr(at + 1, '@')))
+                return -EINVAL;
+        h = at ? at + 1 : s;
+        user = (size_t) (h - s); /* "USER@" */
+        if (*h == '[') {
+                end = strchr(h, ']');
+                if (!end || end == h + 1 || !strchr(":/", end[1]))
+                        return -EINVAL;
+                l = (size_t) (end - h - 1);
+                h++;
+                end++;
+        } else {
+                l = strcspn(h, ":/");
+                end = h + l;
+        }
+        if (l == 0 || l > 253 || h[0] == '-')
+                return -EINVAL;
+        if (asprintf(&dest, "%.*s%.*s", (int) user, s, (int) l, h) < 0)
+                return -ENOMEM;
+        if (*end == ':') {
+                unsigned long p;
+
+                end++;
+                l = strcspn(end, "/");
+                if (l == 0 || l > 5 || strspn(end, "0123456789") < l || (p = strtoul(end, NULL, 10)) == 0 ||
+                    p > 65535)
+                        return -EINVAL;
+                port = strndup(end, l);
+                if (!port)
+                        return -ENOMEM;
+                end += l;
+        }
+        if (*end == '/') {
+                if (!machine_name_ok(end + 1))
+                        return -EINVAL;
+                machine = strdup(end + 1);
+                if (!machine)
+                        return -ENOMEM;
+        } else if (*end)
+                return -EINVAL;
+        if (ret_dest)
+                *ret_dest = TAKE_PTR(dest);
+        if (ret_port)
+                *ret_port = TAKE_PTR(port);
+        if (ret_machine)
+                *ret_machine = TAKE_PTR(machine);
+        return 0;
+}
+
+/* With -H, ssh (started by sd-bus) writes to this file instead of our stderr: when it cannot connect, its
+ * last line (or that of systemd-stdio-bridge on the other end) becomes the reason of our one-line error. */
+static int ssh_stderr = -EBADF;
+
+static char *ssh_said(void) {
+        char buf[4096], *p, *e;
+        struct stat st;
+        ssize_t n;
+
+        if (ssh_stderr < 0 || fstat(ssh_stderr, &st) < 0 || st.st_size == 0)
+                return NULL;
+        n = pread(ssh_stderr, buf, sizeof(buf) - 1, MAX(st.st_size - (off_t) sizeof(buf) + 1, (off_t) 0));
+        if (n <= 0)
+                return NULL;
+        for (e = buf + n; e > buf && strchr("\r\n\t ", e[-1]); e--)
+                ;
+        *e = 0;
+        p = strrchr(buf, '\n');
+        p = p ? p + 1 : buf;
+        for (char *c = p; *c; c++)
+                if ((unsigned char) *c < ' ')
+                        *c = ' ';
+        return *p ? strdup(p) : NULL;
+}
+
+static int connect_remote(sd_bus **ret) {
+        _cleanup_close_ int saved = -EBADF;
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        ssh_stderr = memfd_create("sbxctl-ssh-stderr", MFD_CLOEXEC);
+        if (ssh_stderr >= 0)
+                saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+        if (saved >= 0 && dup2(ssh_stderr, STDERR_FILENO) < 0)
+                saved = safe_close(saved);
+        /* sd-bus starts "ssh -xT [-p PORT] -- [USER@]HOST systemd-stdio-bridge [--machine=MACHINE]" here */
+        r = sd_bus_open_system_remote(ret, arg_host);
+        if (saved >= 0)
+                (void) dup2(saved, STDERR_FILENO);
+        if (r == -EINVAL)
+                return refused("--host: '%s' is not [USER@]HOST[:PORT][/MACHINE]", arg_host);
+        if (r < 0) {
+                why = ssh_said();
+                return unreachable("cannot reach the system bus of host %s over ssh: %s", arg_host,
+                                   why ?: strerror(-r));
+        }
+        return 0;
 }
 
 static int connect_bus(sd_bus **ret) {
-        int r = sd_bus_open_system(ret);
+        int r;
+
+        if (arg_host)
+                return connect_remote(ret);
+        if (arg_machine) {
+                /* into the container's namespaces, to its system bus socket: a local socket, which passes fds */
+                r = sd_bus_open_system_machine(ret, arg_machine);
+                if (r == -EINVAL)
+                        return refused("--machine: '%s' is not a machine name", arg_machine);
+                if (r == -EHOSTDOWN || r == -ENOENT || r == -ENXIO)
+                        return unreachable("machine %s is not running (machinectl list shows those that are)",
+                                           arg_machine);
+                if (r < 0)
+                        return unreachable("cannot connect to the system bus of machine %s: %s", arg_machine,
+                                           strerror(-r));
+                return 0;
+        }
+        r = sd_bus_open_system(ret);
         if (r < 0)
                 return failed("cannot connect to the system bus: %s", strerror(-r));
         return 0;
 }
 
-/* Maps an sbxd error reply to our exit codes. */
-static int bus_failure(const sd_bus_error *e, int r) {
+/* Whether a call failed because the connection did: ssh could not connect or log in, the other end has no
+ * systemd-stdio-bridge, the connection was lost. */
+static bool connection_failed(sd_bus *bus, const sd_bus_error *e) {
+        return sd_bus_is_open(bus) <= 0 ||
+               sd_bus_error_has_names(e, "System.Error.ECONNRESET", "System.Error.ENOTCONN", "System.Error.EPIPE",
+                                      "System.Error.ESHUTDOWN", "System.Error.ECONNREFUSED",
+                                      SD_BUS_ERROR_DISCONNECTED);
+}
+
+static int connection_failure(int r) {
+        _cleanup_free_ char *why = ssh_said();
+
+        if (arg_host)
+                return unreachable("cannot reach the system bus of host %s over ssh: %s", arg_host,
+                                   why ?: strerror(-r));
+        if (arg_machine)
+                return unreachable("cannot reach the system bus of machine %s: %s", arg_machine, strerror(-r));
+        return failed("the connection to the system bus failed: %s", strerror(-r));
+}
+
+/* Run and Exec pass the caller's stdin, stdout and stderr as file descriptors. A local socket carries them, to
+ * this machine's bus or into a container (-M); a connection that cannot is told so here, not by a call that
+ * fails on the way. */
+static int check_fd_passing(sd_bus *bus) {
+        int r = sd_bus_can_send(bus, SD_BUS_TYPE_UNIX_FD);
+
+        if (r < 0)
+                return connection_failure(r);
+        if (r == 0)
+                return failed("the connection to the system bus%s cannot pass file descriptors, and the command's "
+                              "stdin, stdout and stderr are passed as such", bus_owner());
+        return 0;
+}
+
+/* One word for a POSIX shell (the login shell on the other end of ssh): in single quotes, ' as '\'' */
+static void shell_quote(FILE *f, const char *s) {
+        fputc('\'', f);
+        for (; *s; s++)
+                if (*s == '\'')
+                        fputs("'\\''", f);
+                else
+                        fputc(*s, f);
+        fputc('\'', f);
+}
+
+/* run and exec with -H. Their stdin, stdout and stderr are file descriptors passed in the D-Bus call, and D-Bus
+ * over ssh cannot carry file descriptors (systemd-stdio-bridge relays messages, not descriptors). So sbxctl runs
+ * itself on HOST with the same arguments but -H, and ssh carries what the descriptors would have: the streams,
+ * the terminal, Ctrl-C, the end of the connection (see watch_hangup()) and the exit status. */
+static int exec_over_ssh(void) {
+        _cleanup_free_ char *dest = NULL, *port = NULL, *machine = NULL, *cmdline = NULL;
+        const char *args[16];
+        size_t n = 0, size = 0;
+        FILE *f;
+        int r;
+
+        r = parse_host(arg_host, &dest, &port, &machine);
+        if (r == -ENOMEM)
+                return failed("out of memory");
+        if (r < 0)
+                return refused("--host: '%s' is not [USER@]HOST[:PORT][/MACHINE]", arg_host);
+        f = open_memstream(&cmdline, &size);
+        if (!f)
+                return failed("out of memory");
+        fputs("sbxctl", f);
+        if (machine) {
+                fputs(" -M ", f);
+                shell_quote(f, machine);
+        }
+        for (size_t i = 1; arg_argv[i]; i++)
+                if (!arg_host_word[i]) {
+                        fputc(' ', f);
+                        shell_quote(f, arg_argv[i]);
+                }
+        if (fclose(f) != 0 || !cmdline)
+                return failed("out of memory");
+
+        args[n++] = "ssh";
+        args[n++] = "-x";
+        /* a terminal on the other end only when this end is all terminal: otherwise the three streams stay
+         * apart and byte for byte what the command wrote */
+        args[n++] = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) ? "-t" : "-T";
+        args[n++] = "-o";
+        args[n++] = "BatchMode=yes";
+        args[n++] = "-o";
+        args[n++] = "LogLevel=ERROR"; /* errors, but no "Connection to HOST closed." after each command */
+        if (port) {
+                args[n++] = "-p";
+                args[n++] = port;
+        }
+        args[n++] = "--";
+        args[n++] = dest;
+        args[n++] = cmdline;
+        args[n] = NULL;
+        log_debug("on %s: ssh ... -- %s %s", arg_host, dest, cmdline);
+        fflush(stdout);
+        execvp("ssh", (char **) args);
+        return unreachable("cannot run ssh: %s", strerror(errno));
+}
+
+/* sd_booted() says it of this machine; another one (-H, -M) says it itself (sbxd is not there) */
+static int check_systemd(void) {
+        if (arg_host || arg_machine || sd_booted() > 0)
+                return 0;
+        return failed("systemd is not running as PID 1 on this machine, and sbx runs every sandbox as a "
+                      "systemd unit; use the testbed (testbed/vm.sh, see docs/testbed.md)");
+}
+
+/* Maps an sbxd error reply (or a failed connection) to our exit codes. */
+static int bus_failure(sd_bus *bus, const sd_bus_error *e, int r) {
+        if (connection_failed(bus, e))
+                return connection_failure(r);
         if (sd_bus_error_has_names(e, "org.sbx.Error.InvalidRequest", "org.sbx.Error.NoSuchProfile",
                                    "org.sbx.Error.AccessDenied", "org.sbx.Error.Exists"))
                 return refused("%s", e->message);
@@ -121,7 +394,8 @@ static int bus_failure(const sd_bus_error *e, int r) {
                 return failed("%s", e->message);
         if (sd_bus_error_has_names(e, "org.freedesktop.DBus.Error.ServiceUnknown",
                                    "org.freedesktop.DBus.Error.NameHasNoOwner"))
-                return failed("sbxd is not available on the system bus (%s); is sbx installed?", e->message);
+                return failed("sbxd is not available on the system bus%s (%s); is sbx installed%s?", bus_owner(),
+                              e->message, arg_host || arg_machine ? " there" : "");
         if (sd_bus_error_has_names(e, "org.sbx.Error.NoSuchRun", "org.sbx.Error.NoSuchSandbox")) {
                 fprintf(stderr, "sbxctl: %s\n", e->message);
                 return 1;
@@ -213,6 +487,7 @@ typedef struct RunState {
         RunRecord *record;
         int got_signal;
         bool daemon_gone;
+        bool disconnected;     /* the connection itself ended (with -H: ssh) */
         unsigned attach_tries;
 } RunState;
 
@@ -281,6 +556,60 @@ static int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, vo
         if (!s->run_id || !s->daemon)
                 return 0;
         return request_stop(s);
+}
+
+/* The signal of ours that is waiting to be read, if any: one that came with the end of the connection (Ctrl-C
+ * on a terminal reaches the ssh that sd-bus started for -H too, and that ends the connection). */
+static int pending_signal(void) {
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+        sigset_t set;
+
+        if (sigpending(&set) < 0)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+                if (sigismember(&set, sigs[i]) > 0)
+                        return sigs[i];
+        return 0;
+}
+
+/* sd-bus's own message when the connection ends: nothing more can come */
+static int on_run_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        RunState *s = userdata;
+
+        /* the bus is closing already: this one is sd-bus's own, nobody else's */
+        if (!sd_bus_message_is_signal(msg, "org.freedesktop.DBus.Local", "Disconnected") ||
+            sd_bus_is_open(sd_bus_message_get_bus(msg)) > 0)
+                return 0;
+        s->disconnected = true;
+        if (s->got_signal == 0)
+                s->got_signal = pending_signal();
+        return sd_event_exit(s->event, 0);
+}
+
+/* Started by sshd without a terminal ("sbxctl -H HOST run", or "ssh HOST sbxctl run"), sbxctl is not told when
+ * the connection ends: sshd signals nothing to a command without a terminal. What it does is close its ends of
+ * the pipes (or sockets) it gave as stdout and stderr. A reader gone is then a hangup: SIGHUP. */
+static int watch_hangup(sd_event *event, sd_event_io_handler_t handler, void *userdata) {
+        if (!getenv("SSH_CONNECTION") || getenv("SSH_TTY"))
+                return 0;
+        for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
+                struct stat st;
+                int r;
+
+                if (fstat(fd, &st) < 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+                        continue;
+                /* no events asked for: epoll reports EPOLLERR (a pipe without reader) and EPOLLHUP anyway */
+                r = sd_event_add_io(event, NULL, fd, 0, handler, userdata);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int on_run_hangup(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        (void) sd_event_source_set_enabled(src, SD_EVENT_OFF);
+        log_debug("stdout or stderr hung up (the ssh connection ended): stopping the run");
+        return on_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = SIGHUP }, userdata);
 }
 
 static int on_attach_retry(sd_event_source *src, uint64_t usec, void *userdata) {
@@ -385,6 +714,14 @@ static int append_request(sd_bus_message *m, const char *workspace, const char *
 static int resolve_dir(const char *what, const char *arg, char **ret) {
         struct stat st;
 
+        /* a directory of the other machine: sbxd there checks it (this machine's file system says nothing) */
+        if (arg_host || arg_machine) {
+                if (arg[0] != '/')
+                        return refused("%s: '%s' is a directory%s: give it as an absolute path there", what, arg,
+                                       bus_owner());
+                *ret = strdup(arg);
+                return *ret ? 0 : failed("out of memory");
+        }
         if (stat(arg, &st) < 0) {
                 if (errno == ENOENT)
                         return refused("%s: '%s' does not exist", what, arg);
@@ -437,6 +774,8 @@ static int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event) {
         if (r >= 0)
                 r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                         "org.freedesktop.DBus", "NameOwnerChanged", on_name_owner_changed, s);
+        if (r >= 0)
+                r = sd_bus_add_filter(bus, NULL, on_run_disconnected, s);
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(sigs); i++)
                 r = sd_event_add_signal(event, NULL, sigs[i], on_signal, s);
         if (r < 0)
@@ -459,6 +798,8 @@ static int verb_run(char **cmd) {
 
         if (strv_length(cmd) == 0)
                 return refused("run: no command given (usage: sbxctl run [OPTIONS] -- CMD [ARGS...])");
+        if (arg_host)
+                return exec_over_ssh();
 
         if (arg_workspace) {
                 r = resolve_dir("workspace", arg_workspace, &workspace);
@@ -474,6 +815,12 @@ static int verb_run(char **cmd) {
         r = run_state_open(&s, &bus, &event);
         if (r != 0)
                 return r;
+        r = check_fd_passing(bus);
+        if (r != 0)
+                return r;
+        r = watch_hangup(event, on_run_hangup, &s);
+        if (r < 0)
+                return failed("cannot watch stdout and stderr: %s", strerror(-r));
 
         r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Run");
         if (r >= 0)
@@ -489,7 +836,7 @@ static int verb_run(char **cmd) {
 
         r = sd_bus_call(bus, call, 60 * USEC_PER_SEC, &error, &reply);
         if (r < 0)
-                return bus_failure(&error, r);
+                return bus_failure(bus, &error, r);
         r = sd_bus_message_read(reply, "s", &id);
         if (r < 0 || !run_id_is_valid(id))
                 return failed("sbxd sent an invalid reply");
@@ -505,6 +852,10 @@ static int verb_run(char **cmd) {
                 print_egress_summary(s.record);
         if (r < 0)
                 ret = failed("event loop failed: %s", strerror(-r));
+        else if (s.disconnected)
+                ret = complain(arg_machine ? SBXCTL_EXIT_UNREACHABLE : SBX_EXIT_FAILURE,
+                               "the connection to the system bus%s ended during run %s, which ends with it",
+                               bus_owner(), s.run_id);
         else if (s.daemon_gone)
                 ret = failed("sbxd went away during run %s; its outcome is unknown", s.run_id);
         else if (!s.record)
@@ -555,7 +906,7 @@ static int verb_create(void) {
                 return failed("cannot build the request: %s", strerror(-r));
         r = sd_bus_call(bus, call, 120 * USEC_PER_SEC, &error, &reply);
         if (r < 0)
-                return bus_failure(&error, r);
+                return bus_failure(bus, &error, r);
         r = sd_bus_message_read(reply, "s", &id);
         if (r < 0 || !run_id_is_valid(id))
                 return failed("sbxd sent an invalid reply");
@@ -574,6 +925,12 @@ static int verb_create(void) {
         r = sd_event_loop(event);
         if (r < 0)
                 ret = failed("event loop failed: %s", strerror(-r));
+        else if (s.disconnected && s.got_signal > 0)
+                ret = 0; /* Ctrl-C ended ssh (-H) as well as us: the sandbox ends with its creator's connection */
+        else if (s.disconnected)
+                ret = complain(arg_host || arg_machine ? SBXCTL_EXIT_UNREACHABLE : SBX_EXIT_FAILURE,
+                               "the connection to the system bus%s ended; sandbox %s ended with it", bus_owner(),
+                               s.run_id);
         else if (s.daemon_gone)
                 ret = failed("sbxd went away; sandbox %s ended with it", s.run_id);
         else if (!s.record)
@@ -597,6 +954,7 @@ typedef struct ExecState {
         int got_signal;
         int exit_status;     /* -1 until ExecFinished */
         bool daemon_gone;
+        bool disconnected;
 } ExecState;
 
 static int on_exec_finished(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
@@ -664,6 +1022,22 @@ static int on_exec_daemon_gone(sd_bus_message *msg, void *userdata, sd_bus_error
         return 0;
 }
 
+static int on_exec_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        ExecState *s = userdata;
+
+        if (!sd_bus_message_is_signal(msg, "org.freedesktop.DBus.Local", "Disconnected") ||
+            sd_bus_is_open(sd_bus_message_get_bus(msg)) > 0)
+                return 0;
+        s->disconnected = true;
+        return sd_event_exit(s->event, 0);
+}
+
+static int on_exec_hangup(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        (void) sd_event_source_set_enabled(src, SD_EVENT_OFF);
+        log_debug("stdout or stderr hung up (the ssh connection ended): SIGHUP to the command");
+        return on_exec_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = SIGHUP }, userdata);
+}
+
 static int verb_exec(const char *sandbox, char **cmd) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
@@ -677,11 +1051,16 @@ static int verb_exec(const char *sandbox, char **cmd) {
 
         if (strv_length(cmd) == 0)
                 return refused("exec: no command given (usage: sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...])");
+        if (arg_host)
+                return exec_over_ssh();
         r = check_systemd();
         if (r != 0)
                 return r;
         take_signals(sigs, ELEMENTSOF(sigs));
         r = connect_bus(&bus);
+        if (r != 0)
+                return r;
+        r = check_fd_passing(bus);
         if (r != 0)
                 return r;
         r = sd_event_default(&event);
@@ -696,8 +1075,12 @@ static int verb_exec(const char *sandbox, char **cmd) {
         if (r >= 0)
                 r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                         "org.freedesktop.DBus", "NameOwnerChanged", on_exec_daemon_gone, &s);
+        if (r >= 0)
+                r = sd_bus_add_filter(bus, NULL, on_exec_disconnected, &s);
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(sigs); i++)
                 r = sd_event_add_signal(event, NULL, sigs[i], on_exec_signal, &s);
+        if (r >= 0)
+                r = watch_hangup(event, on_exec_hangup, &s);
         if (r >= 0)
                 r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Exec");
         if (r >= 0)
@@ -720,7 +1103,7 @@ static int verb_exec(const char *sandbox, char **cmd) {
                 return failed("cannot build the request: %s", strerror(-r));
         r = sd_bus_call(bus, call, 60 * USEC_PER_SEC, &error, &reply);
         if (r < 0)
-                return bus_failure(&error, r);
+                return bus_failure(bus, &error, r);
         r = sd_bus_message_read(reply, "s", &op);
         if (r < 0 || !run_id_is_valid(op))
                 return failed("sbxd sent an invalid reply");
@@ -735,6 +1118,9 @@ static int verb_exec(const char *sandbox, char **cmd) {
         free(s.op);
         if (r < 0)
                 return failed("event loop failed: %s", strerror(-r));
+        if (s.disconnected)
+                return complain(arg_machine ? SBXCTL_EXIT_UNREACHABLE : SBX_EXIT_FAILURE,
+                                "the connection to the system bus%s ended; the command got SIGHUP", bus_owner());
         if (s.daemon_gone)
                 return failed("sbxd went away; the command's outcome is unknown");
         return s.exit_status >= 0 ? s.exit_status : failed("no result for the command");
@@ -776,7 +1162,7 @@ static int call_daemon(const char *method, const char *arg, char **ret_json) {
                 r = sd_bus_call_method(bus, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method, &error, &reply,
                                        NULL);
         if (r < 0)
-                return bus_failure(&error, r);
+                return bus_failure(bus, &error, r);
         if (!ret_json)
                 return 0;
         r = sd_bus_message_read(reply, "s", &json);
@@ -1169,6 +1555,11 @@ static int show_profile(const Profile *p) {
 static int verb_profile(char **args) {
         int r;
 
+        /* list, show and check read profile files: those of this machine. reload asks systemd over the bus. */
+        if ((arg_host || arg_machine) && !(args[0] && streq(args[0], "reload")))
+                return refused("profile %s reads the profile files of this machine, not those%s; run sbxctl there",
+                               args[0] ?: "list", bus_owner());
+
         if (!args[0] || streq(args[0], "list")) {
                 _cleanup_strv_free_ char **dirs = NULL, **names = NULL, **paths = NULL, **ignored = NULL;
                 int ret = 0;
@@ -1240,8 +1631,11 @@ static int verb_profile(char **args) {
                 /* systemd re-runs its generators, sbx-generator among them, and reloads the units */
                 r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                        "org.freedesktop.systemd1.Manager", "Reload", &error, NULL, NULL);
+                if (r < 0 && connection_failed(bus, &error))
+                        return connection_failure(r);
                 if (r < 0)
-                        return failed("systemd daemon-reload failed: %s", error.message ?: strerror(-r));
+                        return failed("systemd daemon-reload failed%s: %s", arg_host || arg_machine ? bus_owner() : "",
+                                      error.message ?: strerror(-r));
                 return 0;
         }
         return refused("profile: unknown command '%s' (list, show, check, reload)", args[0]);
@@ -1268,13 +1662,29 @@ static int parse_argv(int argc, char *argv[]) {
                 { "json", no_argument, NULL, ARG_JSON },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
                 { "all", no_argument, NULL, ARG_ALL },
+                { "host", required_argument, NULL, 'H' },
+                { "machine", required_argument, NULL, 'M' },
                 {}
         };
-        int c;
+        int c, before = optind;
 
         /* '+': stop at the first non-option, so "run -- cmd -x" keeps -x for cmd */
-        while ((c = getopt_long(argc, argv, "+hp:w:", options, NULL)) >= 0)
+        for (; (c = getopt_long(argc, argv, "+hp:w:H:M:", options, NULL)) >= 0; before = optind)
                 switch (c) {
+                case 'H':
+                        if (parse_host(optarg, NULL, NULL, NULL) < 0)
+                                return -refused("--host: '%s' is not [USER@]HOST[:PORT][/MACHINE]", optarg);
+                        arg_host = optarg;
+                        /* the words that said it (-H HOST, -HHOST, --host=HOST): not for sbxctl on HOST */
+                        for (int i = before; i < optind; i++)
+                                if (arg_argv && argv + i >= arg_argv)
+                                        arg_host_word[argv + i - arg_argv] = true;
+                        break;
+                case 'M':
+                        if (!machine_name_ok(optarg))
+                                return -refused("--machine: '%s' is not a machine name", optarg);
+                        arg_machine = optarg;
+                        break;
                 case 'h':
                         return help(), 0;
                 case ARG_VERSION:
@@ -1355,6 +1765,10 @@ int main(int argc, char *argv[]) {
 
         log_set_prefix("sbxctl");
         log_open();
+        arg_argv = argv;
+        arg_host_word = calloc((size_t) argc + 1, sizeof(bool));
+        if (!arg_host_word)
+                return failed("out of memory");
 
         /* Options may come before the verb or right after it: "sbxctl run -p x -- cmd". */
         r = parse_argv(argc, argv);
@@ -1374,6 +1788,9 @@ int main(int argc, char *argv[]) {
         argc -= optind;
         if (argc > 0 && streq(argv[0], "--") && !streq(verb, "run") && !streq(verb, "exec"))
                 argv++, argc--;
+        if (arg_host && arg_machine)
+                return refused("--host and --machine exclude each other (a container on another host: "
+                               "-H HOST/MACHINE)");
 
         if (streq(verb, "run")) {
                 if (argc > 0 && streq(argv[0], "--"))
@@ -1396,6 +1813,9 @@ int main(int argc, char *argv[]) {
                 r = parse_argv(argc, argv);
                 if (r <= 0)
                         return -r;
+                if (arg_host && arg_machine)
+                        return refused("--host and --machine exclude each other (a container on another host: "
+                                       "-H HOST/MACHINE)");
                 argv += optind;
                 if (*argv && streq(*argv, "--"))
                         argv++;

@@ -28,6 +28,9 @@ PKGS=(
   slirp4netns dnsmasq-base
   # examples/agent.py, the D-Bus client the integration suite runs (tests/integration/test-46-agent.sh)
   python3-dbus-next
+  # sbxctl -H (sd-bus over ssh): the sshd that tests/integration/test-47-remote.sh starts on 127.0.0.1 for
+  # its own use. The system's ssh service is neither started nor left enabled (see below)
+  openssh-server
   # the compatibility suite (tests/integration/test-70-compat.sh): real toolchains run inside the
   # sandbox and outside, plus a subset of CPython's own regression tests
   libpython3.11-testsuite python3-venv python3-pip python3-setuptools python3-wheel
@@ -62,7 +65,28 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 APT=(apt-get -o DPkg::Lock::Timeout=600 -q)
 "${APT[@]}" update
+
+# openssh-server's postinst starts sshd on port 22 (invoke-rc.d without systemd as PID 1, deb-systemd-invoke
+# with it) and enables ssh.service. Both ask policy-rc.d first: one that says "no" (101) while it installs
+# keeps sshd from starting, and the service is disabled afterwards. A policy-rc.d already there (a container
+# image's) is left as it is.
+POLICY=/usr/sbin/policy-rc.d OWN_POLICY=0 NEW_SSHD=0
+case " ${MISSING[*]} " in *" openssh-server "*) NEW_SSHD=1 ;; esac
+if [ "$NEW_SSHD" = 1 ] && [ ! -e "$POLICY" ]; then
+  printf '#!/bin/sh\n# scripts/install-deps.sh: no service starts while it installs packages\nexit 101\n' > "$POLICY"
+  chmod 755 "$POLICY"
+  OWN_POLICY=1
+  trap 'rm -f "$POLICY"' EXIT
+fi
 "${APT[@]}" install -y --no-install-recommends "${MISSING[@]}"
+if [ "$OWN_POLICY" = 1 ]; then
+  rm -f "$POLICY"
+  trap - EXIT
+fi
+if [ "$NEW_SSHD" = 1 ]; then
+  # its sysvinit links and (update-rc.d calls systemctl for it) ssh.service
+  update-rc.d ssh disable >/dev/null 2>&1 || true
+fi
 
 read -ra STILL <<< "$(missing | tr '\n' ' ')"
 if [ "${#STILL[@]}" -ne 0 ]; then

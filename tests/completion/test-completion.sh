@@ -39,6 +39,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-completion.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$T/bin" "$T/work/a" "$T/work/b" "$T/work/sub"
 ln -s "$HERE/fake-sbxctl" "$T/bin/sbxctl"
+ln -s "$HERE/fake-machinectl" "$T/bin/machinectl"
 touch "$T/work/f" "$T/work/x.json" "$T/work/y.txt"
 export PATH="$T/bin:$PATH"
 cd "$T/work" || exit 1
@@ -177,6 +178,34 @@ expect_has "sbxctl run ech" "echo"
 expect_has "sbxctl run -p coding --timeout=5s -- ech" "echo"
 expect_not "sbxctl run -- ls --pro" "--profile="
 expect_not "sbxctl run -p coding ls " "$(echo "$PROFILES" | cut -d' ' -f1)"
+
+# other machines: -M offers the running containers, and the run ids and sandboxes are the container's;
+# -H offers host names but no run ids or sandboxes (asking HOST would run ssh); profile names are local
+expect_has "sbxctl --" "--host="
+expect_has "sbxctl --" "--machine="
+expect "sbxctl --ma" "--machine="
+expect "sbxctl -M " "box"
+expect "sbxctl --machine=" "box"
+expect "sbxctl --machine b" "box"
+expect "sbxctl -M box " "create exec list profile rm run show stop"
+expect "sbxctl -M box show " "e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0 f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0"
+expect "sbxctl --machine=box stop " "e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0 f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0"
+expect "sbxctl -M box exec " "f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0 inbox"
+expect "sbxctl rm -M box " "f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0 inbox"
+expect "sbxctl -M gone show " ""
+expect "sbxctl -H build3 " "create exec list profile rm run show stop"
+expect "sbxctl -H build3 show " ""
+expect "sbxctl --host=build3 stop " ""
+expect "sbxctl -H build3 exec " ""
+expect "sbxctl rm -H root@build3 " ""
+expect "sbxctl -H build3 run --profile " "$PROFILES"
+expect_has "sbxctl -H build3 exec sb -- ech" "echo"
+expect_not "sbxctl -H " "--json"
+printf '127.0.0.1 sbxhost-one\n127.0.0.2 sbxhost-two\n' > "$T/hosts"
+HOSTFILE=$T/hosts
+expect_has "sbxctl -H sbxhost-" "sbxhost-one"
+expect_has "sbxctl --host=ci@sbxhost-t" "ci@sbxhost-two"
+expect_has "sbxctl list -H sbxhost-" "sbxhost-two"
 
 # sbxd not reachable: no run ids, and nothing on the terminal
 export FAKE_SBXCTL_DOWN=1

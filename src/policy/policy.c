@@ -159,7 +159,9 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
         if (req->profile && !streq(req->profile, p->name))
                 return error_setf(ret_error, -EINVAL, "profile: the request names '%s', the profile is '%s'", req->profile,
                               p->name);
-        if (req->sandbox) {
+        if (req->sandbox && req->pool)
+                return -EINVAL;
+        if (req->sandbox || req->pool) {
                 if (n > 0)
                         return error_setf(ret_error, -EINVAL, "command: a sandbox is created without one");
         } else if (n == 0)
@@ -451,8 +453,8 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
         r = r ?: prop_table_add_bool(t, "SendSIGKILL", true);
         r = r ?: prop_table_add_u64(t, "TimeoutStopSec", 5 * USEC_PER_SEC);
         r = r ?: prop_table_add_string(t, "OOMPolicy", "stop");
-        /* the exec helper's reports: only the main process may send them */
-        r = r ?: prop_table_add_string(t, "Type", "exec");
+        /* the exec helper's reports: only the main process may send them (Type= is per run: a pooled
+         * unit is of another type) */
         r = r ?: prop_table_add_string(t, "NotifyAccess", "main");
         if (r < 0)
                 return r;
@@ -654,6 +656,12 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         if (r == 0 && cpu > 0)
                 r = prop_table_add_u64(t, "CPUQuota", cpu * 10000);
         r = r ?: prop_table_add_u64(t, "RuntimeMaxSec", runtime);
+        /* A pooled unit is started before its run is asked for: it reports READY=1 when it gets its
+         * command, so that RuntimeMaxSec= counts from there; until then TimeoutStartSec= bounds how long
+         * it may wait (docs/pool.md). */
+        r = r ?: prop_table_add_string(t, "Type", req->pool ? "notify" : "exec");
+        if (r == 0 && req->pool)
+                r = prop_table_add_u64(t, "TimeoutStartSec", POLICY_POOL_WAIT_MAX_USEC);
         if (r < 0)
                 return r;
 
@@ -726,6 +734,8 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 return -ENOMEM;
         if (req->sandbox && !(plan->exec_argv[i++] = strdup("--serve")))
                 return -ENOMEM;
+        if (req->pool && !(plan->exec_argv[i++] = strdup("--pool")))
+                return -ENOMEM;
         if (!(plan->exec_argv[i++] = strdup("--")))
                 return -ENOMEM;
         for (size_t k = 0; k < n_argv; k++)
@@ -757,5 +767,108 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         }
 
         *ret = TAKE_PTR(plan);
+        return 0;
+}
+
+/* ---- the warm pool ----------------------------------------------------------------------------------- */
+
+/* What a claim applies to a pooled unit, and what makes a unit a pooled one: left out of the comparison. */
+static const char *const pool_claim_props[] = { "MemoryMax", "TasksMax", "CPUQuota", "Type", "TimeoutStartSec", NULL };
+static const char *const pool_claim_options[] = { "--expect-memory-max=", "--expect-tasks-max=",
+                                                  "--expect-cpu-quota=", "--pool", NULL };
+
+static bool pool_line_skipped(const char *line) {
+        size_t k = strcspn(line, "=");
+
+        STRV_FOREACH(n, (char **) pool_claim_props)
+                if (strlen(*n) == k && strneq(line, *n, k))
+                        return true;
+        return false;
+}
+
+static bool pool_option_skipped(const char *o) {
+        STRV_FOREACH(n, (char **) pool_claim_options) {
+                size_t k = strlen(*n);
+
+                if (streq(o, *n) || ((*n)[k - 1] == '=' && strneq(o, *n, k)))
+                        return true;
+        }
+        return false;
+}
+
+/* The next line of text at *p that is compared, or NULL at the end; its length in *ret_len. */
+static const char *pool_next_line(const char **p, size_t *ret_len) {
+        while (**p) {
+                const char *l = *p;
+                size_t k = strcspn(l, "\n");
+
+                *p = l[k] ? l + k + 1 : l + k;
+                if (!pool_line_skipped(l)) {
+                        *ret_len = k;
+                        return l;
+                }
+        }
+        return NULL;
+}
+
+/* The next helper option before "--" that is compared, or NULL. */
+static const char *pool_next_option(char **argv, size_t *i) {
+        for (; argv[*i] && !streq(argv[*i], "--"); (*i)++)
+                if (!pool_option_skipped(argv[*i]))
+                        return argv[(*i)++];
+        return NULL;
+}
+
+int policy_pool_match(const RunPlan *member, const RunPlan *run, char **ret_why) {
+        _cleanup_free_ char *a = NULL, *b = NULL;
+        const char *pa, *pb, *la, *lb;
+        size_t na = 0, nb = 0, ia = 1, ib = 1;
+        int r;
+
+        if (!member || !run || !member->exec_argv || !run->exec_argv)
+                return -EINVAL;
+        if (run->pre_argv || run->post_argv)
+                return error_setf(ret_why, 0, "the run binds a workspace");
+        if (run->net_props || run->network != NETWORK_NONE)
+                return error_setf(ret_why, 0, "the run has a network of its own");
+        if (!streq_ptr(member->profile->digest, run->profile->digest))
+                return error_setf(ret_why, 0, "the profile changed since the pooled unit started");
+        r = prop_table_render_text(member->props, &a);
+        if (r >= 0)
+                r = prop_table_render_text(run->props, &b);
+        if (r < 0)
+                return r;
+        for (pa = a, pb = b;;) {
+                la = pool_next_line(&pa, &na);
+                lb = pool_next_line(&pb, &nb);
+                if (!la && !lb)
+                        break;
+                if (!la || !lb || na != nb || memcmp(la, lb, na) != 0)
+                        return error_setf(ret_why, 0, "unit property '%.*s' differs", (int) strcspn(lb ?: la, "="),
+                                          lb ?: la);
+        }
+        for (;;) {
+                const char *oa = pool_next_option(member->exec_argv, &ia), *ob = pool_next_option(run->exec_argv, &ib);
+
+                if (!oa && !ob)
+                        break;
+                if (!oa || !ob || !streq(oa, ob))
+                        return error_setf(ret_why, 0, "helper option '%.*s' differs", (int) strcspn(ob ?: oa, "="),
+                                          ob ?: oa);
+        }
+        return 1;
+}
+
+int policy_pool_limits(const RunPlan *run, PoolLimits *ret) {
+        const Prop *mem = prop_table_get(run->props, "MemoryMax"), *tasks = prop_table_get(run->props, "TasksMax"),
+                   *cpu = prop_table_get(run->props, "CPUQuota");
+
+        if (!mem || !tasks)
+                return -EINVAL;
+        *ret = (PoolLimits) {
+                .memory_max = mem->u,
+                .tasks_max = tasks->u,
+                .cpu_quota_per_sec_usec = cpu ? cpu->u : UINT64_MAX,
+        };
         return 0;
 }

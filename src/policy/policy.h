@@ -44,6 +44,8 @@ typedef struct RunRequest {
         usec_t idle_timeout;  /* a sandbox: ends after this long without a command; 0: never */
         bool detach;          /* a sandbox: outlives its creator's connection */
         char *sandbox_name;   /* a sandbox: a name its owner can use instead of its id, or NULL */
+        bool pool;            /* a unit of the profile's warm pool: no command yet; its helper waits
+                               * for one run's (--pool, docs/pool.md) */
 } RunRequest;
 
 RunRequest *run_request_free(RunRequest *r);
@@ -79,6 +81,27 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
 /* Compiles the profile p (already loaded, named by req->profile) and the request into a plan. */
 int policy_compile(const Profile *p, const RunRequest *req, const char *exec_path, RunPlan **ret,
                    char **ret_error);
+
+/* How long a pooled unit may wait for its run (TimeoutStartSec=): then systemd ends it and sbxd starts
+ * another. A claim takes only units that waited less than POLICY_POOL_CLAIM_MAX_USEC. */
+#define POLICY_POOL_WAIT_MAX_USEC (10 * 60 * USEC_PER_SEC)
+#define POLICY_POOL_CLAIM_MAX_USEC (9 * 60 * USEC_PER_SEC)
+
+/* Whether a run compiled as run can be served by the pooled unit compiled as member (both by
+ * policy_compile() from a profile of the same name, the member with req->pool): the same unit properties
+ * but for those a claim applies (MemoryMax=, TasksMax=, CPUQuota=) and those that make the unit a pooled
+ * one (Type=, TimeoutStartSec=), and the same helper options but for the expectations of those ceilings
+ * (which sbxd checks in the cgroup instead). Returns 1 if it can; 0 with a message in *ret_why naming the
+ * first difference if not; a negative errno on error. Pure. */
+int policy_pool_match(const RunPlan *member, const RunPlan *run, char **ret_why);
+
+/* The ceilings a claim applies to the pooled unit: the run's own. */
+typedef struct PoolLimits {
+        uint64_t memory_max;             /* bytes (whole pages) */
+        uint64_t tasks_max;
+        uint64_t cpu_quota_per_sec_usec; /* UINT64_MAX: no quota */
+} PoolLimits;
+int policy_pool_limits(const RunPlan *run, PoolLimits *ret);
 
 /* Inserts one option for the exec helper (e.g. "--seccomp-filter=HEX") before the "--" that ends its
  * options in plan->exec_argv. */

@@ -1034,6 +1034,33 @@ static const JsonDocField lifetime_fields[] = {
         {}
 };
 
+/* pool: units kept started for the profile's runs. A pooled unit is made before its run's request is
+ * known: what a request may change must be what a claim can still apply (docs/pool.md), so a profile whose
+ * runs get a network of their own or caches has no pool. Checked against network and lifetime, which
+ * come first in profile_fields. */
+static int dispatch_pool_size(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
+        uint64_t n;
+        int r;
+
+        r = json_doc_dispatch_uint64(jd, p, v, &n, NULL);
+        if (r < 0)
+                return r;
+        if (n > PROFILE_POOL_SIZE_MAX)
+                return json_doc_fail_got(jd, p, v, "expected at most %u", PROFILE_POOL_SIZE_MAX);
+        if (n > 0 && prof->network != NETWORK_NONE)
+                return json_doc_fail(jd, p, "a pool serves only profiles whose network mode is \"none\"");
+        if (n > 0 && prof->n_caches > 0)
+                return json_doc_fail(jd, p, "a pool cannot serve a profile with caches (lifetime.caches)");
+        prof->pool_size = (unsigned) n;
+        return 0;
+}
+
+static const JsonDocField pool_fields[] = {
+        { "size", dispatch_pool_size, 0 },
+        {}
+};
+
 /* request: what a caller may set per run */
 
 /* uint64_t: request.cpu.min, a CPU share of at least 1% */
@@ -1214,6 +1241,8 @@ static const JsonDocField profile_fields[] = {
         /* after resources: aggregate and request are checked against it */
         { "aggregate", json_doc_dispatch_object, 0, 0, aggregate_fields },
         { "lifetime", json_doc_dispatch_object, 0, 0, lifetime_fields },
+        /* after network and lifetime: checked against them */
+        { "pool", json_doc_dispatch_object, 0, 0, pool_fields },
         { "request", json_doc_dispatch_object, 0, 0, request_fields },
         {}
 };

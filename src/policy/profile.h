@@ -43,6 +43,7 @@ typedef struct PortRange {
 } PortRange;
 
 #define PROFILE_DESTINATIONS_MAX 1024
+#define PROFILE_POOL_SIZE_MAX 16U /* pool.size */
 
 /* One element of network.destinations. */
 typedef struct NetDestination {
@@ -140,6 +141,9 @@ typedef struct Profile {
         /* lifetime: named caches persist per caller across runs; none: everything is ephemeral */
         ProfileCache *caches;
         size_t n_caches;
+
+        /* pool.size: units of this profile kept started, waiting for a run each (docs/pool.md); 0: none */
+        unsigned pool_size;
 
         /* what a caller may set per run */
         struct {

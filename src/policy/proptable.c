@@ -56,6 +56,7 @@ static const PropDef prop_defs[] = {
         { "CPUQuota",               "CPUQuotaPerSecUSec",     PROP_CPU_QUOTA },
         { "RuntimeMaxSec",          "RuntimeMaxUSec",         PROP_USEC },
         { "TimeoutStopSec",         "TimeoutStopUSec",        PROP_USEC },
+        { "TimeoutStartSec",        "TimeoutStartUSec",       PROP_USEC },
         { "KillMode",               "KillMode",               PROP_STRING },
         { "SendSIGKILL",            "SendSIGKILL",            PROP_BOOL },
         { "OOMPolicy",              "OOMPolicy",              PROP_STRING },

@@ -907,6 +907,7 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         if (r->profile_digest)
                 ADD(o, "profile_digest", json_object_new_string(r->profile_digest));
         ADD(o, "state", json_object_new_string(r->finished ? "finished" : "running"));
+        ADD(o, "start", json_object_new_string(r->pooled ? "pool" : "cold"));
         ADD(o, "started_at", started);
         ADD(o, "ended_at", ended);
         s = stop_reason_to_string(r->stop_reason);
@@ -1464,6 +1465,13 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         if (json_object_object_get_ex(sub, "output_bytes", NULL) &&
             (k = get_u64(sub, "resources", "output_bytes", &r->output_bytes, ret_error)) < 0)
                 return k;
+        /* absent in records of earlier versions: those runs were all started cold */
+        if (json_object_object_get_ex(o, "start", &v)) {
+                s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+                if (!s || (!streq(s, "cold") && !streq(s, "pool")))
+                        return error_setf(ret_error, -EBADMSG, "start: expected \"cold\" or \"pool\"");
+                r->pooled = streq(s, "pool");
+        }
         if (json_object_object_get_ex(o, "output_truncated", &v)) {
                 if (!json_object_is_type(v, json_type_boolean))
                         return error_setf(ret_error, -EBADMSG, "output_truncated: expected a boolean");

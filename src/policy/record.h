@@ -178,6 +178,8 @@ typedef struct RunRecord {
         char *error;               /* why it failed to start or was refused; NULL otherwise */
         RunNetwork *network;       /* NULL: no network section (records of older versions) */
         RunSandbox *sandbox;       /* NULL: a run (one command), not a sandbox */
+        bool pooled;               /* served by a unit of the profile's warm pool ("start": "pool"), not
+                                    * a unit started for it ("cold"); docs/pool.md */
 } RunRecord;
 
 RunRecord *run_record_new(void);

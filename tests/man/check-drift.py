@@ -54,6 +54,7 @@ KEY_TABLES = {
     "aggregate_fields": ["aggregate"],
     "lifetime_fields": ["lifetime"],
     "cache_fields": ["lifetime.caches[]"],
+    "pool_fields": ["pool"],
     "request_fields": ["request"],
     "dataset_fields": ["request.dataset"],
     "request_memory_fields": ["request.memory"],

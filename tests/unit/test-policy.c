@@ -875,6 +875,71 @@ static void test_network_narrowed_none(void **state) {
 
 /* A sandbox: the same unit as a run's, with no command; the helper serves (--serve, nothing after
  * "--"). A sandbox with a command, or a run without one, is refused. */
+/* The warm pool: a pooled unit's plan, and which runs it can serve. */
+static void pool_match(const RunPlan *member, const RunPlan *run, int expected, const char *why) {
+        _cleanup_free_ char *w = NULL;
+
+        assert_int_equal(policy_pool_match(member, run, &w), expected);
+        if (!streq_ptr(w, why))
+                fail_msg("policy_pool_match: '%s', expected '%s'", strna(w), strna(why));
+}
+
+static void test_pool_plan(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline(), *edited = profile_offline();
+        RunRequest pool = { .pool = true }, run = { .argv = ARGV("true", "x") },
+                   lower = { .argv = ARGV("true"), .memory_max = 512ULL << 20, .tasks_max = 16, .cpu_quota_percent = 50 },
+                   wall = { .argv = ARGV("true"), .runtime_max = 90 * USEC_PER_SEC },
+                   ws = { .argv = ARGV("true"), .workspace = (char *) "/srv/ws" },
+                   term = { .argv = ARGV("true"), .term = (char *) "xterm" },
+                   both = { .pool = true, .sandbox = true };
+        _cleanup_(run_plan_freep) RunPlan *m = compile_ok(p, &pool), *r = compile_ok(p, &run), *l = compile_ok(p, &lower),
+                                          *w = compile_ok(p, &wall), *b = compile_ok(p, &ws), *t = compile_ok(p, &term),
+                                          *e = NULL;
+        _cleanup_free_ char *error = NULL;
+        size_t n = strv_length(m->exec_argv);
+        PoolLimits lim;
+        RunPlan *bad = NULL;
+
+        /* the helper waits for its command; the unit says READY=1 when it has it */
+        assert_string_equal(m->exec_argv[n - 1], "--");
+        assert_string_equal(m->exec_argv[n - 2], "--pool");
+        assert_string_equal(get(m, "Type")->s, "notify");
+        assert_int_equal(get(m, "TimeoutStartSec")->u, POLICY_POOL_WAIT_MAX_USEC);
+        assert_string_equal(get(r, "Type")->s, "exec");
+        assert_null(prop_table_get(r->props, "TimeoutStartSec"));
+        assert_false(strv_contains(r->exec_argv, "--pool"));
+
+        /* the same profile: any command; lower ceilings are applied at the claim */
+        pool_match(m, r, 1, NULL);
+        pool_match(m, l, 1, NULL);
+        assert_int_equal(policy_pool_limits(l, &lim), 0);
+        assert_int_equal(lim.memory_max, 512ULL << 20);
+        assert_int_equal(lim.tasks_max, 16);
+        assert_int_equal(lim.cpu_quota_per_sec_usec, 500000);
+        /* what a claim cannot change: a start of its own */
+        pool_match(m, w, 0, "unit property 'RuntimeMaxSec' differs");
+        pool_match(m, b, 0, "the run binds a workspace");
+        pool_match(m, t, 0, "unit property 'Environment' differs");
+        /* a helper option of the run the pooled helper does not have */
+        assert_int_equal(run_plan_add_exec_option(r, "--seccomp-filter=00"), 0);
+        pool_match(m, r, 0, "helper option '--seccomp-filter' differs");
+        assert_int_equal(run_plan_add_exec_option(m, "--seccomp-filter=00"), 0);
+        pool_match(m, r, 1, NULL);
+        assert_int_equal(run_plan_add_exec_option(m, "--output-max=5"), 0);
+        pool_match(m, r, 0, "helper option '--output-max' differs");
+        /* the profile file changed since the pooled unit started */
+        memcpy(edited->digest + 7, "ed17", 4);
+        e = compile_ok(edited, &run);
+        pool_match(m, e, 0, "the profile changed since the pooled unit started");
+
+        /* a pooled unit has no command, and is not a sandbox */
+        pool.argv = ARGV("true");
+        assert_int_equal(policy_compile(p, &pool, EXEC_PATH, &bad, &error), -EINVAL);
+        assert_string_equal(error, "command: a sandbox is created without one");
+        assert_int_equal(policy_compile(p, &both, EXEC_PATH, &bad, NULL), -EINVAL);
+        assert_null(bad);
+}
+
 static void test_sandbox_plan(void **state) {
         _cleanup_(profile_freep) Profile *p = profile_offline();
         RunRequest sb = { .sandbox = true };
@@ -2042,6 +2107,7 @@ int main(void) {
                 cmocka_unit_test(test_network_narrowed_none),
                 cmocka_unit_test(test_network_unit),
                 cmocka_unit_test(test_sandbox_plan),
+                cmocka_unit_test(test_pool_plan),
                 cmocka_unit_test(test_network_netns_not),
                 cmocka_unit_test(test_network_modes),
                 cmocka_unit_test(test_network_public),

@@ -1238,6 +1238,33 @@ static void test_aggregate_errors(void **state) {
         CHECK_ERRORS(table);
 }
 
+static void test_pool(void **state) {
+        _cleanup_(profile_freep) Profile *a = parse_ok(DOC(""));
+        _cleanup_(profile_freep) Profile *b = parse_ok(DOC(", 'pool': {'size': 3}"));
+        _cleanup_(profile_freep) Profile *c = parse_ok(DOC(", 'pool': {'size': 16}"));
+        _cleanup_(profile_freep) Profile *d = parse_ok(DOC(", 'pool': {}"));
+        /* 0 is allowed whatever the network and caches */
+        _cleanup_(profile_freep) Profile *e = parse_ok(DOC_NR("{'mode': 'public'}", RES_DEFAULT, ", 'pool': {'size': 0}"));
+        static const ErrorCase table[] = {
+                { DOC(", 'pool': {'size': 17}"), FILE_NAME ": pool.size: expected at most 16, got 17" },
+                { DOC(", 'pool': {'size': -1}"), FILE_NAME ": pool.size: expected an integer >= 0, got -1" },
+                { DOC(", 'pool': {'size': '2'}"), FILE_NAME ": pool.size: expected an integer >= 0, got \"2\"" },
+                { DOC(", 'pool': {'count': 2}"), FILE_NAME ": pool.count: unknown key" },
+                { DOC(", 'pool': 2"), FILE_NAME ": pool: expected an object, got 2" },
+                { DOC_NR("{'mode': 'public'}", RES_DEFAULT, ", 'pool': {'size': 1}"),
+                  FILE_NAME ": pool.size: a pool serves only profiles whose network mode is \"none\"" },
+                { DOC(", 'lifetime': {'caches': [{'name': 'pip', 'path': '.cache/pip'}]}, 'pool': {'size': 1}"),
+                  FILE_NAME ": pool.size: a pool cannot serve a profile with caches (lifetime.caches)" },
+        };
+
+        assert_int_equal(a->pool_size, 0);
+        assert_int_equal(b->pool_size, 3);
+        assert_int_equal(c->pool_size, 16);
+        assert_int_equal(d->pool_size, 0);
+        assert_int_equal(e->pool_size, 0);
+        CHECK_ERRORS(table);
+}
+
 static void test_lifetime_errors(void **state) {
 #define CACHES(...) DOC(", 'lifetime': {'caches': [" __VA_ARGS__ "]}")
         static const ErrorCase table[] = {
@@ -1632,6 +1659,7 @@ int main(void) {
                 cmocka_unit_test(test_network_errors),
                 cmocka_unit_test(test_aggregate_errors),
                 cmocka_unit_test(test_lifetime_errors),
+                cmocka_unit_test(test_pool),
                 cmocka_unit_test(test_request_errors),
                 cmocka_unit_test(test_first_error_wins),
                 cmocka_unit_test(test_messages),

@@ -130,6 +130,7 @@ static void assert_records_equal(const RunRecord *a, const RunRecord *b) {
         assert_true(streq_ptr(a->profile, b->profile));
         assert_true(streq_ptr(a->policy_digest, b->policy_digest));
         assert_int_equal(a->finished, b->finished);
+        assert_int_equal(a->pooled, b->pooled);
         assert_int_equal(a->started_at, b->started_at);
         assert_int_equal(a->ended_at, b->ended_at);
         assert_int_equal(a->stop_reason, b->stop_reason);
@@ -216,6 +217,7 @@ static void test_to_json_finished(void **state) {
         assert_json_string(o, "profile", "offline");
         assert_json_string(o, "policy_digest", DIGEST);
         assert_json_string(o, "state", "finished");
+        assert_json_string(o, "start", "cold");
         assert_json_string(o, "started_at", "2026-11-29T10:30:00.123456Z");
         assert_json_string(o, "ended_at", "2026-11-29T10:31:00.654321Z");
         assert_json_string(o, "stop_reason", "exit-code");
@@ -234,7 +236,7 @@ static void test_to_json_finished(void **state) {
         assert_int_equal(json_object_object_length(lookup(o, "denied_syscalls")), 0);
         /* no "error" key without an error, and nothing else: the record keeps no command line, no uid */
         assert_false(json_object_object_get_ex(o, "error", NULL));
-        assert_int_equal(json_object_object_length(o), 15);
+        assert_int_equal(json_object_object_length(o), 16);
         json_object_put(o);
 }
 
@@ -311,6 +313,32 @@ static void test_profile_digest(void **state) {
         json_object_put(o);
         assert_true(run_record_from_json(bad_text, &bad, &error) < 0);
         assert_string_equal(error, "profile_digest: expected a string");
+}
+
+/* start: "cold" or "pool", read back; absent in records of earlier versions (cold); anything else refused. */
+static void test_start(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = finished_record(), *back = NULL, *old = NULL, *bad = NULL;
+        _cleanup_free_ char *text = NULL, *error = NULL, *old_text = NULL, *bad_text = NULL;
+        json_object *o;
+
+        r->pooled = true;
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_non_null(o);
+        assert_json_string(o, "start", "pool");
+        assert_int_equal(run_record_from_json(text, &back, &error), 0);
+        assert_true(back->pooled);
+
+        json_object_object_del(o, "start");
+        old_text = strdup(json_object_to_json_string(o));
+        assert_int_equal(run_record_from_json(old_text, &old, &error), 0);
+        assert_false(old->pooled);
+
+        json_object_object_add(o, "start", json_object_new_string("warm"));
+        bad_text = strdup(json_object_to_json_string(o));
+        json_object_put(o);
+        assert_true(run_record_from_json(bad_text, &bad, &error) < 0);
+        assert_string_equal(error, "start: expected \"cold\" or \"pool\"");
 }
 
 /* A sandbox's record: its section and its execs survive a round trip; a running exec has no duration;
@@ -708,7 +736,7 @@ static void test_net_to_json(void **state) {
         assert_json_bool(o, "network.entries_removed", true);
         assert_json_bool(o, "cleanup.completed", true);
         assert_int_equal(json_object_object_length(lookup(o, "network")), 8);
-        assert_int_equal(json_object_object_length(o), 16);
+        assert_int_equal(json_object_object_length(o), 17);
 
         dests = lookup(o, "network.destinations");
         assert_int_equal(json_object_array_length(dests), 4);
@@ -1621,6 +1649,7 @@ int main(void) {
                 cmocka_unit_test(test_to_json_denied_and_output),
                 cmocka_unit_test(test_to_json_running),
                 cmocka_unit_test(test_profile_digest),
+                cmocka_unit_test(test_start),
                 cmocka_unit_test(test_sandbox_section),
                 cmocka_unit_test(test_to_json_completed),
                 cmocka_unit_test(test_to_json_unformattable_time),

@@ -56,6 +56,7 @@ static char **arg_expect_dirs = NULL; /* "PATH:DEV:INO": PATH must be the direct
 static const char *arg_seccomp_filter = NULL; /* hex of the program for the profile's syscall rules */
 static uint64_t arg_output_max = 0;           /* bytes of stdout+stderr; 0: not limited */
 static bool arg_serve = false;                 /* a sandbox: no command; serve sbxd's on stdin (serve.h) */
+static bool arg_pool = false;                  /* a pooled unit: wait for one run's command on stdin */
 
 _printf_(1, 2) static int refuse(const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
@@ -415,7 +416,7 @@ static int parse_u64_arg(const char *s, uint64_t *ret) {
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_SWAP, ARG_DIGEST, ARG_CACHE,
                ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS, ARG_BPFFS,
-               ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE };
+               ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE, ARG_POOL };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
                 { "expect-tasks-max", required_argument, NULL, ARG_TASKS },
@@ -430,6 +431,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "expect-netns-not", required_argument, NULL, ARG_EXPECT_NETNS_NOT },
                 { "netns", required_argument, NULL, ARG_NETNS },
                 { "serve", no_argument, NULL, ARG_SERVE },
+                { "pool", no_argument, NULL, ARG_POOL },
                 { "bpffs", required_argument, NULL, ARG_BPFFS },
                 { "workspace", required_argument, NULL, ARG_WS },
                 { "handover", required_argument, NULL, ARG_HANDOVER },
@@ -525,6 +527,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_SERVE:
                         arg_serve = true;
                         break;
+                case ARG_POOL:
+                        arg_pool = true;
+                        break;
                 case ARG_BPFFS:
                         if (!streq(optarg, "/sys/fs/bpf"))
                                 return -EINVAL;
@@ -568,7 +573,9 @@ static int parse_argv(int argc, char *argv[]) {
                 }
         if (arg_netns_op && strneq(arg_netns_op, "serve:", 6)) /* the bridge's command line follows */
                 return optind < argc ? optind : -EINVAL;
-        if (arg_netns_op || arg_bpffs || arg_serve) /* nothing else: no command */
+        if (arg_serve && arg_pool)
+                return -EINVAL;
+        if (arg_netns_op || arg_bpffs || arg_serve || arg_pool) /* nothing else: no command */
                 return optind == argc ? optind : -EINVAL;
         if (optind >= argc)
                 return -EINVAL;
@@ -627,15 +634,23 @@ static void end_leftovers(const char *cg) {
         }
 }
 
-static void report(const char *cg, const char *extra) {
-        _cleanup_free_ char *cpu = NULL, *mem = NULL, *tasks = NULL;
-        uint64_t usage = UINT64_MAX, v;
+static uint64_t cpu_usage(const char *cg) {
         _cleanup_free_ char *stat = NULL, *path = NULL;
         char *p;
 
         if (asprintf(&path, "%s/cpu.stat", cg) >= 0 && read_file_at(AT_FDCWD, path, 64 * 1024, &stat, NULL) >= 0 &&
             (p = strstr(stat, "usage_usec ")))
-                usage = strtoull(p + strlen("usage_usec "), NULL, 10);
+                return strtoull(p + strlen("usage_usec "), NULL, 10);
+        return UINT64_MAX;
+}
+
+/* cpu_base: what the unit used before the run's command came (a pooled unit's checks), not the run's */
+static void report(const char *cg, uint64_t cpu_base, const char *extra) {
+        _cleanup_free_ char *cpu = NULL, *mem = NULL, *tasks = NULL;
+        uint64_t usage = cpu_usage(cg), v;
+
+        if (usage != UINT64_MAX && cpu_base != UINT64_MAX && usage >= cpu_base)
+                usage -= cpu_base;
         if (usage != UINT64_MAX && asprintf(&cpu, " cpu_usec=%" PRIu64, usage) < 0)
                 cpu = NULL;
         if (read_cgroup_u64(cg, "memory.peak", &v) >= 0 && asprintf(&mem, " memory_peak=%" PRIu64, v) < 0)
@@ -713,6 +728,8 @@ static int run_handover(const char *dir) {
 int main(int argc, char *argv[]) {
         _cleanup_(supervisor_done) Supervisor sup = SUPERVISOR_INIT;
         _cleanup_free_ char *cg = NULL, *error = NULL, *extra = NULL;
+        _cleanup_strv_free_ char **pooled_argv = NULL;
+        uint64_t cpu_base = 0;
         sigset_t mask;
         pid_t pid;
         int r, status;
@@ -801,8 +818,36 @@ int main(int argc, char *argv[]) {
                 if (r < 0)
                         fprintf(stderr, "sbx: the sandbox's control channel failed: %s\n", strerror(-r));
                 end_leftovers(cg);
-                report(cg, NULL);
+                report(cg, 0, NULL);
                 return r < 0 ? SBX_EXIT_FAILURE : 0;
+        }
+
+        /* A pooled unit: everything above is checked before the run is asked for; its command comes now
+         * (docs/pool.md). Its stdio replace the control channel and /dev/null, and READY=1 starts the
+         * unit's RuntimeMaxSec= from here. */
+        if (arg_pool) {
+                _cleanup_close_ int ctl = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+                int fds[3] = { -EBADF, -EBADF, -EBADF };
+
+                if (ctl < 0)
+                        return refuse("cannot take the pooled unit's control channel: %m");
+                r = serve_wait_one(ctl, &pooled_argv, fds);
+                if (r == 0) /* sbxd let it go: never used */
+                        return 0;
+                if (r < 0) {
+                        fprintf(stderr, "sbx: the pooled unit's control channel failed: %s\n", strerror(-r));
+                        return SBX_EXIT_FAILURE;
+                }
+                for (int i = 0; i < 3; i++)
+                        if (dup2(fds[i], i) < 0)
+                                return refuse("cannot take the run's standard input and output: %m");
+                for (int i = 0; i < 3; i++)
+                        if (fds[i] > 2)
+                                (void) close(fds[i]);
+                ctl = safe_close(ctl);
+                argv = pooled_argv;
+                cpu_base = cpu_usage(cg);
+                (void) sd_notify(0, "READY=1");
         }
 
         /* The syscall rules' program and the output relay (supervise.h). */
@@ -834,7 +879,7 @@ int main(int argc, char *argv[]) {
         supervisor_finish(&sup);
         if (supervisor_status(&sup, &extra) < 0)
                 extra = NULL;
-        report(cg, extra);
+        report(cg, cpu_base, extra);
 
         if (WIFEXITED(status))
                 return WEXITSTATUS(status);

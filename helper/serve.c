@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 
 #include "exit-codes.h"
 #include "macro.h"
@@ -147,27 +148,26 @@ static Op *op_find(const char *id) {
         return NULL;
 }
 
-/* One packet from sbxd. Returns 0 to go on, 1 when the channel closed, a negative errno on failure. */
-static int handle_packet(int ctl, const ServeConfig *cfg, char *buf) {
+/* Receives one packet from sbxd: a SIGNAL (header only) or an EXEC (its argv pointing into buf, its three
+ * fds). Returns 1 when the channel closed, 0 with *h (and for EXEC *m, *ret_argv, fds) set, -EAGAIN
+ * when there was nothing after all, -EBADMSG for a malformed packet (its fds closed), another negative
+ * errno on failure. */
+static int recv_packet(int ctl, char *buf, SbxMsgHeader *h, SbxExecMsg *m, char ***ret_argv, int fds[3]) {
         union {
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(3 * sizeof(int))];
         } control = {};
         struct iovec iov = { .iov_base = buf, .iov_len = SBX_SANDBOX_MSG_MAX };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
-        int fds[3] = { -EBADF, -EBADF, -EBADF }, nfds = 0;
         _cleanup_free_ char **argv = NULL;
-        SbxExecMsg m;
-        SbxMsgHeader h;
         char *p, *end;
-        Op *slot;
-        pid_t pid;
+        int nfds = 0, r = 0;
         ssize_t n;
-        int r = 0;
 
+        fds[0] = fds[1] = fds[2] = -EBADF;
         n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
         if (n < 0)
-                return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+                return errno == EINTR || errno == EAGAIN ? -EAGAIN : -errno;
         if (n == 0)
                 return 1;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
@@ -184,54 +184,79 @@ static int handle_packet(int ctl, const ServeConfig *cfg, char *buf) {
                                         (void) close(fd);
                         }
                 }
-        if ((size_t) n < sizeof(h) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        if ((size_t) n < sizeof(*h) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
                 r = -EBADMSG;
-                goto out;
+                goto fail;
         }
-        memcpy(&h, buf, sizeof(h));
-        h.op[SBX_OP_ID_LEN] = 0;
-        if (!valid_op(h.op)) {
+        memcpy(h, buf, sizeof(*h));
+        h->op[SBX_OP_ID_LEN] = 0;
+        if (!valid_op(h->op)) {
                 r = -EBADMSG;
-                goto out;
+                goto fail;
         }
+        if (h->type == SBX_MSG_SIGNAL) {
+                if (nfds > 0) {
+                        r = -EBADMSG;
+                        goto fail;
+                }
+                return 0;
+        }
+        if (h->type != SBX_MSG_EXEC || (size_t) n < sizeof(SbxExecMsg) || nfds != 3 || h->arg == 0 || h->arg > 4096) {
+                r = -EBADMSG;
+                goto fail;
+        }
+        memcpy(m, buf, sizeof(*m));
+        m->h = *h;
+        argv = calloc(h->arg + 1, sizeof(char *));
+        if (!argv) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        p = buf + sizeof(SbxExecMsg);
+        end = buf + n;
+        for (uint32_t i = 0; i < h->arg; i++) {
+                char *z = memchr(p, 0, (size_t) (end - p));
 
+                if (!z) {
+                        r = -EBADMSG;
+                        goto fail;
+                }
+                argv[i] = p;
+                p = z + 1;
+        }
+        *ret_argv = TAKE_PTR(argv);
+        return 0;
+fail:
+        for (int i = 0; i < nfds; i++)
+                fds[i] = safe_close(fds[i]);
+        return r;
+}
+
+/* One packet from sbxd. Returns 0 to go on, 1 when the channel closed, a negative errno on failure. */
+static int handle_packet(int ctl, const ServeConfig *cfg, char *buf) {
+        int fds[3];
+        _cleanup_free_ char **argv = NULL;
+        SbxExecMsg m;
+        SbxMsgHeader h;
+        Op *slot;
+        pid_t pid;
+        int r;
+
+        r = recv_packet(ctl, buf, &h, &m, &argv, fds);
+        if (r == -EAGAIN || r == -EBADMSG) /* a malformed packet is sbxd's bug, not the sandbox's end: dropped */
+                return 0;
+        if (r != 0)
+                return r;
         if (h.type == SBX_MSG_SIGNAL) {
                 Op *o = op_find(h.op);
 
                 if (o && h.arg > 0 && h.arg < (uint32_t) _NSIG)
                         (void) kill(o->pid, (int) h.arg);
-                goto out;
+                return 0;
         }
-        if (h.type != SBX_MSG_EXEC || (size_t) n < sizeof(SbxExecMsg) || nfds != 3 || h.arg == 0 ||
-            h.arg > 4096) {
-                r = -EBADMSG;
-                goto out;
-        }
-
-        argv = calloc(h.arg + 1, sizeof(char *));
-        p = buf + sizeof(SbxExecMsg);
-        end = buf + n;
         slot = op_find_pid(0);
-        memcpy(&m, buf, sizeof(m));
-        m.h = h;
-        if (!argv) {
-                r = -ENOMEM;
+        if (op_find(h.op)) /* an id in use: a second command under it could not be told apart */
                 goto out;
-        }
-        for (uint32_t i = 0; i < h.arg; i++) {
-                char *z = memchr(p, 0, (size_t) (end - p));
-
-                if (!z) {
-                        r = -EBADMSG;
-                        goto out;
-                }
-                argv[i] = p;
-                p = z + 1;
-        }
-        if (op_find(h.op)) { /* an id in use: a second command under it could not be told apart */
-                r = -EBADMSG;
-                goto out;
-        }
         if (!slot) {
                 SbxDoneMsg d;
 
@@ -251,10 +276,9 @@ static int handle_packet(int ctl, const ServeConfig *cfg, char *buf) {
         strcpy(slot->id, h.op);
         slot->pid = pid;
 out:
-        for (int i = 0; i < nfds; i++)
+        for (int i = 0; i < 3; i++)
                 (void) close(fds[i]);
-        /* a malformed packet is sbxd's bug, not the sandbox's end: dropped */
-        return r == -EBADMSG ? 0 : r;
+        return r;
 }
 
 static int reap(int ctl) {
@@ -326,5 +350,64 @@ int serve(int ctl, const ServeConfig *cfg) {
                                 return 0;
                 } else if (p[0].revents & (POLLHUP | POLLERR))
                         return 0;
+        }
+}
+
+int serve_wait_one(int ctl, char ***ret_argv, int fds[3]) {
+        _cleanup_free_ char *buf = malloc(SBX_SANDBOX_MSG_MAX);
+        _cleanup_close_ int sfd = -EBADF;
+        SbxMsgHeader ready = { .type = SBX_MSG_READY };
+        sigset_t term;
+
+        if (!buf)
+                return -ENOMEM;
+        /* SIGTERM: the unit is being stopped before it got a run (blocked by the caller) */
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        if (sigprocmask(SIG_BLOCK, &term, NULL) < 0)
+                return -errno;
+        sfd = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0)
+                return -errno;
+        if (send(ctl, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t) sizeof(ready))
+                return -errno;
+        /* for systemctl status (its READY=1 comes with the command: the unit stays "activating") */
+        (void) sd_notify(0, "STATUS=waiting for a run");
+        for (;;) {
+                struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+                _cleanup_free_ char **argv = NULL;
+                SbxMsgHeader h;
+                SbxExecMsg m;
+                int r;
+
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (p[1].revents)
+                        return 0;
+                if (!(p[0].revents & POLLIN)) {
+                        if (p[0].revents & (POLLHUP | POLLERR))
+                                return 0;
+                        continue;
+                }
+                r = recv_packet(ctl, buf, &h, &m, &argv, fds);
+                if (r == -EAGAIN)
+                        continue;
+                if (r == 1)
+                        return 0;
+                if (r < 0)
+                        return r;
+                if (h.type != SBX_MSG_EXEC) /* nothing to signal yet */
+                        continue;
+                /* the argv points into buf: copied out */
+                *ret_argv = strv_copy(argv);
+                if (!*ret_argv) {
+                        for (int i = 0; i < 3; i++)
+                                fds[i] = safe_close(fds[i]);
+                        return -ENOMEM;
+                }
+                return 1;
         }
 }

@@ -19,3 +19,9 @@ typedef struct ServeConfig {
 
 /* ctl: the control channel. Returns 0 when the channel closed, a negative errno on failure. */
 int serve(int ctl, const ServeConfig *cfg);
+
+/* A pooled unit's helper (--pool): says READY on ctl, then waits for exactly one EXEC. Returns 1 with the
+ * command line in *ret_argv and its stdin, stdout and stderr in fds; 0 when the channel closed or the unit
+ * is being stopped first (SIGTERM); a negative errno on failure. The EXEC's timeout and output ceiling are
+ * not used: a pooled run has the unit's RuntimeMaxSec= and the helper's options, the same as a run's. */
+int serve_wait_one(int ctl, char ***ret_argv, int fds[3]);

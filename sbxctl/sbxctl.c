@@ -1308,6 +1308,7 @@ static int verb_show(const char *id) {
         printf("%-14s %s\n", "Tenant:", rec->tenant);
         printf("%-14s %s\n", "State:", rec->finished ? "finished" : "running");
         printf("%-14s %s\n", "Started:", format_timestamp(ts, rec->started_at));
+        printf("%-14s %s\n", "Start:", rec->pooled ? "pool (a unit of the profile's warm pool)" : "cold");
         printf("%-14s %s\n", "Ended:", rec->ended_at ? format_timestamp(ts, rec->ended_at) : "-");
         printf("%-14s %s\n", "Stop reason:", strna(stop_reason_to_string(rec->stop_reason)));
         printf("%-14s %s\n", "Exit:", exit_text(rec, ex, sizeof(ex)));

@@ -20,11 +20,8 @@
 #include "bus-errors.h"
 #include "bus-fields.h"
 #include "objects.h"
+#include "pool.h"
 #include "sandbox.h"
-
-#define SD_DEST "org.freedesktop.systemd1"
-#define SD_PATH "/org/freedesktop/systemd1"
-#define SD_MANAGER "org.freedesktop.systemd1.Manager"
 
 #define UNIT_REMOVAL_TIMEOUT_USEC (5 * USEC_PER_SEC)
 /* A run adopted from an earlier sbxd has no client until one calls Attach (sbxctl tries for 20 s):
@@ -34,6 +31,7 @@
 
 static void run_finalize(Run *run);
 static int run_stop(Run *run, int sig);
+static int run_launched(Manager *m, Run *run, sd_bus_message *msg);
 
 static Run *run_free(Run *run) {
         if (!run)
@@ -57,6 +55,7 @@ static Run *run_free(Run *run) {
         sd_event_source_disable_unref(run->attach_timeout);
         sd_bus_message_unref(run->pending);
         sandbox_free(run->sandbox);
+        pool_claim_free(run->claim);
         run_net_free(run->net);
         free(run->netns_path);
         run_record_free(run->record);
@@ -458,7 +457,7 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                 }
                 /* The unit's cgroup exists now: the run's egress policy goes in, keyed by it. Until it is
                  * in place every socket of the run is denied, and the exec helper waits for it. */
-                if (streq(result, "done") && run->net && !run->finalizing) {
+                if (streq(result, "done") && run->net && !run->finalizing && !run_net_is_registered(run->net)) {
                         _cleanup_free_ char *why = NULL;
                         int r = run_net_register(run->net, run->cgroup_path, run->netns_path, &why);
 
@@ -629,13 +628,15 @@ static int append_exec(sd_bus_message *m, const char *name, char **argv, bool pr
 }
 
 /* Where the unit's cgroup lives: sbx.slice/sbx-PROFILE.slice/UNIT */
-static int run_cgroup_path(const char *profile, const char *unit, char **ret) {
+int manager_cgroup_path(const char *profile, const char *unit, char **ret) {
         return asprintf(ret, "/sys/fs/cgroup/" SBX_SLICE_PARENT "/sbx-%s.slice/%s", strna(profile), unit) < 0 ? -ENOMEM : 0;
 }
+#define run_cgroup_path manager_cgroup_path
 
-static int unit_object_path(const char *unit, char **ret) {
+int manager_unit_object_path(const char *unit, char **ret) {
         return sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, ret);
 }
+#define unit_object_path manager_unit_object_path
 
 /* The host's own addresses as "ADDR/32" or "ADDR/128" (link-local IPv6 ones are already denied as a
  * range, and scoped addresses cannot be written without their interface; loopback ones are left out). */
@@ -860,13 +861,13 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         _cleanup_(run_plan_freep) RunPlan *plan = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         _cleanup_(run_freep) Run *run = NULL;
-        _cleanup_free_ char *refusal = NULL, *desc = NULL, *slice = NULL, *net_unit = NULL;
+        _cleanup_free_ char *refusal = NULL, *slice = NULL, *net_unit = NULL;
+        PoolMember *member = NULL;
         char tenant[TENANT_ID_LEN + 1], run_id[RUN_ID_LEN + 1];
         NetworkMode net_mode;
         struct stat ws_st = {};
         int fds[3];
         _cleanup_close_ int ctl = -EBADF, ctl_helper = -EBADF, devnull = -EBADF;
-        char user[32];
         dev_t ws_dev = 0;
         ino_t ws_ino = 0;
         uid_t uid;
@@ -961,13 +962,18 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 req->dataset_dev = ds_st.st_dev;
                 req->dataset_ino = ds_st.st_ino;
         }
-        /* The run id first: a run with a network gets a namespace of its own, named after it. */
-        r = run_id_new(run_id);
-        if (r < 0)
-                return r;
+        net_mode = policy_run_network(profile, req);
+        /* The run id first: a run with a network gets a namespace of its own, named after it. A run the
+         * warm pool may serve takes the id of a waiting unit (docs/pool.md). */
+        if (!sandbox && profile->pool_size > 0 && net_mode == NETWORK_NONE && !req->workspace && !req->dataset)
+                member = pool_find(m->pool, profile->name, run_id);
+        if (!member) {
+                r = run_id_new(run_id);
+                if (r < 0)
+                        return r;
+        }
         if (!(req->run_id = strdup(run_id)))
                 return -ENOMEM;
-        net_mode = policy_run_network(profile, req);
         if (net_mode != NETWORK_NONE) {
                 r = policy_netns_path(run_id, &req->netns_path);
                 if (r < 0)
@@ -998,22 +1004,43 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                         return r;
                 return sd_bus_error_setf(error, r == -EOPNOTSUPP ? ERR_UNENFORCEABLE : ERR_INVALID, "%s", refusal);
         }
-        /* The argument-level syscall rules become a seccomp program the exec helper installs right before
-         * the command starts. */
         {
-                _cleanup_free_ char *hex = NULL, *opt = NULL, *why = NULL;
+                _cleanup_free_ char *why = NULL;
 
-                r = seccomp_rules_compile(plan->rules, plan->n_rules, &hex, &why);
+                r = manager_plan_add_seccomp(plan, &why);
                 if (r < 0 && why)
                         return sd_bus_error_setf(error, ERR_BAD_PROFILE, "Profile '%s': %s", profile->name, why);
                 if (r < 0)
                         return log_error_errno(r, "Failed to compile the syscall rules of profile '%s': %m",
                                                profile->name);
-                if (asprintf(&opt, "--seccomp-filter=%s", hex) < 0)
-                        return -ENOMEM;
-                r = run_plan_add_exec_option(plan, opt);
+        }
+        /* A pooled unit of the profile serves the run if it was made from the same plan (the run's
+         * ceilings apart, which the claim applies): the plan is compiled with the pooled unit's id, the
+         * unit's name being part of it. Otherwise the run starts a unit of its own, under another id. */
+        if (member) {
+                _cleanup_free_ char *why = NULL;
+
+                r = policy_pool_match(pool_member_plan(member), plan, &why);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to add the seccomp filter to the helper's command line: %m");
+                        return r;
+                if (r == 0) {
+                        log_debug("Run not served by pooled unit %s: %s", run_id, strna(why));
+                        pool_member_mismatch(m->pool, member);
+                        member = NULL;
+                        plan = run_plan_free(plan);
+                        r = run_id_new(run_id);
+                        if (r < 0)
+                                return r;
+                        free(req->run_id);
+                        if (!(req->run_id = strdup(run_id)))
+                                return -ENOMEM;
+                        r = policy_compile(profile, req, SBX_EXEC_PATH, &plan, &refusal);
+                        if (r < 0)
+                                return refusal ? sd_bus_error_setf(error, ERR_INVALID, "%s", refusal) : r;
+                        r = manager_plan_add_seccomp(plan, NULL);
+                        if (r < 0)
+                                return r;
+                }
         }
 
         run = calloc(1, sizeof(Run));
@@ -1024,9 +1051,11 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 return -ENOMEM;
         run->ws_dev = ws_dev;
         run->ws_ino = ws_ino;
-        run->record = run_record_new();
+        /* a pooled unit's record and network policy were made with it */
+        run->record = member ? pool_member_take_record(member) : run_record_new();
         if (!run->record)
                 return -ENOMEM;
+        run->record->pooled = member;
         memcpy(run->id, run_id, sizeof(run->id));
         if (req->netns_path && !(run->netns_path = strdup(req->netns_path)))
                 return -ENOMEM;
@@ -1057,8 +1086,11 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                         return r;
                 TAKE_FD(ctl);
         }
-        r = run_net_new(m->net, profile, plan->network, req->host_addresses, run->id, run->record, &run->net,
-                        &refusal);
+        if (member)
+                run->net = pool_member_take_net(member);
+        else
+                r = run_net_new(m->net, profile, plan->network, req->host_addresses, run->id, run->record, &run->net,
+                                &refusal);
         if (r < 0) {
                 if (!refusal)
                         return r;
@@ -1077,27 +1109,26 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                         return r;
         }
 
-        if (asprintf(&desc, "sbx %s %s (profile %s)", sandbox ? "sandbox" : "run", run->id, plan->profile->name) < 0)
-                return -ENOMEM;
-        snprintf(user, sizeof(user), "sbx-%.16s", run->id);
-        r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(call, "ss", run->unit, "fail");
-        if (r >= 0)
-                r = sd_bus_message_open_container(call, 'a', "(sv)");
-        /* A short dynamic user name of our own: systemd would derive "_du<hash>" from the long unit
-         * name, which NSS does not resolve for the workspace hand-over. */
-        if (r >= 0)
-                r = sd_bus_message_append(call, "(sv)", "User", "s", user);
-        if (r >= 0)
-                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s",
-                                          slice, "AddRef", "b", 1,
-                                          /* [Unit] settings stay out of the property table, whose text
-                                           * rendering is a [Service] section */
-                                          "CollectMode", "s", "inactive-or-failed",
-                                          "StandardInputFileDescriptor", "h", fds[0],
-                                          "StandardOutputFileDescriptor", "h", fds[1],
-                                          "StandardErrorFileDescriptor", "h", fds[2]);
+        if (member) {
+                /* The record exists before the run does, as for a unit started for it. */
+                r = store_write(&m->store, run->record);
+                if (r < 0)
+                        return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record: %s", strerror(-r));
+                r = pool_claim(m->pool, member, run, plan, fds, req->argv);
+                if (r < 0) {
+                        run->record->finished = true;
+                        run->record->unit_gone = run->record->cgroup_gone = false;
+                        run->record->stop_reason = STOP_START_FAILED;
+                        run->record->ended_at = now_realtime();
+                        run->record->error = strdup("sbxd could not hand the run to its pooled unit");
+                        (void) store_write(&m->store, run->record);
+                        return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot hand the run to a pooled unit: %s",
+                                                 strerror(-r));
+                }
+                return run_launched(m, TAKE_PTR(run), msg);
+        }
+
+        r = manager_new_start_call(m, run->unit, run->id, sandbox ? "sandbox" : "run", slice, fds, plan, &call);
         /* Its network unit: the run cannot start without it, and it ends with the run. */
         if (r >= 0 && plan->net_props) {
                 r = policy_net_unit_name(run->id, &net_unit);
@@ -1106,17 +1137,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                                                   net_unit);
         }
         if (r >= 0)
-                r = bus_append_prop_table(call, plan->props);
-        /* ExecStartEx with "no-env-expand": the command line reaches the helper byte for byte (plain
-         * ExecStart= would expand $VAR and $$ in it). */
-        if (r >= 0)
-                r = append_exec(call, "ExecStartEx", plan->exec_argv, false);
-        if (r >= 0 && plan->pre_argv)
-                r = append_exec(call, "ExecStartPreEx", plan->pre_argv, true);
-        if (r >= 0 && plan->post_argv)
-                r = append_exec(call, "ExecStopPostEx", plan->post_argv, true);
-        if (r >= 0)
-                r = sd_bus_message_close_container(call); /* a(sv) */
+                r = manager_finish_start_call(call, plan);
         if (r >= 0)
                 r = append_net_unit(call, plan, net_unit, run->id);
         if (r < 0)
@@ -1140,17 +1161,87 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 return sd_bus_error_setf(error, ERR_START_FAILED, "Failed to call StartTransientUnit: %s",
                                          strerror(-r));
         }
+        return run_launched(m, TAKE_PTR(run), msg);
+}
 
+/* The run is on its way: its call is answered once the unit's start job is queued (or, for a pooled unit,
+ * once its command is sent). */
+static int run_launched(Manager *m, Run *run, sd_bus_message *msg) {
         run->pending = sd_bus_message_ref(msg);
         log_event(LOG_INFO, SBX_MESSAGE_RUN_STARTED,
                   LOG_FIELDS({ "SBX_RUN_ID", run->id }, { "SBX_UNIT", run->unit },
                              { "SBX_PROFILE", run->record->profile }, { "SBX_TENANT", run->record->tenant },
                              { "SBX_POLICY_DIGEST", run->record->policy_digest }),
-                  "Run %s: starting %s (profile %s) for tenant %s.", run->id, run->unit,
-                  strna(run->record->profile), run->record->tenant);
+                  "Run %s: starting %s (profile %s) for tenant %s%s.", run->id, run->unit,
+                  strna(run->record->profile), run->record->tenant, run->record->pooled ? ", in a pooled unit" : "");
         run->next = m->runs;
-        m->runs = TAKE_PTR(run);
-        return 1; /* answered from on_start_reply() */
+        m->runs = run;
+        return 1; /* answered from on_start_reply() or manager_run_claimed() */
+}
+
+int manager_plan_add_seccomp(RunPlan *plan, char **ret_why) {
+        _cleanup_free_ char *hex = NULL, *opt = NULL;
+        int r;
+
+        /* The argument-level syscall rules become a seccomp program the exec helper installs right before
+         * the command starts. */
+        r = seccomp_rules_compile(plan->rules, plan->n_rules, &hex, ret_why);
+        if (r < 0)
+                return r;
+        if (asprintf(&opt, "--seccomp-filter=%s", hex) < 0)
+                return -ENOMEM;
+        return run_plan_add_exec_option(plan, opt);
+}
+
+int manager_new_start_call(Manager *m, const char *unit, const char *id, const char *kind, const char *slice,
+                           const int fds[3], const RunPlan *plan, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        _cleanup_free_ char *desc = NULL;
+        char user[32];
+        int r;
+
+        if (asprintf(&desc, "sbx %s %s (profile %s)", kind, id, plan->profile->name) < 0)
+                return -ENOMEM;
+        snprintf(user, sizeof(user), "sbx-%.16s", id);
+        r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "ss", unit, "fail");
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "(sv)");
+        /* A short dynamic user name of our own: systemd would derive "_du<hash>" from the long unit
+         * name, which NSS does not resolve for the workspace hand-over. */
+        if (r >= 0)
+                r = sd_bus_message_append(call, "(sv)", "User", "s", user);
+        if (r >= 0)
+                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s",
+                                          slice, "AddRef", "b", 1,
+                                          /* [Unit] settings stay out of the property table, whose text
+                                           * rendering is a [Service] section */
+                                          "CollectMode", "s", "inactive-or-failed",
+                                          "StandardInputFileDescriptor", "h", fds[0],
+                                          "StandardOutputFileDescriptor", "h", fds[1],
+                                          "StandardErrorFileDescriptor", "h", fds[2]);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(call);
+        return 0;
+}
+
+int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan) {
+        int r;
+
+        r = bus_append_prop_table(call, plan->props);
+        /* ExecStartEx with "no-env-expand": the command line reaches the helper byte for byte (plain
+         * ExecStart= would expand $VAR and $$ in it). */
+        if (r >= 0)
+                r = append_exec(call, "ExecStartEx", plan->exec_argv, false);
+        if (r >= 0 && plan->pre_argv)
+                r = append_exec(call, "ExecStartPreEx", plan->pre_argv, true);
+        if (r >= 0 && plan->post_argv)
+                r = append_exec(call, "ExecStopPostEx", plan->post_argv, true);
+        if (r >= 0)
+                r = sd_bus_message_close_container(call); /* a(sv) */
+        return r;
 }
 
 /* Every refused or failed request is one journal event: who asked, and why it was not run. */
@@ -1186,6 +1277,24 @@ static int method_create_sandbox(sd_bus_message *msg, void *userdata, sd_bus_err
 
 int manager_run_stop(Run *run, int sig) {
         return run_stop(run, sig);
+}
+
+void manager_run_claimed(Run *run, const char *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = TAKE_PTR(run->pending);
+
+        if (!error) {
+                if (call)
+                        (void) sd_bus_reply_method_return(call, "s", run->id);
+                return;
+        }
+        /* fail closed: the command never starts in a unit weaker than its plan */
+        log_error("Run %s: %s; stopping it.", run->id, error);
+        free(run->record->error);
+        run->record->error = strdup(error);
+        run->refused = true;
+        if (call)
+                (void) sd_bus_reply_method_errorf(call, ERR_UNENFORCEABLE, "%s", error);
+        (void) run_stop(run, SIGTERM);
 }
 
 int manager_caller_tenant(Manager *m, sd_bus_message *msg, char tenant[static TENANT_ID_LEN + 1], uid_t *ret_uid) {
@@ -1578,6 +1687,7 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         while (m->runs)
                 run_free(m->runs);
+        pool_free(m->pool);
         net_manager_free(m->net);
         sd_bus_slot_unref(m->slot_job_removed);
         sd_bus_slot_unref(m->slot_unit_removed);
@@ -1683,6 +1793,14 @@ int manager_start(Manager *m) {
                 if (r < 0)
                         log_warning_errno(r, "Failed to remove egress entries of ended runs, ignoring: %m");
         }
+
+        /* after the adoption: what is not a run's among sbx's units is left from an earlier pool */
+        r = pool_new(m, &m->pool);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the warm pool: %m");
+        r = pool_start(m->pool);
+        if (r < 0)
+                log_warning_errno(r, "Failed to start the warm pool (runs start units of their own): %m");
 
         r = sd_bus_add_object_vtable(m->bus, NULL, SBX_BUS_PATH, SBX_BUS_INTERFACE, manager_vtable, m);
         if (r < 0)

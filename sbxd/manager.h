@@ -11,7 +11,12 @@
 #include "record.h"
 #include "store.h"
 
+#define SD_DEST "org.freedesktop.systemd1"
+#define SD_PATH "/org/freedesktop/systemd1"
+#define SD_MANAGER "org.freedesktop.systemd1.Manager"
+
 typedef struct Manager Manager;
+typedef struct Pool Pool;
 
 typedef struct Run {
         Manager *manager;
@@ -39,6 +44,7 @@ typedef struct Run {
         int cancel_signal;
         bool idle_stop;            /* a sandbox stopped at its idle timeout */
         struct Sandbox *sandbox;   /* a sandbox (sandbox.h), or NULL for a run of one command */
+        struct PoolClaim *claim;   /* a pooled unit being handed this run (pool.h), or NULL */
         sd_bus_track *watchers;    /* peers that called Subscribe() on its object (objects.h) */
         struct Run *next;
 } Run;
@@ -52,6 +58,7 @@ struct Manager {
         sd_bus_slot *slot_job_removed, *slot_unit_removed, *slot_systemd_owner;
         char *systemd_owner;       /* unique bus name of PID 1: the only sender of unit signals we believe */
         PolkitRegistry polkit;     /* questions to polkit still out */
+        Pool *pool;                /* the warm pool (pool.h) */
 };
 
 int manager_new(Manager **ret);
@@ -65,3 +72,19 @@ Run *manager_find_run(Manager *m, const char *id);
 int manager_run_stop(Run *run, int sig);
 /* The caller's tenant id (and uid), from the credentials the bus recorded. */
 int manager_caller_tenant(Manager *m, sd_bus_message *msg, char tenant[static TENANT_ID_LEN + 1], uid_t *ret_uid);
+
+/* for pool.c */
+int manager_cgroup_path(const char *profile, const char *unit, char **ret);
+int manager_unit_object_path(const char *unit, char **ret);
+/* Adds the profile's syscall rules to the helper's command line (--seccomp-filter=): a negative errno,
+ * with a message in *ret_why when the rules cannot be compiled. */
+int manager_plan_add_seccomp(RunPlan *plan, char **ret_why);
+/* StartTransientUnit of a run's (kind "run") or sandbox's unit: its name, user, description, slice, stdio,
+ * with the a(sv) left open for more; manager_finish_start_call() adds the plan and closes it (the aux
+ * units' array is the caller's). */
+int manager_new_start_call(Manager *m, const char *unit, const char *id, const char *kind, const char *slice,
+                           const int fds[3], const RunPlan *plan, sd_bus_message **ret);
+int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan);
+/* A pooled unit took the run's command (error NULL: its Run() call is answered), or could not be given
+ * it (the run is refused, with that message, and stopped). */
+void manager_run_claimed(Run *run, const char *error);

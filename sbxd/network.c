@@ -550,6 +550,10 @@ static void run_net_unregister(RunNet *rn) {
                 log_warning_errno(r, "Run %s: cannot remove its egress entries: %m", rn->run_id);
 }
 
+bool run_net_is_registered(const RunNet *rn) {
+        return rn && rn->registered;
+}
+
 int run_net_register(RunNet *rn, const char *cgroup_path, const char *netns_path, char **ret_error) {
         NetManager *nm = rn->nm;
         struct stat st;

@@ -319,7 +319,7 @@ static int on_exec_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error
         return 0;
 }
 
-static int send_exec(Sandbox *s, const char *op, char **argv, const int fds[3], uint64_t timeout, uint64_t output_max) {
+int sandbox_send_exec(int ctl, const char *op, char **argv, const int fds[3], uint64_t timeout, uint64_t output_max) {
         _cleanup_free_ char *buf = NULL;
         size_t len = sizeof(SbxExecMsg);
         SbxExecMsg m = { .h.type = SBX_MSG_EXEC, .timeout_usec = timeout, .output_max = output_max };
@@ -352,7 +352,7 @@ static int send_exec(Sandbox *s, const char *op, char **argv, const int fds[3], 
         c->cmsg_type = SCM_RIGHTS;
         c->cmsg_len = CMSG_LEN(3 * sizeof(int));
         memcpy(CMSG_DATA(c), fds, 3 * sizeof(int));
-        if (sendmsg(s->ctl, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) len)
+        if (sendmsg(ctl, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) len)
                 return errno > 0 ? -errno : -EIO;
         return 0;
 }
@@ -428,7 +428,7 @@ int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
                 exec_free(x);
                 return r;
         }
-        r = send_exec(s, op, argv, fds, o.timeout_usec, o.output_max);
+        r = sandbox_send_exec(s->ctl, op, argv, fds, o.timeout_usec, o.output_max);
         if (r < 0) {
                 exec_free(x);
                 if (r == -E2BIG)

@@ -53,6 +53,10 @@ int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
 int sandbox_signal_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
 int sandbox_remove_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
 
+/* Sends an EXEC (sandbox-proto.h) on a control channel: the command line, the command's stdin, stdout and
+ * stderr, its timeout and output ceiling (0: none). -E2BIG: the command line does not fit one packet. */
+int sandbox_send_exec(int ctl, const char *op, char **argv, const int fds[3], uint64_t timeout, uint64_t output_max);
+
 /* The manager's methods: the sandbox by id or name first */
 int sandbox_method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int sandbox_method_signal_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error);

@@ -31,6 +31,8 @@ PKGS=(
   # sbxctl -H (sd-bus over ssh): the sshd that tests/integration/test-47-remote.sh starts on 127.0.0.1 for
   # its own use. The system's ssh service is neither started nor left enabled (see below)
   openssh-server
+  # bench/pool-run.sh: the warm pool's runs measured against bubblewrap on the same machine
+  bubblewrap
   # the compatibility suite (tests/integration/test-70-compat.sh): real toolchains run inside the
   # sandbox and outside, plus a subset of CPython's own regression tests
   libpython3.11-testsuite python3-venv python3-pip python3-setuptools python3-wheel

@@ -178,6 +178,18 @@ int error_setf(char **ret_error, int r, const char *fmt, ...) {
         return r;
 }
 
+char **strv_copy(char * const *l) {
+        size_t n = strv_length(l);
+        _cleanup_strv_free_ char **c = calloc(n + 1, sizeof(char *));
+
+        if (!c)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                if (!(c[i] = strdup(l[i])))
+                        return NULL;
+        return TAKE_PTR(c);
+}
+
 char **strv_new_internal(const char *first, ...) {
         _cleanup_strv_free_ char **l = NULL;
         size_t n = 0, i = 0;

@@ -42,3 +42,5 @@ bool path_is_absolute_normalized(const char *p);
 /* A NULL-terminated copy of the NULL-terminated list of strings given; NULL on ENOMEM. */
 char **strv_new_internal(const char *first, ...) _sentinel_;
 #define strv_new(...) strv_new_internal(__VA_ARGS__, NULL)
+/* A heap copy of a NULL-terminated list (NULL: an empty list); NULL on ENOMEM. */
+char **strv_copy(char * const *l);

@@ -63,6 +63,8 @@ else
     exit 1
   fi
   systemctl daemon-reload || echo "== payload: daemon-reload failed"
+  # a daemon still running from an earlier install would serve the tests with its old code
+  systemctl try-restart sbxd.service || echo "== payload: restarting sbxd failed"
   # dbus-daemon rereads its policy (the new org.sbx.Manager1.conf) on reload
   systemctl try-reload-or-restart dbus.service || echo "== payload: dbus reload failed"
   # create what the installed tmpfiles.d snippets ask for (only ours: others may touch the shared root)

@@ -44,7 +44,7 @@ static char *xstrdup(const char *s) {
 }
 
 /* A heap copy of a NULL-terminated list (NULL: an empty list), as the parser makes them. */
-static char **strv_copy(char *const *l) {
+static char **xstrv_copy(char *const *l) {
         size_t n = strv_length(l);
         char **c = calloc(n + 1, sizeof(char *));
 
@@ -118,8 +118,8 @@ static Profile *profile_offline(void) {
         p->description = xstrdup("No network; the host's OS read-only; a private writable workspace");
         strcpy(p->digest, DIGEST_OFFLINE);
         p->workspace = true;
-        p->syscall_allow = strv_copy(ARGV("@system-service"));
-        p->syscall_deny = strv_copy(NULL);
+        p->syscall_allow = xstrv_copy(ARGV("@system-service"));
+        p->syscall_deny = xstrv_copy(NULL);
         p->namespaces = 0;
         p->write_execute_memory = true;
         p->network = NETWORK_NONE;
@@ -178,7 +178,7 @@ static Profile *profile_browser(bool network_none) {
 
         profile_set_name(p, "browser");
         memcpy(p->digest + 7, "b0", 2);
-        p->hidden = strv_copy(ARGV("/srv", "/mnt", "/var/lib"));
+        p->hidden = xstrv_copy(ARGV("/srv", "/mnt", "/var/lib"));
         p->workspace = false;
         p->network = NETWORK_PUBLIC;
         p->memory_max = 4ULL << 30;
@@ -203,7 +203,7 @@ static Profile *profile_data(void) {
         p->tasks_max = 256;
         p->runtime_max = 4 * 3600 * USEC_PER_SEC;
         p->disk_max = 2ULL << 30;
-        p->request.dataset_under = strv_copy(ARGV("/home", "/srv", "/mnt", "/media", "/var/tmp", "/tmp"));
+        p->request.dataset_under = xstrv_copy(ARGV("/home", "/srv", "/mnt", "/media", "/var/tmp", "/tmp"));
         return p;
 }
 
@@ -511,9 +511,9 @@ static void test_compile_no_duplicates(void **state) {
         };
 
         /* the data profile with everything that adds to lists */
-        data->read_only = strv_copy(ARGV("/opt/tools", "/usr/share/dict"));
-        data->read_write = strv_copy(ARGV("/var/cache/shared"));
-        data->hidden = strv_copy(ARGV("/mnt", "/media"));
+        data->read_only = xstrv_copy(ARGV("/opt/tools", "/usr/share/dict"));
+        data->read_write = xstrv_copy(ARGV("/var/cache/shared"));
+        data->hidden = xstrv_copy(ARGV("/mnt", "/media"));
         profile_add_cache(data, "pip", ".cache/pip");
         profile_add_cache(data, "models", ".cache/models");
 
@@ -679,7 +679,7 @@ static void test_run_plan_add_exec_option(void **state) {
         /* a command line without the separator is refused, and left alone */
         bare = calloc(1, sizeof(RunPlan));
         assert_non_null(bare);
-        bare->exec_argv = strv_copy(ARGV(EXEC_PATH, "--workspace=private", "true"));
+        bare->exec_argv = xstrv_copy(ARGV(EXEC_PATH, "--workspace=private", "true"));
         assert_int_equal(run_plan_add_exec_option(bare, "--x"), -EINVAL);
         assert_strv_equal(bare->exec_argv, ARGV(EXEC_PATH, "--workspace=private", "true"));
 }
@@ -1246,15 +1246,15 @@ static void test_fixed_files_and_kernel(void **state) {
         _cleanup_(prop_table_freep) PropTable *t = NULL;
         _cleanup_free_ char *text = NULL;
 
-        p->read_only = strv_copy(ARGV("/opt/tools", "/srv/reference"));
-        p->read_write = strv_copy(ARGV("/var/cache/shared", "/srv/scratch"));
-        p->hidden = strv_copy(ARGV("/mnt", "/opt/secret"));
+        p->read_only = xstrv_copy(ARGV("/opt/tools", "/srv/reference"));
+        p->read_write = xstrv_copy(ARGV("/var/cache/shared", "/srv/scratch"));
+        p->hidden = xstrv_copy(ARGV("/mnt", "/opt/secret"));
         p->write_execute_memory = false;
         p->namespaces = CLONE_NEWNET | CLONE_NEWUSER;
         p->swap_max = 512ULL << 20;
         p->disk_max = 256ULL << 20;
         strv_free(p->syscall_deny);
-        p->syscall_deny = strv_copy(ARGV("@obsolete", "ptrace"));
+        p->syscall_deny = xstrv_copy(ARGV("@obsolete", "ptrace"));
         t = fixed_ok(p);
         text = render(t);
 
@@ -2075,12 +2075,12 @@ static void test_free_null(void **state) {
         req->profile = xstrdup("offline");
         req->workspace = xstrdup("/home/user/p");
         req->dataset = xstrdup("/srv/d");
-        req->argv = strv_copy(ARGV("true"));
+        req->argv = xstrv_copy(ARGV("true"));
         req->network = xstrdup("none");
         req->term = xstrdup("xterm");
         req->tenant = xstrdup(TENANT);
-        req->busy_caches = strv_copy(ARGV("pip"));
-        req->host_addresses = strv_copy(ARGV("198.51.100.7/32"));
+        req->busy_caches = xstrv_copy(ARGV("pip"));
+        req->host_addresses = xstrv_copy(ARGV("198.51.100.7/32"));
         req->run_id = xstrdup(RUN_ID);
         req->netns_path = xstrdup(NETNS);
         assert_null(run_request_free(req));

@@ -36,6 +36,21 @@ static void test_run_id_new(void **state) {
         free(ids);
 }
 
+static void test_strv_copy(void **state) {
+        char *l[] = { (char *) "a", (char *) "", (char *) "b c", NULL };
+        _cleanup_strv_free_ char **c = strv_copy(l), **e = strv_copy(NULL);
+
+        assert_non_null(c);
+        assert_int_equal(strv_length(c), 3);
+        for (size_t i = 0; i < 3; i++) {
+                assert_string_equal(c[i], l[i]);
+                assert_ptr_not_equal(c[i], l[i]); /* copies */
+        }
+        assert_null(c[3]);
+        assert_non_null(e);
+        assert_null(e[0]);
+}
+
 static void test_run_id_is_valid(void **state) {
         static const struct {
                 const char *s;
@@ -424,6 +439,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_run_id_new),
                 cmocka_unit_test(test_run_id_is_valid),
+                cmocka_unit_test(test_strv_copy),
                 cmocka_unit_test(test_format_timestamp),
                 cmocka_unit_test(test_format_timestamp_out_of_range),
                 cmocka_unit_test(test_parse_timestamp),

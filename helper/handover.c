@@ -85,7 +85,7 @@ static int walk(Handover *h, int dir_fd, unsigned depth) {
         return r;
 }
 
-int handover_tree(const char *root, uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
+int handover_tree(const char *root, uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid, mode_t root_mode,
                   unsigned long *ret_changed) {
         _cleanup_close_ int fd = -EBADF;
         Handover h = {
@@ -101,6 +101,8 @@ int handover_tree(const char *root, uid_t from_uid, gid_t from_gid, uid_t to_uid
                 return negative_errno();
         h.dev = st.st_dev;
 
+        if (root_mode != (mode_t) -1 && fchmod(fd, root_mode & 07777) < 0)
+                return negative_errno();
         r = walk(&h, fd, 0);
         if (r < 0)
                 return r;

@@ -51,6 +51,7 @@ static uid_t arg_owner_uid = (uid_t) -1;
 static gid_t arg_owner_gid = (gid_t) -1;
 static dev_t arg_owner_dev = 0;
 static ino_t arg_owner_ino = 0;
+static mode_t arg_workspace_mode = (mode_t) -1; /* the workspace's mode sbxd found: restored at hand-over out */
 static char **arg_expect_denied = NULL; /* addresses a datagram to must fail with EPERM */
 static char **arg_expect_dirs = NULL; /* "PATH:DEV:INO": PATH must be the directory sbxd checked */
 static const char *arg_seccomp_filter = NULL; /* hex of the program for the profile's syscall rules */
@@ -414,8 +415,8 @@ static int parse_u64_arg(const char *s, uint64_t *ret) {
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_SWAP, ARG_DIGEST, ARG_CACHE,
-               ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS, ARG_BPFFS,
+        enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_WORKSPACE_MODE, ARG_SWAP,
+               ARG_DIGEST, ARG_CACHE, ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS, ARG_BPFFS,
                ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE, ARG_POOL };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
@@ -436,6 +437,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "workspace", required_argument, NULL, ARG_WS },
                 { "handover", required_argument, NULL, ARG_HANDOVER },
                 { "owner", required_argument, NULL, ARG_OWNER },
+                { "workspace-mode", required_argument, NULL, ARG_WORKSPACE_MODE },
                 { "seccomp-filter", required_argument, NULL, ARG_SECCOMP },
                 { "output-max", required_argument, NULL, ARG_OUTPUT },
                 {}
@@ -511,6 +513,17 @@ static int parse_argv(int argc, char *argv[]) {
                                 return -EINVAL;
                         arg_owner_uid = (uid_t) u;
                         arg_owner_gid = (gid_t) g;
+                        break;
+                }
+                case ARG_WORKSPACE_MODE: {
+                        char *end;
+                        unsigned long m;
+
+                        errno = 0;
+                        m = strtoul(optarg, &end, 8);
+                        if (errno != 0 || end == optarg || *end != 0 || m > 07777)
+                                return -EINVAL;
+                        arg_workspace_mode = (mode_t) m;
                         break;
                 }
                 case ARG_CPU:
@@ -714,10 +727,13 @@ static int run_handover(const char *dir) {
                         return SBX_EXIT_FAILURE;
                 }
         }
+        /* While the run owns the workspace no one else enters it (other tenants' runs see the host's
+         * tree); its mode is given back with it, whatever the run made of it. */
         if (streq(arg_handover, "in"))
-                r = handover_tree(dir, arg_owner_uid, arg_owner_gid, uid, (gid_t) uid, &n);
+                r = handover_tree(dir, arg_owner_uid, arg_owner_gid, uid, (gid_t) uid,
+                                  arg_workspace_mode == (mode_t) -1 ? (mode_t) -1 : 0700, &n);
         else
-                r = handover_tree(dir, uid, (gid_t) uid, arg_owner_uid, arg_owner_gid, &n);
+                r = handover_tree(dir, uid, (gid_t) uid, arg_owner_uid, arg_owner_gid, arg_workspace_mode, &n);
         if (r < 0) {
                 fprintf(stderr, "sbx: workspace hand-over (%s) of %s failed: %s\n", arg_handover, dir, strerror(-r));
                 return SBX_EXIT_FAILURE;

@@ -627,12 +627,6 @@ static int append_exec(sd_bus_message *m, const char *name, char **argv, bool pr
         return r;
 }
 
-/* Where the unit's cgroup lives: sbx.slice/sbx-PROFILE.slice/UNIT */
-int manager_cgroup_path(const char *profile, const char *unit, char **ret) {
-        return asprintf(ret, "/sys/fs/cgroup/" SBX_SLICE_PARENT "/sbx-%s.slice/%s", strna(profile), unit) < 0 ? -ENOMEM : 0;
-}
-#define run_cgroup_path manager_cgroup_path
-
 int manager_unit_object_path(const char *unit, char **ret) {
         return sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, ret);
 }
@@ -952,6 +946,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 req->workspace_gid = ws_st.st_gid;
                 req->workspace_dev = ws_dev = ws_st.st_dev;
                 req->workspace_ino = ws_ino = ws_st.st_ino;
+                req->workspace_mode = ws_st.st_mode & 07777;
         }
         if (req->dataset) {
                 struct stat ds_st;
@@ -1061,7 +1056,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 return -ENOMEM;
         if (policy_unit_name(profile->name, run->id, &run->unit) < 0 ||
             policy_slice_name(profile->name, &slice) < 0 ||
-            run_cgroup_path(profile->name, run->unit, &run->cgroup_path) < 0)
+            policy_cgroup_path(profile->name, run->id, &run->cgroup_path) < 0)
                 return -ENOMEM;
         r = unit_object_path(run->unit, &run->unit_path);
         if (r < 0)
@@ -1418,7 +1413,7 @@ static int manager_adopt_runs(Manager *m) {
                 strcpy(run->id, rec->run_id);
                 run->job_done = true;
                 if (!(run->unit = strdup(rec->unit)) ||
-                    run_cgroup_path(rec->profile, run->unit, &run->cgroup_path) < 0 ||
+                    policy_cgroup_path(strna(rec->profile), run->id, &run->cgroup_path) < 0 ||
                     unit_object_path(run->unit, &run->unit_path) < 0) {
                         r = -ENOMEM;
                         break;

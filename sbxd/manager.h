@@ -74,7 +74,6 @@ int manager_run_stop(Run *run, int sig);
 int manager_caller_tenant(Manager *m, sd_bus_message *msg, char tenant[static TENANT_ID_LEN + 1], uid_t *ret_uid);
 
 /* for pool.c */
-int manager_cgroup_path(const char *profile, const char *unit, char **ret);
 int manager_unit_object_path(const char *unit, char **ret);
 /* Adds the profile's syscall rules to the helper's command line (--seccomp-filter=): a negative errno,
  * with a message in *ret_why when the rules cannot be compiled. */

@@ -243,7 +243,7 @@ static int member_start(Pool *p, Profile *profile_in) {
                 return r;
         }
         if (policy_unit_name(profile->name, pm->id, &pm->unit) < 0 || policy_slice_name(profile->name, &slice) < 0 ||
-            manager_cgroup_path(profile->name, pm->unit, &pm->cgroup_path) < 0)
+            policy_cgroup_path(profile->name, pm->id, &pm->cgroup_path) < 0)
                 return -ENOMEM;
         r = manager_unit_object_path(pm->unit, &pm->unit_path);
         if (r < 0)

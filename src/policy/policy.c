@@ -313,6 +313,11 @@ int policy_dropin_dir_name(const char *profile, char **ret) {
         return asprintf(ret, "sbx-%s-.service.d", profile) < 0 ? -ENOMEM : 0;
 }
 
+int policy_cgroup_path(const char *profile, const char *run_id, char **ret) {
+        return asprintf(ret, "/sys/fs/cgroup/" SBX_SLICE_PARENT "/sbx-%s.slice/sbx-%s-%s.service", profile, profile,
+                        run_id) < 0 ? -ENOMEM : 0;
+}
+
 static uint64_t page_size(void) {
         long l = sysconf(_SC_PAGESIZE);
         return l > 0 ? (uint64_t) l : 4096;
@@ -384,12 +389,18 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
         r = r ?: prop_table_add_bool(t, "PrivateDevices", true);
         r = r ?: prop_table_add_bool(t, "PrivateIPC", true);
         r = r ?: prop_table_add_string(t, "ProtectProc", "invisible");
+        /* /sys/fs/cgroup would show every other run's unit (its run id) and processes, whatever the
+         * tenant: it is an empty read-only tmpfs, and each run gets its own cgroup bound back read-only
+         * (policy_compile(), the unit name is per run). Not ProtectControlGroups=: systemd 252 keeps
+         * one mount per path, and its read-only bind of /sys/fs/cgroup would win over the tmpfs. */
         r = r ?: prop_table_add_strv(t, "TemporaryFileSystem",
                                      (char *[]) { (char *) "/run", (char *) "ro,mode=0755,nosuid,nodev,noexec",
                                                   (char *) SBX_HOME, home_opts, (char *) "/tmp", tmp_opts,
                                                   (char *) "/var/tmp", tmp_opts,
                                                   /* PrivateDevices= would bind the host's /dev/shm */
-                                                  (char *) "/dev/shm", tmp_opts, NULL });
+                                                  (char *) "/dev/shm", tmp_opts,
+                                                  (char *) "/sys/fs/cgroup", (char *) "ro,mode=0755,nosuid,nodev,noexec",
+                                                  NULL });
         /* The exec helper reports resource figures through the notify socket (main PID only). */
         r = r ?: prop_table_add_strv(t, "BindReadOnlyPaths",
                                      (char *[]) { (char *) "/run/systemd/notify", (char *) "/run/systemd/notify", NULL });
@@ -411,7 +422,6 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
         r = r ?: prop_table_add_bool(t, "ProtectKernelTunables", true);
         r = r ?: prop_table_add_bool(t, "ProtectKernelModules", true);
         r = r ?: prop_table_add_bool(t, "ProtectKernelLogs", true);
-        r = r ?: prop_table_add_bool(t, "ProtectControlGroups", true);
         r = r ?: prop_table_add_bool(t, "ProtectClock", true);
         r = r ?: prop_table_add_bool(t, "ProtectHostname", true);
         r = r ?: prop_table_add_u64(t, "RestrictNamespaces", p->namespaces);
@@ -505,17 +515,14 @@ int run_plan_add_exec_option(RunPlan *plan, const char *option) {
         return 0;
 }
 
-static int handover_argv(const char *exec_path, const char *mode, const char *owner, const char *dir, char ***ret) {
-        const char *v[] = { exec_path, mode, owner, "--", dir };
-        char **l = calloc(ELEMENTSOF(v) + 1, sizeof(char *));
+/* sbx-exec --handover=in|out --owner=... [--workspace-mode=MODE] -- DIR */
+static int handover_argv(const char *exec_path, const char *mode, const char *owner, const char *dir_mode,
+                         const char *dir, char ***ret) {
+        char **l = dir_mode ? strv_new(exec_path, mode, owner, dir_mode, "--", dir) :
+                              strv_new(exec_path, mode, owner, "--", dir);
 
         if (!l)
                 return -ENOMEM;
-        for (size_t i = 0; i < ELEMENTSOF(v); i++)
-                if (!(l[i] = strdup(v[i]))) {
-                        strv_free(l);
-                        return -ENOMEM;
-                }
         *ret = l;
         return 0;
 }
@@ -643,6 +650,14 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
          * (the egress table denies them too). */
         if (r == 0 && net != NETWORK_NONE && strv_length(req->host_addresses) > 0)
                 r = prop_table_extend_strv(t, "IPAddressDeny", req->host_addresses);
+        /* The run's own cgroup, the only one it sees (the helper reads its limits and figures there) */
+        if (r == 0 && req->run_id) {
+                _cleanup_free_ char *cg = NULL;
+
+                r = policy_cgroup_path(p->name, req->run_id, &cg);
+                if (r == 0)
+                        r = prop_table_extend_strv(t, "BindReadOnlyPaths", (char *[]) { cg, cg, NULL });
+        }
         if (r == 0 && req->workspace)
                 r = prop_table_extend_strv(t, "BindPaths", (char *[]) { req->workspace, (char *) SBX_WORKSPACE, NULL });
         if (r == 0 && req->dataset)
@@ -743,18 +758,24 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                         return -ENOMEM;
 
         if (req->workspace) {
-                char owner[128];
+                char owner[128], dir_mode[32];
+                bool checked = req->workspace_ino != 0;
 
-                if (req->workspace_ino != 0) /* the hand-over checks it walks the directory sbxd checked */
+                if (checked) { /* the hand-over checks it walks the directory sbxd checked */
                         snprintf(owner, sizeof(owner), "--owner=%u:%u:%" PRIu64 ":%" PRIu64,
                                  (unsigned) req->workspace_uid, (unsigned) req->workspace_gid,
                                  (uint64_t) req->workspace_dev, (uint64_t) req->workspace_ino);
-                else
+                        /* 0700 while the run owns it, this mode again afterwards */
+                        snprintf(dir_mode, sizeof(dir_mode), "--workspace-mode=%04o",
+                                 (unsigned) (req->workspace_mode & 07777));
+                } else
                         snprintf(owner, sizeof(owner), "--owner=%u:%u", (unsigned) req->workspace_uid,
                                  (unsigned) req->workspace_gid);
-                r = handover_argv(exec_path, "--handover=in", owner, req->workspace, &plan->pre_argv);
+                r = handover_argv(exec_path, "--handover=in", owner, checked ? dir_mode : NULL, req->workspace,
+                                  &plan->pre_argv);
                 if (r >= 0)
-                        r = handover_argv(exec_path, "--handover=out", owner, req->workspace, &plan->post_argv);
+                        r = handover_argv(exec_path, "--handover=out", owner, checked ? dir_mode : NULL,
+                                          req->workspace, &plan->post_argv);
                 if (r < 0)
                         return r;
         }

@@ -31,6 +31,7 @@ typedef struct RunRequest {
         gid_t workspace_gid;
         dev_t workspace_dev;  /* the directory sbxd checked: the exec helper refuses to run if what got */
         ino_t workspace_ino;  /* bound is another one (0/0: not checked) */
+        mode_t workspace_mode;/* its mode (permission bits), given back at the end (only if checked) */
         dev_t dataset_dev;
         ino_t dataset_ino;
         char *tenant;         /* the caller's tenant id (names its caches), or NULL: no caches */
@@ -132,3 +133,7 @@ int policy_net_unit_name(const char *run_id, char **ret);   /* sbx-net@RUN.servi
 int policy_unit_name(const char *profile, const char *run_id, char **ret);
 int policy_slice_name(const char *profile, char **ret);
 int policy_dropin_dir_name(const char *profile, char **ret); /* "sbx-NAME-.service.d" */
+/* The run's cgroup as the host sees it: /sys/fs/cgroup/sbx.slice/sbx-NAME.slice/sbx-NAME-RUN.service
+ * (profile names have no '-', so the slice has no deeper parents). Inside the unit /sys/fs/cgroup is an
+ * empty read-only tmpfs with only this directory bound back, read-only, at the same path. */
+int policy_cgroup_path(const char *profile, const char *run_id, char **ret);

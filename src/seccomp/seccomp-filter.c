@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "seccomp-filter.h"
@@ -179,6 +180,34 @@ static int export_hex(scmp_filter_ctx ctx, char **ret) {
         return 0;
 }
 
+/* The kernel's SOCK_TYPE_MASK (linux/net.h, not exported): the type without SOCK_CLOEXEC/SOCK_NONBLOCK */
+#define SOCKET_TYPE_MASK UINT64_C(0xf)
+
+/* socket() and socketpair() of AF_UNIX datagram sockets fail with EACCES, in the kernel, whatever flags
+ * are or-ed into the type. A datagram socket is the only kind that reaches another datagram socket
+ * (connect() of a stream or seqpacket socket to one fails with EPROTOTYPE), and it can address any
+ * path it may write, even as one end of a connected pair (sendto() with an address): the one such
+ * path in a run is systemd's notify socket, bound in for the exec helper's reports. systemd refuses
+ * every message there that is not from the unit's main PID, but logs each refusal without a rate limit,
+ * so a command could flood PID 1 and the journal. Both arguments are ints to the kernel: only their
+ * low 32 bits are compared. */
+static int add_unix_dgram_refusal(scmp_filter_ctx ctx) {
+        static const int calls[] = { SCMP_SYS(socket), SCMP_SYS(socketpair) };
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(calls); i++) {
+                r = seccomp_rule_add_exact(
+                        ctx, SCMP_ACT_ERRNO(EACCES), calls[i], 2,
+                        (struct scmp_arg_cmp) { .arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = UINT32_MAX,
+                                                .datum_b = AF_UNIX },
+                        (struct scmp_arg_cmp) { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = SOCKET_TYPE_MASK,
+                                                .datum_b = SOCK_DGRAM });
+                if (r < 0 && r != -EEXIST)
+                        return r;
+        }
+        return 0;
+}
+
 int seccomp_rules_compile(const SyscallRule *rules, size_t n, char **ret_hex, char **ret_error) {
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
         int r;
@@ -202,6 +231,10 @@ int seccomp_rules_compile(const SyscallRule *rules, size_t n, char **ret_hex, ch
         if (r < 0)
                 return r;
 
+        /* before the profile's rules: where one of those covers the same calls, either refuses them */
+        r = add_unix_dgram_refusal(ctx);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < n; i++) {
                 r = add_rule(ctx, &rules[i], i, ret_error);
                 if (r < 0)

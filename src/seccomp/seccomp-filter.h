@@ -18,7 +18,11 @@
  *     of its own, which would take over these notifications (the newest filter wins a tie) and could
  *     let the calls through;
  *   - calls of another architecture (i386 through int 0x80, x32) fail with EPERM: the rules are
- *     written for the native one only.
+ *     written for the native one only;
+ *   - socket() and socketpair() of AF_UNIX SOCK_DGRAM (with any of SOCK_CLOEXEC, SOCK_NONBLOCK) fail
+ *     with EACCES in the kernel, without a notification (not counted): the command cannot address
+ *     systemd's notify socket, whose refusals of messages not from the main PID systemd logs without a
+ *     rate limit.
  * A rule with arg32 compares the low 32 bits of the argument whatever its upper half holds (the kernel
  * truncates e.g. ioctl's request number to 32 bits; libseccomp's own 32-bit comparisons still compare
  * the upper half with 0). Comparisons are unsigned.

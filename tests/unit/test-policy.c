@@ -300,6 +300,26 @@ static void assert_has_line(const char *text, const char *line) {
                 fail_msg("line '%s' found %zu times in:\n%s", line, n, text);
 }
 
+/* Every line of the fixed rendering is in the plan's, except BindReadOnlyPaths=, which a run extends (its
+ * own cgroup, a dataset): there the fixed value must start the plan's. */
+static void assert_fixed_lines_in(const char *plan_text, const char *fixed_text) {
+        for (const char *s = fixed_text; *s; ) {
+                const char *e = strchrnul(s, '\n');
+                _cleanup_free_ char *line = strndup(s, e - s);
+
+                assert_non_null(line);
+                if (!strneq(line, "BindReadOnlyPaths=", 18))
+                        assert_has_line(plan_text, line);
+                else {
+                        const char *b = strstr(plan_text, "\nBindReadOnlyPaths=");
+
+                        assert_non_null(b);
+                        assert_true(strneq(b + 1, line, strlen(line)));
+                }
+                s = *e ? e + 1 : e;
+        }
+}
+
 /* Fails if a line starts with "KEY=". */
 static void assert_no_key(const char *text, const char *key) {
         size_t l = strlen(key);
@@ -409,8 +429,7 @@ static void test_compile_default(void **state) {
         static const char *const on[] = {
                 "DynamicUser", "NoNewPrivileges", "RestrictSUIDSGID", "PrivateDevices", "PrivateIPC",
                 "PrivateNetwork", "ProtectKernelTunables", "ProtectKernelModules", "ProtectKernelLogs",
-                "ProtectControlGroups", "ProtectClock", "ProtectHostname", "RestrictRealtime", "LockPersonality",
-                "SendSIGKILL",
+                "ProtectClock", "ProtectHostname", "RestrictRealtime", "LockPersonality", "SendSIGKILL",
         };
         for (size_t i = 0; i < ELEMENTSOF(on); i++)
                 if (!get(plan, on[i])->b)
@@ -452,13 +471,17 @@ static void test_compile_default(void **state) {
         assert_strv_equal(get(plan, "Environment")->strv,
                           ARGV("HOME=/home/sbx", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"));
 
-        /* HOME, /tmp, /var/tmp and /dev/shm are tmpfs of the profile's size; /run is empty and read-only */
+        /* HOME, /tmp, /var/tmp and /dev/shm are tmpfs of the profile's size; /run and /sys/fs/cgroup are
+         * empty and read-only */
         assert_strv_equal(get(plan, "TemporaryFileSystem")->strv,
                           ARGV("/run", "ro,mode=0755,nosuid,nodev,noexec",
                                "/home/sbx", "mode=0777,nosuid,nodev,size=1073741824",
                                "/tmp", "mode=1777,nosuid,nodev,size=1073741824",
                                "/var/tmp", "mode=1777,nosuid,nodev,size=1073741824",
-                               "/dev/shm", "mode=1777,nosuid,nodev,size=1073741824"));
+                               "/dev/shm", "mode=1777,nosuid,nodev,size=1073741824",
+                               "/sys/fs/cgroup", "ro,mode=0755,nosuid,nodev,noexec"));
+        /* not ProtectControlGroups=: systemd would keep its read-only bind of /sys/fs/cgroup, not the tmpfs */
+        assert_null(prop_table_get(plan->props, "ProtectControlGroups"));
         /* only the notify socket comes from the host; no host directory is bound read-write */
         assert_strv_equal(get(plan, "BindReadOnlyPaths")->strv, ARGV("/run/systemd/notify", "/run/systemd/notify"));
         static const char *const absent[] = {
@@ -544,6 +567,22 @@ static void test_compile_no_duplicates(void **state) {
         }
 }
 
+/* /sys/fs/cgroup is an empty tmpfs in every run; its own cgroup alone comes back, read-only, where the
+ * host has it (tools read /proc/self/cgroup, then /sys/fs/cgroup/PATH/memory.max) */
+static void test_compile_own_cgroup(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        RunRequest req = { .argv = ARGV("true"), .run_id = (char *) RUN_ID };
+        _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
+        _cleanup_free_ char *cg = NULL;
+
+        assert_int_equal(policy_cgroup_path("offline", RUN_ID, &cg), 0);
+        assert_string_equal(cg, "/sys/fs/cgroup/sbx.slice/sbx-offline.slice/sbx-offline-" RUN_ID ".service");
+        assert_strv_equal(get(plan, "BindReadOnlyPaths")->strv,
+                          ARGV("/run/systemd/notify", "/run/systemd/notify", cg, cg));
+        assert_true(strv_contains(get(plan, "TemporaryFileSystem")->strv, "/sys/fs/cgroup"));
+        assert_null(prop_table_get(plan->props, "ProtectControlGroups"));
+}
+
 static void test_compile_workspace(void **state) {
         _cleanup_(profile_freep) Profile *p = profile_offline(), *browser = profile_browser(false);
         RunRequest req = { .argv = ARGV("make"), .workspace = "/home/user/project", .workspace_uid = 1000,
@@ -587,8 +626,8 @@ static void test_memory_page_rounding(void **state) {
 static void test_compile_expect_dirs(void **state) {
         _cleanup_(profile_freep) Profile *p = profile_data();
         RunRequest req = { .argv = ARGV("make"), .workspace = "/srv/ws", .workspace_uid = 1000, .workspace_gid = 100,
-                           .workspace_dev = 2049, .workspace_ino = 77, .dataset = "/srv/ds", .dataset_dev = 2050,
-                           .dataset_ino = 88 };
+                           .workspace_dev = 2049, .workspace_ino = 77, .workspace_mode = 02755, .dataset = "/srv/ds",
+                           .dataset_dev = 2050, .dataset_ino = 88 };
         _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
         ssize_t a, b, dd;
 
@@ -596,10 +635,11 @@ static void test_compile_expect_dirs(void **state) {
         b = strv_index(plan->exec_argv, "--expect-dir=/home/sbx/dataset:2050:88");
         dd = strv_index(plan->exec_argv, "--");
         assert_true(a > 0 && b > 0 && a < dd && b < dd);
-        assert_strv_equal(plan->pre_argv,
-                          ARGV(EXEC_PATH, "--handover=in", "--owner=1000:100:2049:77", "--", "/srv/ws"));
-        assert_strv_equal(plan->post_argv,
-                          ARGV(EXEC_PATH, "--handover=out", "--owner=1000:100:2049:77", "--", "/srv/ws"));
+        /* and its mode: the hand-over closes the directory to others for the run and gives this one back */
+        assert_strv_equal(plan->pre_argv, ARGV(EXEC_PATH, "--handover=in", "--owner=1000:100:2049:77",
+                                               "--workspace-mode=2755", "--", "/srv/ws"));
+        assert_strv_equal(plan->post_argv, ARGV(EXEC_PATH, "--handover=out", "--owner=1000:100:2049:77",
+                                                "--workspace-mode=2755", "--", "/srv/ws"));
 }
 
 static void test_compile_term(void **state) {
@@ -1194,8 +1234,9 @@ static void test_fixed_prefix_of_plan(void **state) {
                 bool extends_fixed; /* the request adds to a list the fixed part has */
         } cases[] = {
                 { offline, &plain, false },  { offline, &full, false },   { coding, &cached, false },
-                { browser, &narrowed, false }, { browser, &egress, false }, { data, &dataset, true },
-                { coding, &egress, false }, { coding, &hosts, true }, { browser, &hosts, true },
+                /* a run with its id binds its own cgroup back: BindReadOnlyPaths grows */
+                { browser, &narrowed, false }, { browser, &egress, true }, { data, &dataset, true },
+                { coding, &egress, true }, { coding, &hosts, true }, { browser, &hosts, true },
         };
         static const char *const per_run[] = {
                 "MemoryMax", "TasksMax", "CPUQuota", "RuntimeMaxSec", "Environment", "BindPaths", "StateDirectory",
@@ -1227,15 +1268,7 @@ static void test_fixed_prefix_of_plan(void **state) {
                 _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(data, &dataset);
                 _cleanup_free_ char *ft = render(fixed), *pt = render(plan->props);
 
-                for (const char *s = ft; *s; ) {
-                        const char *e = strchr(s, '\n');
-                        _cleanup_free_ char *line = strndup(s, e - s);
-
-                        assert_non_null(line);
-                        if (!strneq(line, "BindReadOnlyPaths=", 18))
-                                assert_has_line(pt, line);
-                        s = e + 1;
-                }
+                assert_fixed_lines_in(pt, ft);
                 assert_has_line(pt, "BindReadOnlyPaths=/run/systemd/notify:/run/systemd/notify:rbind "
                                     "/srv/d:/home/sbx/dataset:rbind");
         }
@@ -1268,7 +1301,8 @@ static void test_fixed_files_and_kernel(void **state) {
                               "/home/sbx:mode=0777,nosuid,nodev,size=268435456 "
                               "/tmp:mode=1777,nosuid,nodev,size=268435456 "
                               "/var/tmp:mode=1777,nosuid,nodev,size=268435456 "
-                              "/dev/shm:mode=1777,nosuid,nodev,size=268435456");
+                              "/dev/shm:mode=1777,nosuid,nodev,size=268435456 "
+                              "/sys/fs/cgroup:ro,mode=0755,nosuid,nodev,noexec");
         assert_has_line(text, "MemorySwapMax=536870912");
         assert_has_line(text, "SystemCallFilter=@system-service seccomp");
         assert_has_line(text, "SystemCallFilter=~@obsolete ptrace io_uring_setup io_uring_enter io_uring_register");
@@ -2007,7 +2041,10 @@ static void test_shipped_profiles(void **state) {
                         _cleanup_free_ char *digest_opt = NULL;
 
                         assert_keys_unique(pt);
-                        assert_true(strneq(pt, ft, strlen(ft)));
+                        if (req.run_id) /* its own cgroup is bound back */
+                                assert_fixed_lines_in(pt, ft);
+                        else
+                                assert_true(strneq(pt, ft, strlen(ft)));
                         assert_int_equal(asprintf(&digest_opt, "--expect-profile-digest=%s", p->digest), 24 + 71);
                         assert_true(strv_contains(pl->exec_argv, digest_opt));
                         if (streq(p->name, "browser") || streq(p->name, "coding")) {
@@ -2092,6 +2129,7 @@ int main(void) {
                 cmocka_unit_test(test_unit_names),
                 cmocka_unit_test(test_compile_default),
                 cmocka_unit_test(test_compile_no_duplicates),
+                cmocka_unit_test(test_compile_own_cgroup),
                 cmocka_unit_test(test_compile_workspace),
                 cmocka_unit_test(test_compile_expect_dirs),
                 cmocka_unit_test(test_memory_page_rounding),

@@ -18,6 +18,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <cmocka.h>
@@ -30,6 +31,8 @@
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
 #endif
+
+#define HI(x) ((uint64_t) (x) << 32)
 
 /* sbx's own rules (policy_baseline_rules), written out here so this test stands alone. */
 static const SyscallRule baseline[] = {
@@ -288,9 +291,144 @@ static void test_baseline_control(void **state) {
         supervised_done(&s);
 }
 
-/* ---- every comparison, both widths ---- */
+/* ---- AF_UNIX datagram sockets: refused with EACCES by every program ---- */
 
-#define HI(x) ((uint64_t) (x) << 32)
+enum {
+        U_DGRAM,
+        U_DGRAM_FLAGS,
+        U_DGRAM_HIGH_BITS,
+        U_PAIR_DGRAM,
+        U_STREAM,
+        U_SEQPACKET,
+        U_PAIR_STREAM,
+        U_INET_DGRAM,
+        U_STREAM_TO_DGRAM,
+        U_SEQPACKET_TO_DGRAM,
+        U_STREAM_SENDTO,
+        _U_MAX,
+};
+
+/* a path-bound datagram socket, as systemd's notify socket is */
+typedef struct DgramTarget {
+        char dir[64];
+        struct sockaddr_un sa;
+        int fd;
+} DgramTarget;
+
+static void dgram_target_open(DgramTarget *t) {
+        *t = (DgramTarget) { .fd = -1, .sa.sun_family = AF_UNIX };
+        strcpy(t->dir, "/tmp/sbx-test-seccomp.XXXXXX");
+        assert_non_null(mkdtemp(t->dir));
+        snprintf(t->sa.sun_path, sizeof(t->sa.sun_path), "%s/notify", t->dir);
+        t->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        assert_true(t->fd >= 0);
+        assert_int_equal(bind(t->fd, (struct sockaddr *) &t->sa, sizeof(t->sa)), 0);
+}
+
+static void dgram_target_close(DgramTarget *t) {
+        close(t->fd);
+        (void) unlink(t->sa.sun_path);
+        (void) rmdir(t->dir);
+}
+
+static Probe probe_fd(long fd) {
+        Probe p = probe_result(fd);
+
+        if (fd >= 0)
+                close((int) fd);
+        return p;
+}
+
+static Probe probe_pair(int domain, int type) {
+        int sv[2];
+        Probe p = probe_result(socketpair(domain, type, 0, sv));
+
+        if (p.ret == 0) {
+                close(sv[0]);
+                close(sv[1]);
+        }
+        return p;
+}
+
+static Probe probe_connect(int type, const struct sockaddr_un *sa) {
+        int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+        Probe p;
+
+        if (fd < 0)
+                return probe_result(fd);
+        p = probe_result(connect(fd, (const struct sockaddr *) sa, sizeof(*sa)));
+        close(fd);
+        return p;
+}
+
+static size_t probe_unix_dgram(const void *userdata, Probe p[static MAX_PROBES]) {
+        const DgramTarget *t = userdata;
+        int fd;
+
+        p[U_DGRAM] = probe_fd(socket(AF_UNIX, SOCK_DGRAM, 0));
+        p[U_DGRAM_FLAGS] = probe_fd(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+        /* both are ints to the kernel: high bits do not dodge the rule */
+        p[U_DGRAM_HIGH_BITS] = probe_fd(syscall(SYS_socket, HI(1) | AF_UNIX, HI(7) | SOCK_DGRAM, 0));
+        p[U_PAIR_DGRAM] = probe_pair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC);
+        p[U_STREAM] = probe_fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        p[U_SEQPACKET] = probe_fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+        p[U_PAIR_STREAM] = probe_pair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC);
+        p[U_INET_DGRAM] = probe_fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+        /* the kinds that are left cannot reach a datagram socket */
+        p[U_STREAM_TO_DGRAM] = probe_connect(SOCK_STREAM, &t->sa);
+        p[U_SEQPACKET_TO_DGRAM] = probe_connect(SOCK_SEQPACKET, &t->sa);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        p[U_STREAM_SENDTO] = fd < 0 ? probe_result(fd) :
+                probe_result(sendto(fd, "x", 1, MSG_DONTWAIT, (const struct sockaddr *) &t->sa, sizeof(t->sa)));
+        if (fd >= 0)
+                close(fd);
+        return _U_MAX;
+}
+
+static void test_unix_dgram_refused(void **state) {
+        _cleanup_free_ char *hex = compile_ok(baseline, ELEMENTSOF(baseline));
+        DgramTarget t;
+        Supervised s;
+        char buf[8];
+
+        dgram_target_open(&t);
+        run_supervised(hex, probe_unix_dgram, &t, &s);
+        assert_int_equal(s.n_probes, _U_MAX);
+        for (size_t i = 0; i < _U_MAX; i++)
+                print_message("probe %zu: ret %ld errno %d\n", i, s.probes[i].ret, s.probes[i].err);
+        for (size_t i = U_DGRAM; i <= U_PAIR_DGRAM; i++) {
+                assert_int_equal(s.probes[i].ret, -1);
+                assert_int_equal(s.probes[i].err, EACCES);
+        }
+        for (size_t i = U_STREAM; i <= U_INET_DGRAM; i++)
+                assert_true(s.probes[i].ret >= 0);
+        assert_int_equal(s.probes[U_STREAM_TO_DGRAM].err, EPROTOTYPE);
+        assert_int_equal(s.probes[U_SEQPACKET_TO_DGRAM].err, EPROTOTYPE);
+        assert_int_equal(s.probes[U_STREAM_SENDTO].err, EOPNOTSUPP);
+        /* nothing reached the target, and the refusals are the kernel's own (not notified, not counted) */
+        assert_int_equal(recv(t.fd, buf, sizeof(buf), MSG_DONTWAIT), -1);
+        assert_int_equal(errno, EAGAIN);
+        assert_int_equal(s.denials.n, 0);
+        supervised_done(&s);
+        dgram_target_close(&t);
+}
+
+/* Why socketpair() is refused too: one end of a connected datagram pair still sends to any path. */
+static void test_unix_dgram_pair_reaches_paths(void **state) {
+        DgramTarget t;
+        int sv[2];
+        char buf[8];
+
+        dgram_target_open(&t);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+        assert_int_equal(sendto(sv[0], "hi", 2, 0, (const struct sockaddr *) &t.sa, sizeof(t.sa)), 2);
+        assert_int_equal(recv(t.fd, buf, sizeof(buf), MSG_DONTWAIT), 2);
+        close(sv[0]);
+        close(sv[1]);
+        dgram_target_close(&t);
+}
+
+/* ---- every comparison, both widths ---- */
 
 typedef struct CmpCase {
         SyscallCmp cmp;
@@ -579,6 +717,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_baseline_bites),
                 cmocka_unit_test(test_baseline_control),
+                cmocka_unit_test(test_unix_dgram_refused),
+                cmocka_unit_test(test_unix_dgram_pair_reaches_paths),
                 cmocka_unit_test(test_comparisons),
                 cmocka_unit_test(test_compile_refused),
                 cmocka_unit_test(test_compile_redundant),

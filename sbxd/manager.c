@@ -1111,6 +1111,8 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                         return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record: %s", strerror(-r));
                 r = pool_claim(m->pool, member, run, plan, fds, req->argv);
                 if (r < 0) {
+                        /* the unit is being stopped: its entries go now */
+                        run_net_finish(run->net);
                         run->record->finished = true;
                         run->record->unit_gone = run->record->cgroup_gone = false;
                         run->record->stop_reason = STOP_START_FAILED;

@@ -650,14 +650,6 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
          * (the egress table denies them too). */
         if (r == 0 && net != NETWORK_NONE && strv_length(req->host_addresses) > 0)
                 r = prop_table_extend_strv(t, "IPAddressDeny", req->host_addresses);
-        /* The run's own cgroup, the only one it sees (the helper reads its limits and figures there) */
-        if (r == 0 && req->run_id) {
-                _cleanup_free_ char *cg = NULL;
-
-                r = policy_cgroup_path(p->name, req->run_id, &cg);
-                if (r == 0)
-                        r = prop_table_extend_strv(t, "BindReadOnlyPaths", (char *[]) { cg, cg, NULL });
-        }
         if (r == 0 && req->workspace)
                 r = prop_table_extend_strv(t, "BindPaths", (char *[]) { req->workspace, (char *) SBX_WORKSPACE, NULL });
         if (r == 0 && req->dataset)
@@ -683,6 +675,18 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         r = prop_table_digest(t, plan->digest);
         if (r < 0)
                 return r;
+        /* The run's own cgroup, the only one it sees (the helper reads its limits and figures there). Named
+         * after the run, it is left out of the digest, which names the policy: the same for the same
+         * profile and request, whichever run and unit (a pooled one included, docs/pool.md). */
+        if (req->run_id) {
+                _cleanup_free_ char *cg = NULL;
+
+                r = policy_cgroup_path(p->name, req->run_id, &cg);
+                if (r == 0)
+                        r = prop_table_extend_strv(t, "BindReadOnlyPaths", (char *[]) { cg, cg, NULL });
+                if (r < 0)
+                        return r;
+        }
 
         /* The helper re-checks inside the unit what must hold, and refuses to run the command otherwise
          * (fail closed: systemd ignores some settings silently when the kernel lacks a feature). */

@@ -188,7 +188,7 @@ assert_eq pool "$(record_get "$(last_run_id)" .start)" "record start after the r
 
 t_begin "a waiting unit whose helper died is replaced"
 wait_pool 2
-victim=$(pool_waiting | head -n 1)
+victim=$(pool_waiting | sed -n 1p)
 kill -9 "$(systemctl show -P MainPID "$victim")"
 assert_rc 0 unit_gone "$victim"
 wait_pool 2

@@ -972,6 +972,20 @@ static void test_pool_plan(void **state) {
         e = compile_ok(edited, &run);
         pool_match(m, e, 0, "the profile changed since the pooled unit started");
 
+        /* the run's own cgroup is bound (named after it), and left out of the policy digest */
+        {
+                RunRequest r1 = { .argv = ARGV("true"), .run_id = (char *) "0123456789abcdef0123456789abcdef" },
+                           r2 = { .argv = ARGV("true"), .run_id = (char *) "fedcba9876543210fedcba9876543210" };
+                _cleanup_(run_plan_freep) RunPlan *p1 = compile_ok(p, &r1), *p2 = compile_ok(p, &r2);
+                _cleanup_free_ char *t1 = render(p1->props), *t2 = render(p2->props);
+
+                assert_non_null(strstr(t1, "/sys/fs/cgroup/sbx.slice/sbx-offline.slice/"
+                                           "sbx-offline-0123456789abcdef0123456789abcdef.service"));
+                assert_string_not_equal(t1, t2);
+                assert_string_equal(p1->digest, p2->digest);
+                assert_string_equal(p1->digest, r->digest);
+        }
+
         /* a pooled unit has no command, and is not a sandbox */
         pool.argv = ARGV("true");
         assert_int_equal(policy_compile(p, &pool, EXEC_PATH, &bad, &error), -EINVAL);

@@ -764,6 +764,7 @@ static bool sandbox_name_is_allowed(const char *s) {
 }
 
 #define REQ_SANDBOX_ONLY 1u
+#define REQ_RUN_ONLY 2u   /* TERM is a command's; a sandbox's commands come later (sbxd(8)) */
 
 /* Run's and CreateSandbox's request (docs/dbus.md). */
 static const BusField request_fields[] = {
@@ -771,7 +772,7 @@ static const BusField request_fields[] = {
         { "workspace",         bus_field_string,       offsetof(RunRequest, workspace) },
         { "dataset",           bus_field_string,       offsetof(RunRequest, dataset) },
         { "network",           bus_field_string,       offsetof(RunRequest, network) },
-        { "term",              bus_field_string,       offsetof(RunRequest, term) },
+        { "term",              bus_field_string,       offsetof(RunRequest, term), REQ_RUN_ONLY },
         { "memory",            bus_field_u64_positive, offsetof(RunRequest, memory_max) },
         { "tasks",             bus_field_u64_positive, offsetof(RunRequest, tasks_max) },
         { "timeout_usec",      bus_field_u64_positive, offsetof(RunRequest, runtime_max) },
@@ -787,7 +788,7 @@ static const BusField request_fields[] = {
 static int read_request(sd_bus_message *msg, RunRequest *req, bool sandbox, sd_bus_error *error) {
         int r;
 
-        r = bus_read_fields(msg, request_fields, sandbox ? 0 : REQ_SANDBOX_ONLY, req, "request", error);
+        r = bus_read_fields(msg, request_fields, sandbox ? REQ_RUN_ONLY : REQ_SANDBOX_ONLY, req, "request", error);
         if (r < 0)
                 return r;
         return sandbox ? 0 : sd_bus_message_read_strv(msg, &req->argv);

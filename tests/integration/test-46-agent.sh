@@ -147,6 +147,8 @@ assert_contains "$T_OUT" "is not a sandbox name"
 assert_rc 1 /usr/bin/python3 "$BUSCALL" /org/sbx/Manager1 org.sbx.Manager1 Run 'a{sv}ashhh' \
   '[{"detach": ["b", true]}, ["/bin/true"], 0, 1, 2]'
 assert_contains "$T_OUT" "ERROR org.sbx.Error.InvalidRequest: request: unknown key 'detach'" "a sandbox's key in Run"
+assert_rc 1 "${BUS[@]}" call "${M[@]}" CreateSandbox 'a{sv}' 1 term s xterm
+assert_contains "$T_OUT" "request: unknown key 'term'" "a run's key in CreateSandbox"
 assert_rc 1 "${BUS[@]}" call "${M[@]}" CreateSandbox s notadict
 assert_contains "$T_OUT" "nvalid" "a wrong signature"
 # a request of 20000 keys: refused at the first unknown one, sbxd still answers at once

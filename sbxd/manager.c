@@ -1021,7 +1021,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                         return r;
                 if (r == 0) {
                         log_debug("Run not served by pooled unit %s: %s", run_id, strna(why));
-                        pool_member_mismatch(m->pool, member);
+                        pool_member_mismatch(m->pool, member, profile);
                         member = NULL;
                         plan = run_plan_free(plan);
                         r = run_id_new(run_id);

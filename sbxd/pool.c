@@ -527,13 +527,12 @@ const RunPlan *pool_member_plan(const PoolMember *pm) {
         return pm->plan;
 }
 
-void pool_member_mismatch(Pool *p, PoolMember *pm) {
-        PoolSpec *spec = spec_find(p, pm->profile->name);
-
-        if (!spec || !streq(spec->digest, pm->profile->digest))
-                member_retire(pm, false, "its profile changed");
-        else
-                (void) pool_rescan(p); /* the file may have changed without a reload */
+void pool_member_mismatch(Pool *p, PoolMember *pm, const Profile *current) {
+        if (streq(pm->profile->digest, current->digest))
+                return; /* another request may match it */
+        /* the file changed, without a reload yet: the pool's units are made from the new one */
+        member_retire(pm, false, "its profile changed");
+        (void) pool_rescan(p);
 }
 
 RunRecord *pool_member_take_record(PoolMember *pm) {
@@ -642,6 +641,11 @@ static int on_claim_limits(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static int on_claim_go(sd_event_source *s, void *userdata) {
+        claim_send(userdata);
+        return 0;
+}
+
 static int on_claim_props_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         PoolClaim *c = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
@@ -716,8 +720,15 @@ int pool_claim(Pool *p, PoolMember *pm, Run *run, const RunPlan *plan, const int
                                           c->limits.cpu_quota_per_sec_usec);
         if (r >= 0)
                 r = sd_bus_message_close_container(call);
-        if (r >= 0)
+        /* With the profile's own ceilings nothing is to be checked first: the description follows on its
+         * own, the command goes as soon as the run is set up (after the caller's reply is due). */
+        if (r >= 0 && c->check_limits)
                 r = sd_bus_call_async(m->bus, &c->slot, call, on_claim_props_reply, c, 0);
+        else if (r >= 0) {
+                r = sd_bus_call_async(m->bus, NULL, call, NULL, NULL, 0);
+                if (r >= 0)
+                        r = sd_event_add_defer(m->event, &c->timer, on_claim_go, c);
+        }
         if (r < 0)
                 goto fail;
 

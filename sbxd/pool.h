@@ -24,9 +24,9 @@ int pool_start(Pool *p);
 /* A waiting unit of the profile (its id in run_id), or NULL. */
 PoolMember *pool_find(Pool *p, const char *profile, char run_id[static RUN_ID_LEN + 1]);
 const RunPlan *pool_member_plan(const PoolMember *pm);
-/* The run's plan does not match the unit found: a unit made from an older version of the profile is
- * stopped (and replaced); one that another request may match stays. */
-void pool_member_mismatch(Pool *p, PoolMember *pm);
+/* The run's plan does not match the unit found: a unit made from another version of the profile than
+ * current is stopped (and the profiles read again); one that another request may match stays. */
+void pool_member_mismatch(Pool *p, PoolMember *pm, const Profile *current);
 /* For the run that claims it: the record and network policy the unit was made with. */
 RunRecord *pool_member_take_record(PoolMember *pm);
 RunNet *pool_member_take_net(PoolMember *pm);

@@ -863,7 +863,11 @@ int main(int argc, char *argv[]) {
                 ctl = safe_close(ctl);
                 argv = pooled_argv;
                 cpu_base = cpu_usage(cg);
-                (void) sd_notify(0, "READY=1");
+                /* without it the unit stays "activating" and its RuntimeMaxSec= never starts: fail closed */
+                r = sd_notify(0, "READY=1");
+                if (r <= 0)
+                        return refuse("cannot tell systemd that the run's command starts (READY=1): %s",
+                                      r < 0 ? strerror(-r) : "no notify socket");
         }
 
         /* The syscall rules' program and the output relay (supervise.h). */

@@ -1047,8 +1047,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 return -ENOMEM;
         run->ws_dev = ws_dev;
         run->ws_ino = ws_ino;
-        /* a pooled unit's record and network policy were made with it */
-        run->record = member ? pool_member_take_record(member) : run_record_new();
+        run->record = run_record_new();
         if (!run->record)
                 return -ENOMEM;
         run->record->pooled = member;
@@ -1082,9 +1081,8 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                         return r;
                 TAKE_FD(ctl);
         }
-        if (member)
-                run->net = pool_member_take_net(member);
-        else
+        /* a pooled unit's network policy was made with it, and is handed over with it below */
+        if (!member)
                 r = run_net_new(m->net, profile, plan->network, req->host_addresses, run->id, run->record, &run->net,
                                 &refusal);
         if (r < 0) {
@@ -1106,10 +1104,15 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         }
 
         if (member) {
+                /* Nothing fails from here to the claim but writing the record: the unit is the run's now. */
+                pool_member_hand_over(m->pool, member, run);
                 /* The record exists before the run does, as for a unit started for it. */
                 r = store_write(&m->store, run->record);
-                if (r < 0)
+                if (r < 0) {
+                        pool_member_release(m->pool, member);
+                        run_net_finish(run->net);
                         return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record: %s", strerror(-r));
+                }
                 r = pool_claim(m->pool, member, run, plan, fds, req->argv);
                 if (r < 0) {
                         /* the unit is being stopped: its entries go now */
@@ -1283,6 +1286,12 @@ void manager_run_claimed(Run *run, const char *error) {
         if (!error) {
                 if (call)
                         (void) sd_bus_reply_method_return(call, "s", run->id);
+                /* A unit that ended before the claim (its start job's end went unheeded then) would
+                 * never report one: ask once, as after a start job. */
+                if (!run->finalizing && !run->slot_state)
+                        (void) sd_bus_call_method_async(run->manager->bus, &run->slot_state, SD_DEST, run->unit_path,
+                                                        "org.freedesktop.DBus.Properties", "Get", on_active_state_reply,
+                                                        run, "ss", "org.freedesktop.systemd1.Unit", "ActiveState");
                 return;
         }
         /* fail closed: the command never starts in a unit weaker than its plan */

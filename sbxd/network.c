@@ -550,6 +550,10 @@ static void run_net_unregister(RunNet *rn) {
                 log_warning_errno(r, "Run %s: cannot remove its egress entries: %m", rn->run_id);
 }
 
+void run_net_set_record(RunNet *rn, RunRecord *record) {
+        rn->record = record;
+}
+
 bool run_net_is_registered(const RunNet *rn) {
         return rn && rn->registered;
 }

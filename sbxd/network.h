@@ -43,5 +43,7 @@ int run_net_register(RunNet *rn, const char *cgroup_path, const char *netns_path
 void run_net_finish(RunNet *rn);
 /* run_net_register() put the run's entries in place (and run_net_finish() has not removed them). */
 bool run_net_is_registered(const RunNet *rn);
+/* The record whose network section rn counts into from now on (a pooled unit's becomes its run's). */
+void run_net_set_record(RunNet *rn, RunRecord *record);
 RunNet *run_net_free(RunNet *rn);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RunNet *, run_net_free);

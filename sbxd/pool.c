@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The warm pool: see pool.h and docs/pool.md. */
+#include <assert.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sys/socket.h>
@@ -41,7 +42,7 @@ struct PoolMember {
         RunNet *net;               /* its egress policy: its own loopback only, in force before READY */
         int ctl;                   /* sbxd's end of its helper's control channel */
         sd_event_source *ctl_source, *cgroup_timer;
-        sd_bus_slot *slot_start;
+        sd_bus_slot *slot_start, *slot_state;
         usec_t started;            /* CLOCK_MONOTONIC */
         bool ready;                /* the helper said READY: every check passed, it waits for a command */
         PoolMember *next;
@@ -66,7 +67,10 @@ struct Pool {
         size_t n_specs;
         PoolMember *members;
         sd_event_source *refill, *retry;
-        sd_bus_slot *slot_reloading, *slot_list;
+        sd_bus_slot *slot_reloading, *slot_list, *slot_startup;
+        /* systemd finished booting: a waiting unit's start job lasts until its run comes, and boot is
+         * not over while any job runs, so none is started before */
+        bool startup_finished;
 };
 
 static void pool_schedule_refill(Pool *p);
@@ -86,6 +90,7 @@ static PoolMember *member_free(PoolMember *pm) {
         sd_event_source_disable_unref(pm->ctl_source);
         sd_event_source_disable_unref(pm->cgroup_timer);
         sd_bus_slot_unref(pm->slot_start);
+        sd_bus_slot_unref(pm->slot_state);
         safe_close(pm->ctl);
         if (pm->net)
                 run_net_finish(pm->net);
@@ -138,6 +143,31 @@ static void member_retire(PoolMember *pm, bool failed, const char *why) {
         pool_schedule_refill(p);
 }
 
+/* The helper said READY: the unit must be waiting as planned (activating, Type=notify): a unit that is
+ * active already would count its RuntimeMaxSec= from its start, one that ended cannot serve. */
+static int on_member_state_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        PoolMember *pm = userdata;
+        PoolSpec *spec = spec_find(pm->pool, pm->profile->name);
+        _cleanup_free_ char *why = NULL;
+        const char *state = NULL;
+
+        pm->slot_state = sd_bus_slot_unref(pm->slot_state);
+        if (sd_bus_message_is_method_error(reply, NULL) || sd_bus_message_read(reply, "v", "s", &state) < 0 ||
+            !streq(state, "activating")) {
+                if (asprintf(&why, "its unit is %s, not waiting for its command (a drop-in made by an older sbx "
+                             "sets another Type=? 'sbxctl profile reload' makes them again)", strna(state)) < 0)
+                        why = NULL;
+                member_retire(pm, true, why ?: "its unit is not waiting for its command");
+                return 0;
+        }
+        pm->ready = true;
+        if (spec)
+                spec->failures = 0;
+        log_debug("Pooled unit %s of profile %s is ready (%.1f ms).", pm->unit, pm->profile->name,
+                  (double) (now_monotonic() - pm->started) / USEC_PER_MSEC);
+        return 0;
+}
+
 static int on_member_ctl(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         PoolMember *pm = userdata;
         SbxMsgHeader h;
@@ -146,14 +176,11 @@ static int on_member_ctl(sd_event_source *s, int fd, uint32_t revents, void *use
         n = recv(fd, &h, sizeof(h), MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
                 return 0;
-        if (n == (ssize_t) sizeof(h) && h.type == SBX_MSG_READY && !pm->ready) {
-                PoolSpec *spec = spec_find(pm->pool, pm->profile->name);
-
-                pm->ready = true;
-                if (spec)
-                        spec->failures = 0;
-                log_debug("Pooled unit %s of profile %s is ready (%.1f ms).", pm->unit, pm->profile->name,
-                          (double) (now_monotonic() - pm->started) / USEC_PER_MSEC);
+        if (n == (ssize_t) sizeof(h) && h.type == SBX_MSG_READY && !pm->ready && !pm->slot_state) {
+                if (sd_bus_call_method_async(pm->pool->manager->bus, &pm->slot_state, SD_DEST, pm->unit_path,
+                                             "org.freedesktop.DBus.Properties", "Get", on_member_state_reply, pm,
+                                             "ss", "org.freedesktop.systemd1.Unit", "ActiveState") < 0)
+                        member_retire(pm, true, "cannot ask systemd for its state");
                 return 0;
         }
         if (n > 0)
@@ -327,6 +354,8 @@ static int on_refill(sd_event_source *s, void *userdata) {
                         if (++n > spec->size)
                                 member_retire(pm, false, "the pool is smaller now");
                 }
+                if (!p->startup_finished)
+                        continue;
                 if (spec->retry_at > now) {
                         if (next_retry == 0 || spec->retry_at < next_retry)
                                 next_retry = spec->retry_at;
@@ -434,11 +463,18 @@ static int on_reloading(sd_bus_message *msg, void *userdata, sd_bus_error *ret_e
 }
 
 /* Units an earlier sbxd left waiting: not a run's, so nobody's. */
+static bool endswith_service(const char *name) {
+        size_t n = strlen(name), k = strlen(".service");
+
+        return n >= k && streq(name + n - k, ".service");
+}
+
 static int on_list_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         Pool *p = userdata;
         const char *name, *desc, *s1, *s2, *s3, *s4, *job_type;
         const char *unit_path, *job_path;
         uint32_t job_id;
+        size_t n;
         int r;
 
         p->slot_list = sd_bus_slot_unref(p->slot_list);
@@ -461,15 +497,56 @@ static int on_list_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
                                 ours = true;
                 if (ours)
                         continue;
+                /* claimed, but its description was not changed yet: a run's, even if not taken up */
+                n = strlen(name);
+                if (n > RUN_ID_LEN + strlen(".service") && endswith_service(name)) {
+                        _cleanup_(run_record_freep) RunRecord *rec = NULL;
+                        char id[RUN_ID_LEN + 1];
+
+                        memcpy(id, name + n - strlen(".service") - RUN_ID_LEN, RUN_ID_LEN);
+                        id[RUN_ID_LEN] = 0;
+                        if (store_read(&p->manager->store, id, &rec) >= 0) {
+                                log_warning("%s has a run record but is not followed; leaving it to its limits.", name);
+                                continue;
+                        }
+                }
                 log_info("Stopping %s, left waiting in the pool by an earlier sbxd.", name);
                 unit_release(p, name, NULL);
         }
         return 0;
 }
 
+static int on_startup_finished(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Pool *p = userdata;
+
+        if (!streq_ptr(sd_bus_message_get_sender(msg), p->manager->systemd_owner) || p->startup_finished)
+                return 0;
+        log_debug("Pool: systemd finished starting up; filling the pool.");
+        p->startup_finished = true;
+        p->slot_startup = sd_bus_slot_unref(p->slot_startup);
+        pool_schedule_refill(p);
+        return 0;
+}
+
 int pool_start(Pool *p) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         Manager *m = p->manager;
+        uint64_t finished = 0;
         int r;
+
+        r = sd_bus_match_signal(m->bus, &p->slot_startup, SD_DEST, SD_PATH, SD_MANAGER, "StartupFinished",
+                                on_startup_finished, p);
+        if (r < 0)
+                return r;
+        r = sd_bus_get_property_trivial(m->bus, SD_DEST, SD_PATH, SD_MANAGER, "FinishTimestampMonotonic", &error, 't',
+                                        &finished);
+        if (r < 0)
+                log_warning("Cannot ask systemd whether it finished starting up (%s); the pool waits for it.",
+                            error.message ?: strerror(-r));
+        if (finished > 0) {
+                p->startup_finished = true;
+                p->slot_startup = sd_bus_slot_unref(p->slot_startup);
+        }
 
         r = sd_bus_match_signal(m->bus, &p->slot_reloading, SD_DEST, SD_PATH, SD_MANAGER, "Reloading", on_reloading, p);
         if (r < 0)
@@ -504,6 +581,7 @@ Pool *pool_free(Pool *p) {
         sd_event_source_disable_unref(p->retry);
         sd_bus_slot_unref(p->slot_reloading);
         sd_bus_slot_unref(p->slot_list);
+        sd_bus_slot_unref(p->slot_startup);
         free(p);
         return NULL;
 }
@@ -535,12 +613,23 @@ void pool_member_mismatch(Pool *p, PoolMember *pm, const Profile *current) {
         (void) pool_rescan(p);
 }
 
-RunRecord *pool_member_take_record(PoolMember *pm) {
-        return TAKE_PTR(pm->record);
+void pool_member_hand_over(Pool *p, PoolMember *pm, Run *run) {
+        for (PoolMember **q = &p->members; *q; q = &(*q)->next)
+                if (*q == pm) {
+                        *q = pm->next;
+                        break;
+                }
+        pm->next = NULL;
+        pm->ready = false;
+        assert(!run->record->network); /* a pooled run's record gets no other network section */
+        run->record->network = TAKE_PTR(pm->record->network);
+        run->net = TAKE_PTR(pm->net);
+        run_net_set_record(run->net, run->record);
+        pool_schedule_refill(p);
 }
 
-RunNet *pool_member_take_net(PoolMember *pm) {
-        return TAKE_PTR(pm->net);
+void pool_member_release(Pool *p, PoolMember *pm) {
+        member_retire(pm, false, "its run could not take it");
 }
 
 PoolClaim *pool_claim_free(PoolClaim *c) {
@@ -735,7 +824,6 @@ int pool_claim(Pool *p, PoolMember *pm, Run *run, const RunPlan *plan, const int
         /* The member is the run's: its channel goes to the claim, the rest is not needed. */
         c->ctl = TAKE_FD(pm->ctl);
         member_free(pm);
-        pool_schedule_refill(p);
         return 0;
 fail:
         pool_claim_free(c);

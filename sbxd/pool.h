@@ -27,13 +27,15 @@ const RunPlan *pool_member_plan(const PoolMember *pm);
 /* The run's plan does not match the unit found: a unit made from another version of the profile than
  * current is stopped (and the profiles read again); one that another request may match stays. */
 void pool_member_mismatch(Pool *p, PoolMember *pm, const Profile *current);
-/* For the run that claims it: the record and network policy the unit was made with. */
-RunRecord *pool_member_take_record(PoolMember *pm);
-RunNet *pool_member_take_net(PoolMember *pm);
-/* Hands the unit to the run (whose unit, unit path and cgroup path are the member's): sets the run's
- * ceilings on it, checks them in the cgroup, sends the command with the run's stdio (fds are
- * duplicated). Ends with manager_run_claimed(). A negative errno if nothing could be started (the unit is
- * then stopped). */
+/* The unit becomes the run's (whose unit, unit path and cgroup path are the member's): it leaves the
+ * pool, its egress policy and the record's network section (made with it) go to the run. Cannot fail;
+ * from here on the member is the run's to claim (pool_claim()) or to let go (pool_member_release()). */
+void pool_member_hand_over(Pool *p, PoolMember *pm, Run *run);
+/* The run could not take it after all: its unit is stopped. */
+void pool_member_release(Pool *p, PoolMember *pm);
+/* Sets the run's ceilings on the handed-over unit (and then checks them in the cgroup) when they are not
+ * the profile's, sends the command with the run's stdio (fds are duplicated). Ends with
+ * manager_run_claimed(). A negative errno if nothing could be started (the unit is then stopped). */
 int pool_claim(Pool *p, PoolMember *pm, Run *run, const RunPlan *plan, const int fds[3], char **argv);
 /* The run ends before its claim did (its unit is gone): nothing more is sent. */
 PoolClaim *pool_claim_free(PoolClaim *c);

@@ -117,6 +117,18 @@ assert_eq pool "$(record_get "$id" .start)" "record start"
 assert_eq signal "$(record_get "$id" .stop_reason)" "stop reason of a command killed by a signal"
 assert_eq 9 "$(record_get "$id" .exit.signal)" "its signal"
 
+t_begin "another user's run is served by the pool: the run and its record are that user's alone"
+wait_pool 2
+before=$(pool_waiting)
+assert_rc 0 runuser -u nobody -- sbxctl run -p "$PROF" -- sh -c 'id -u'
+nb=$(runuser -u nobody -- sbxctl list --no-legend | tail -n 1 | awk '{print $1}')
+assert_match "$nb" '^[0-9a-f]{32}$' "the user's own list"
+assert_eq pool "$(record_get "$nb" .start)" "record start"
+assert_contains "$before" "$(record_get "$nb" .unit)" "the run's unit was a waiting one"
+assert_ne "$(record_get "$id" .tenant)" "$(record_get "$nb" .tenant)" "tenant of root's run and of nobody's"
+assert_not_contains "$(runuser -u nobody -- sbxctl list --no-legend)" "$id" "root's run in nobody's list"
+assert_rc 1 runuser -u nobody -- sbxctl show "$id"
+
 t_begin "a pooled unit serves one run: its unit is gone after it, and new units wait"
 assert_rc 0 unit_gone "$unit"
 wait_pool 2

@@ -302,26 +302,38 @@ static int reap(int ctl) {
         return 0;
 }
 
-int serve(int ctl, const ServeConfig *cfg) {
-        _cleanup_free_ char *buf = malloc(SBX_SANDBOX_MSG_MAX);
-        _cleanup_close_ int sfd = -EBADF;
+/* Blocks the signals to wait for (SIGTERM: the unit is being stopped; SIGCHLD if with_children), returns
+ * a signalfd for them, and tells sbxd READY on ctl. */
+static int serve_begin(int ctl, bool with_children) {
         SbxMsgHeader ready = { .type = SBX_MSG_READY };
-        sigset_t chld;
-        int r;
+        _cleanup_close_ int sfd = -EBADF;
+        sigset_t set;
 
-        if (!buf)
-                return -ENOMEM;
-        /* SIGTERM: the unit is being stopped (its commands got theirs from systemd too) */
-        sigemptyset(&chld);
-        sigaddset(&chld, SIGCHLD);
-        sigaddset(&chld, SIGTERM);
-        if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0)
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        if (with_children)
+                sigaddset(&set, SIGCHLD);
+        if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
                 return -errno;
-        sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+        sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
         if (sfd < 0)
                 return -errno;
         if (send(ctl, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t) sizeof(ready))
                 return -errno;
+        return TAKE_FD(sfd);
+}
+
+int serve(int ctl, const ServeConfig *cfg) {
+        _cleanup_free_ char *buf = malloc(SBX_SANDBOX_MSG_MAX);
+        _cleanup_close_ int sfd = -EBADF;
+        int r;
+
+        if (!buf)
+                return -ENOMEM;
+        /* (its commands get their SIGTERM from systemd too) */
+        sfd = serve_begin(ctl, true);
+        if (sfd < 0)
+                return sfd;
 
         for (;;) {
                 struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
@@ -356,21 +368,13 @@ int serve(int ctl, const ServeConfig *cfg) {
 int serve_wait_one(int ctl, char ***ret_argv, int fds[3]) {
         _cleanup_free_ char *buf = malloc(SBX_SANDBOX_MSG_MAX);
         _cleanup_close_ int sfd = -EBADF;
-        SbxMsgHeader ready = { .type = SBX_MSG_READY };
-        sigset_t term;
 
         if (!buf)
                 return -ENOMEM;
-        /* SIGTERM: the unit is being stopped before it got a run (blocked by the caller) */
-        sigemptyset(&term);
-        sigaddset(&term, SIGTERM);
-        if (sigprocmask(SIG_BLOCK, &term, NULL) < 0)
-                return -errno;
-        sfd = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
+        /* SIGTERM: the unit is being stopped before it got a run */
+        sfd = serve_begin(ctl, false);
         if (sfd < 0)
-                return -errno;
-        if (send(ctl, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t) sizeof(ready))
-                return -errno;
+                return sfd;
         /* for systemctl status (its READY=1 comes with the command: the unit stays "activating") */
         (void) sd_notify(0, "STATUS=waiting for a run");
         for (;;) {

@@ -32,6 +32,7 @@
 static void run_finalize(Run *run);
 static int run_stop(Run *run, int sig);
 static int run_launched(Manager *m, Run *run, sd_bus_message *msg);
+static void record_start_failed(Manager *m, Run *run, bool gone, const char *error);
 
 static Run *run_free(Run *run) {
         if (!run)
@@ -630,7 +631,6 @@ static int append_exec(sd_bus_message *m, const char *name, char **argv, bool pr
 int manager_unit_object_path(const char *unit, char **ret) {
         return sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, ret);
 }
-#define unit_object_path manager_unit_object_path
 
 /* The host's own addresses as "ADDR/32" or "ADDR/128" (link-local IPv6 ones are already denied as a
  * range, and scoped addresses cannot be written without their interface; loopback ones are left out). */
@@ -1058,7 +1058,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
             policy_slice_name(profile->name, &slice) < 0 ||
             policy_cgroup_path(profile->name, run->id, &run->cgroup_path) < 0)
                 return -ENOMEM;
-        r = unit_object_path(run->unit, &run->unit_path);
+        r = manager_unit_object_path(run->unit, &run->unit_path);
         if (r < 0)
                 return r;
 
@@ -1117,12 +1117,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 if (r < 0) {
                         /* the unit is being stopped: its entries go now */
                         run_net_finish(run->net);
-                        run->record->finished = true;
-                        run->record->unit_gone = run->record->cgroup_gone = false;
-                        run->record->stop_reason = STOP_START_FAILED;
-                        run->record->ended_at = now_realtime();
-                        run->record->error = strdup("sbxd could not hand the run to its pooled unit");
-                        (void) store_write(&m->store, run->record);
+                        record_start_failed(m, run, false, "sbxd could not hand the run to its pooled unit");
                         return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot hand the run to a pooled unit: %s",
                                                  strerror(-r));
                 }
@@ -1153,16 +1148,23 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         r = sd_bus_call_async(m->bus, &run->slot_start, call, on_start_reply, run, 0);
         if (r < 0) {
                 log_error_errno(r, "Failed to call StartTransientUnit: %m");
-                run->record->finished = true;
-                run->record->unit_gone = run->record->cgroup_gone = true;
-                run->record->stop_reason = STOP_START_FAILED;
-                run->record->ended_at = now_realtime();
-                run->record->error = strdup("sbxd could not ask systemd to start the unit");
-                (void) store_write(&m->store, run->record);
+                record_start_failed(m, run, true, "sbxd could not ask systemd to start the unit");
                 return sd_bus_error_setf(error, ERR_START_FAILED, "Failed to call StartTransientUnit: %s",
                                          strerror(-r));
         }
         return run_launched(m, TAKE_PTR(run), msg);
+}
+
+/* The record of a run that never started (written already as running): closed as start-failed. gone: its
+ * unit never existed (else it is being stopped, and the record cannot say it is gone). */
+static void record_start_failed(Manager *m, Run *run, bool gone, const char *error) {
+        run->record->finished = true;
+        run->record->unit_gone = run->record->cgroup_gone = gone;
+        run->record->stop_reason = STOP_START_FAILED;
+        run->record->ended_at = now_realtime();
+        free(run->record->error);
+        run->record->error = strdup(error);
+        (void) store_write(&m->store, run->record);
 }
 
 /* The run is on its way: its call is answered once the unit's start job is queued (or, for a pooled unit,
@@ -1426,7 +1428,7 @@ static int manager_adopt_runs(Manager *m) {
                 run->job_done = true;
                 if (!(run->unit = strdup(rec->unit)) ||
                     policy_cgroup_path(strna(rec->profile), run->id, &run->cgroup_path) < 0 ||
-                    unit_object_path(run->unit, &run->unit_path) < 0) {
+                    manager_unit_object_path(run->unit, &run->unit_path) < 0) {
                         r = -ENOMEM;
                         break;
                 }

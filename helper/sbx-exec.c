@@ -42,6 +42,7 @@ static const char *arg_expect_network = NULL; /* "none", "egress" */
 static bool arg_expect_egress = false;          /* sbx's egress programs judge this run's sockets */
 static uint64_t arg_expect_netns_not = 0;       /* inode of the host's network namespace */
 static const char *arg_netns_op = NULL;         /* "create:PATH", "remove:PATH" (the network unit) */
+static const char *arg_figures = NULL;          /* write the cgroup's figures there (ExecStopPost=+) */
 static const char *arg_bpffs = NULL;            /* mount the BPF file system there (sbx-bpffs.service) */
 static const char *arg_expect_profile_digest = NULL;
 static char **arg_caches = NULL; /* "STATEDIR:PATH" pairs: HOME/PATH becomes a link to STATEDIR */
@@ -97,19 +98,22 @@ static int own_cgroup(char **ret) {
         return 0;
 }
 
-static int read_cgroup_attr(const char *cg, const char *attr, char **ret) {
+/* The whole of a cgroup file. */
+static int read_cgroup_file(const char *cg, const char *attr, char **ret) {
         _cleanup_free_ char *path = NULL;
-        _cleanup_free_ char *buf = NULL;
-        int r;
 
         if (asprintf(&path, "%s/%s", cg, attr) < 0)
                 return -ENOMEM;
-        r = read_file_at(AT_FDCWD, path, 64 * 1024, &buf, NULL);
-        if (r < 0)
-                return r;
-        buf[strcspn(buf, "\n")] = 0;
-        *ret = TAKE_PTR(buf);
-        return 0;
+        return read_file_at(AT_FDCWD, path, 64 * 1024, ret, NULL);
+}
+
+/* Its first line. */
+static int read_cgroup_attr(const char *cg, const char *attr, char **ret) {
+        int r = read_cgroup_file(cg, attr, ret);
+
+        if (r >= 0)
+                (*ret)[strcspn(*ret, "\n")] = 0;
+        return r;
 }
 
 static int read_cgroup_u64(const char *cg, const char *attr, uint64_t *ret) {
@@ -417,7 +421,7 @@ static int parse_u64_arg(const char *s, uint64_t *ret) {
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_WORKSPACE_MODE, ARG_SWAP,
                ARG_DIGEST, ARG_CACHE, ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS, ARG_BPFFS,
-               ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE, ARG_POOL };
+               ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE, ARG_POOL, ARG_FIGURES };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
                 { "expect-tasks-max", required_argument, NULL, ARG_TASKS },
@@ -434,6 +438,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "serve", no_argument, NULL, ARG_SERVE },
                 { "pool", no_argument, NULL, ARG_POOL },
                 { "bpffs", required_argument, NULL, ARG_BPFFS },
+                { "figures", required_argument, NULL, ARG_FIGURES },
                 { "workspace", required_argument, NULL, ARG_WS },
                 { "handover", required_argument, NULL, ARG_HANDOVER },
                 { "owner", required_argument, NULL, ARG_OWNER },
@@ -543,6 +548,11 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_POOL:
                         arg_pool = true;
                         break;
+                case ARG_FIGURES:
+                        if (!streq(optarg, SBX_FIGURES_DIR))
+                                return -EINVAL;
+                        arg_figures = optarg;
+                        break;
                 case ARG_BPFFS:
                         if (!streq(optarg, "/sys/fs/bpf"))
                                 return -EINVAL;
@@ -588,7 +598,7 @@ static int parse_argv(int argc, char *argv[]) {
                 return optind < argc ? optind : -EINVAL;
         if (arg_serve && arg_pool)
                 return -EINVAL;
-        if (arg_netns_op || arg_bpffs || arg_serve || arg_pool) /* nothing else: no command */
+        if (arg_netns_op || arg_bpffs || arg_figures || arg_serve || arg_pool) /* nothing else: no command */
                 return optind == argc ? optind : -EINVAL;
         if (optind >= argc)
                 return -EINVAL;
@@ -647,32 +657,93 @@ static void end_leftovers(const char *cg) {
         }
 }
 
-static uint64_t cpu_usage(const char *cg) {
-        _cleanup_free_ char *stat = NULL, *path = NULL;
-        char *p;
-
-        if (asprintf(&path, "%s/cpu.stat", cg) >= 0 && read_file_at(AT_FDCWD, path, 64 * 1024, &stat, NULL) >= 0 &&
-            (p = strstr(stat, "usage_usec ")))
-                return strtoull(p + strlen("usage_usec "), NULL, 10);
-        return UINT64_MAX;
+/* What the command's supervisor alone knows (denied calls, output: supervise.h). The resource figures
+ * come from the unit's privileged figures reader (run_figures()) and from systemd, not from here. */
+static void report(const char *extra) {
+        (void) sd_notifyf(0, "STATUS=finished%s", extra ?: "");
+        (void) sd_notify_barrier(0, 5 * 1000000ULL);
 }
 
-/* cpu_base: what the unit used before the run's command came (a pooled unit's checks), not the run's */
-static void report(const char *cg, uint64_t cpu_base, const char *extra) {
-        _cleanup_free_ char *cpu = NULL, *mem = NULL, *tasks = NULL;
-        uint64_t usage = cpu_usage(cg), v;
+/* "key value" lines of a cgroup file (memory.events, pids.events, cpu.stat): the value of key. */
+static int cgroup_keyed(const char *cg, const char *attr, const char *key, uint64_t *ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t k = strlen(key);
+        char *end;
+        int r;
 
-        if (usage != UINT64_MAX && cpu_base != UINT64_MAX && usage >= cpu_base)
-                usage -= cpu_base;
-        if (usage != UINT64_MAX && asprintf(&cpu, " cpu_usec=%" PRIu64, usage) < 0)
-                cpu = NULL;
-        if (read_cgroup_u64(cg, "memory.peak", &v) >= 0 && asprintf(&mem, " memory_peak=%" PRIu64, v) < 0)
-                mem = NULL;
-        if (read_cgroup_u64(cg, "pids.peak", &v) >= 0 && asprintf(&tasks, " tasks_peak=%" PRIu64, v) < 0)
-                tasks = NULL;
+        r = read_cgroup_file(cg, attr, &buf);
+        if (r < 0)
+                return r;
+        for (const char *p = buf; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+                if (!strneq(p, key, k) || p[k] != ' ')
+                        continue;
+                errno = 0;
+                *ret = strtoull(p + k + 1, &end, 10);
+                return errno == 0 && end != p + k + 1 && (*end == '\n' || *end == 0) ? 0 : -EBADMSG;
+        }
+        return -ENOENT;
+}
 
-        (void) sd_notifyf(0, "STATUS=finished%s%s%s%s", cpu ?: "", mem ?: "", tasks ?: "", extra ?: "");
-        (void) sd_notify_barrier(0, 5 * 1000000ULL);
+/* The privileged figures reader: an ExecStopPost=+ of every run's unit, run once the run's processes
+ * are gone and before systemd removes the cgroup. It reads the cgroup's peaks and limit events (no
+ * process of the run's user has a say in them) into DIR/<unit>, where sbxd reads them into the record
+ * (docs/limits.md). The run's own figures only: nothing of the workload's output or arguments. */
+static int run_figures(const char *dir) {
+        static const struct {
+                const char *attr, *key, *name;
+        } counters[] = {
+                { "memory.events", "max", "memory_max" },
+                { "memory.events", "oom", "oom" },
+                { "memory.events", "oom_kill", "oom_kill" },
+                { "pids.events", "max", "fork_refused" },
+                { "cpu.stat", "nr_throttled", "cpu_throttled" },
+                { "cpu.stat", "throttled_usec", "cpu_throttled_usec" },
+        };
+        _cleanup_free_ char *cg = NULL, *text = NULL;
+        _cleanup_close_ int dir_fd = -EBADF;
+        const char *unit;
+        size_t len = 0;
+        FILE *f;
+        uint64_t v;
+        int r;
+
+        r = own_cgroup(&cg);
+        if (r < 0) {
+                fprintf(stderr, "sbx: figures: cannot find the unit's cgroup: %s\n", strerror(-r));
+                return SBX_EXIT_FAILURE;
+        }
+        unit = strrchr(cg, '/');
+        if (!unit || !strneq(unit + 1, "sbx-", 4) || strlen(unit) < 13 || !streq(unit + strlen(unit) - 8, ".service")) {
+                fprintf(stderr, "sbx: figures: %s is not the cgroup of an sbx unit\n", cg);
+                return SBX_EXIT_FAILURE;
+        }
+        unit++;
+        f = open_memstream(&text, &len);
+        if (!f)
+                return SBX_EXIT_FAILURE;
+        if (read_cgroup_u64(cg, "memory.peak", &v) >= 0 && v != UINT64_MAX)
+                fprintf(f, "memory_peak=%" PRIu64 " ", v);
+        if (read_cgroup_u64(cg, "pids.peak", &v) >= 0 && v != UINT64_MAX)
+                fprintf(f, "tasks_peak=%" PRIu64 " ", v);
+        for (size_t i = 0; i < ELEMENTSOF(counters); i++) {
+                r = cgroup_keyed(cg, counters[i].attr, counters[i].key, &v);
+                if (r < 0) {
+                        fclose(f);
+                        fprintf(stderr, "sbx: figures: %s/%s has no %s: %s\n", cg, counters[i].attr, counters[i].key,
+                                strerror(-r));
+                        return SBX_EXIT_FAILURE;
+                }
+                fprintf(f, "%s=%" PRIu64 "%s", counters[i].name, v, i + 1 < ELEMENTSOF(counters) ? " " : "\n");
+        }
+        if (fclose(f) != 0)
+                return SBX_EXIT_FAILURE;
+        dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (dir_fd < 0 || (r = write_file_atomic_at(dir_fd, unit, text, len, 0600)) < 0) {
+                fprintf(stderr, "sbx: figures: cannot write %s/%s: %s\n", dir, unit,
+                        strerror(dir_fd < 0 ? errno : -r));
+                return SBX_EXIT_FAILURE;
+        }
+        return 0;
 }
 
 /* The run's dynamic user, seen from a privileged ExecStartPre=+/ExecStopPost=+ command. systemd gives
@@ -745,7 +816,6 @@ int main(int argc, char *argv[]) {
         _cleanup_(supervisor_done) Supervisor sup = SUPERVISOR_INIT;
         _cleanup_free_ char *cg = NULL, *error = NULL, *extra = NULL;
         _cleanup_strv_free_ char **pooled_argv = NULL;
-        uint64_t cpu_base = 0;
         sigset_t mask;
         pid_t pid;
         int r, status;
@@ -759,6 +829,8 @@ int main(int argc, char *argv[]) {
 
         if (arg_handover)
                 return argv[1] ? SBX_EXIT_FAILURE : run_handover(argv[0]);
+        if (arg_figures)
+                return run_figures(arg_figures);
         if (arg_bpffs) {
                 r = bpffs_ensure(arg_bpffs);
                 if (r < 0) {
@@ -834,7 +906,7 @@ int main(int argc, char *argv[]) {
                 if (r < 0)
                         fprintf(stderr, "sbx: the sandbox's control channel failed: %s\n", strerror(-r));
                 end_leftovers(cg);
-                report(cg, 0, NULL);
+                report(NULL);
                 return r < 0 ? SBX_EXIT_FAILURE : 0;
         }
 
@@ -862,7 +934,6 @@ int main(int argc, char *argv[]) {
                                 (void) close(fds[i]);
                 ctl = safe_close(ctl);
                 argv = pooled_argv;
-                cpu_base = cpu_usage(cg);
                 /* without it the unit stays "activating" and its RuntimeMaxSec= never starts: fail closed */
                 r = sd_notify(0, "READY=1");
                 if (r <= 0)
@@ -899,7 +970,7 @@ int main(int argc, char *argv[]) {
         supervisor_finish(&sup);
         if (supervisor_status(&sup, &extra) < 0)
                 extra = NULL;
-        report(cg, cpu_base, extra);
+        report(extra);
 
         if (WIFEXITED(status))
                 return WEXITSTATUS(status);

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "policy.h"
 #include "profile-load.h"
+#include "observe.h"
 #include "record.h"
 
 static const char *arg_profile = NULL;
@@ -29,6 +30,7 @@ static const char *arg_network = NULL;
 static uint64_t arg_memory = 0, arg_tasks = 0, arg_cpu = 0;
 static usec_t arg_timeout = 0;
 static bool arg_json = false;
+static bool arg_quiet = false;          /* run: no end-of-run summary lines */
 static bool arg_legend = true;
 static bool arg_all = false;
 static usec_t arg_idle_timeout = 0;
@@ -84,7 +86,8 @@ static int help(void) {
                "                        run and exec run sbxctl on HOST through ssh\n"
                "  -M --machine=MACHINE  The sbxd of a local container (systemd-machined)\n\n"
                "Other options:\n"
-               "     --json             JSON output (list, show)\n"
+               "     --json             JSON output (list, show; run: the limit lines as JSON)\n"
+               "     --quiet            No end-of-run lines on stderr (run: limits, egress)\n"
                "     --no-legend        No header line (list)\n"
                "     --all              Every user's runs (list; root or polkit's\n"
                "                        org.sbx.manage-all-runs)\n"
@@ -442,6 +445,41 @@ static const char *format_destination(const NetDestinationStat *d, const char *p
 }
 
 #define EGRESS_SUMMARY_LINES 20
+
+/* At the end of a run that met a limit, on stderr: one line per limit (docs/limits.md), or with --json
+ * one JSON object per line. Nothing for a run that ended normally. */
+static void print_observations(const RunRecord *rec) {
+        Observation obs[_LIMIT_EVENT_MAX];
+        size_t n;
+
+        if (rec->stop_reason == STOP_REFUSED || rec->stop_reason == STOP_START_FAILED)
+                return;
+        n = run_record_observe(rec, obs);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *line = NULL;
+                json_object *o;
+
+                if (!obs[i].shown || observation_format(&obs[i], rec->profile, &line) < 0)
+                        continue;
+                if (!arg_json) {
+                        fprintf(stderr, "sbx: %s\n", line);
+                        continue;
+                }
+                o = json_object_new_object();
+                if (!o)
+                        continue;
+                (void) json_object_object_add(o, "event", json_object_new_string(limit_event_to_string(obs[i].event)));
+                (void) json_object_object_add(o, "limit", json_object_new_string(obs[i].limit));
+                (void) json_object_object_add(o, "value", obs[i].value ? json_object_new_uint64(obs[i].value) : NULL);
+                (void) json_object_object_add(o, "used", obs[i].used != UINT64_MAX ? json_object_new_uint64(obs[i].used) : NULL);
+                (void) json_object_object_add(o, "count", json_object_new_uint64(obs[i].count));
+                (void) json_object_object_add(o, "raise_to", obs[i].raise_to ? json_object_new_uint64(obs[i].raise_to) : NULL);
+                (void) json_object_object_add(o, "stopped", json_object_new_boolean(obs[i].stopped));
+                (void) json_object_object_add(o, "message", json_object_new_string(line));
+                fprintf(stderr, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+                json_object_put(o);
+        }
+}
 
 /* At the end of a run, on stderr: one line per denied destination and per refused name. */
 static void print_egress_summary(const RunRecord *rec) {
@@ -848,8 +886,10 @@ static int verb_run(char **cmd) {
                 (void) on_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s.got_signal }, &s);
 
         r = sd_event_loop(event);
-        if (r >= 0 && s.record)
+        if (r >= 0 && s.record && !arg_quiet) {
+                print_observations(s.record);
                 print_egress_summary(s.record);
+        }
         if (r < 0)
                 ret = failed("event loop failed: %s", strerror(-r));
         else if (s.disconnected)
@@ -864,13 +904,8 @@ static int verb_run(char **cmd) {
                 ret = failed("run %s did not start: %s", s.run_id, strna(s.record->error));
         else if (s.record->stop_reason == STOP_CANCELLED && s.got_signal > 0)
                 ret = 128 + s.got_signal;
-        else {
-                ret = run_record_exit_status(s.record);
-                if (s.record->stop_reason == STOP_TIMEOUT)
-                        fprintf(stderr, "sbxctl: run %s reached its time limit\n", s.run_id);
-                else if (s.record->stop_reason == STOP_OOM_KILL)
-                        fprintf(stderr, "sbxctl: run %s ran out of memory\n", s.run_id);
-        }
+        else
+                ret = run_record_exit_status(s.record); /* a limit that stopped it has its line above */
 
         free(s.run_id);
         free(s.daemon);
@@ -1644,7 +1679,7 @@ static int verb_profile(char **args) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_MEMORY, ARG_TASKS, ARG_TIMEOUT, ARG_CPU, ARG_NETWORK,
-               ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX, ARG_ALL };
+               ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX, ARG_ALL, ARG_QUIET };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -1661,6 +1696,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "detach", no_argument, NULL, ARG_DETACH },
                 { "output-max", required_argument, NULL, ARG_OUTPUT_MAX },
                 { "json", no_argument, NULL, ARG_JSON },
+                { "quiet", no_argument, NULL, ARG_QUIET },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
                 { "all", no_argument, NULL, ARG_ALL },
                 { "host", required_argument, NULL, 'H' },
@@ -1745,6 +1781,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_JSON:
                         arg_json = true;
+                        break;
+                case ARG_QUIET:
+                        arg_quiet = true;
                         break;
                 case ARG_NO_LEGEND:
                         arg_legend = false;

@@ -15,6 +15,7 @@
 #include "profile-load.h"
 #include "seccomp-filter.h"
 #include "manager.h"
+#include "observe.h"
 #include "unit-bus.h"
 
 #include "bus-errors.h"
@@ -131,6 +132,30 @@ static void run_send_finished(Run *run) {
                 log_warning_errno(r, "Failed to send Finished for run %s, ignoring: %m", run->id);
 }
 
+/* One event per limit the run met, with the line sbxctl prints for it (docs/limits.md). */
+static void log_run_limits(Run *run) {
+        const RunRecord *rec = run->record;
+        Observation obs[_LIMIT_EVENT_MAX];
+        size_t n = run_record_observe(rec, obs);
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *line = NULL;
+                char value[32], count[32];
+
+                if (observation_format(&obs[i], rec->profile, &line) < 0)
+                        continue;
+                (void) snprintf(value, sizeof value, "%" PRIu64, obs[i].value);
+                (void) snprintf(count, sizeof count, "%" PRIu64, obs[i].count);
+                log_event(obs[i].shown ? LOG_NOTICE : LOG_INFO, SBX_MESSAGE_RUN_LIMIT,
+                          LOG_FIELDS({ "SBX_RUN_ID", run->id }, { "SBX_UNIT", run->unit }, { "SBX_PROFILE", rec->profile },
+                                     { "SBX_TENANT", rec->tenant },
+                                     { "SBX_LIMIT_EVENT", limit_event_to_string(obs[i].event) },
+                                     { "SBX_LIMIT", obs[i].limit }, { "SBX_LIMIT_VALUE", value },
+                                     { "SBX_LIMIT_COUNT", count }),
+                          "Run %s: %s", run->id, line);
+        }
+}
+
 static void log_run_finished(Run *run) {
         const RunRecord *rec = run->record;
         bool clean = run_record_cleanup_completed(rec);
@@ -158,6 +183,7 @@ static void log_run_finished(Run *run) {
                   "Run %s (%s) finished: %s, exit %d, signal %d, cleanup %s.", run->id, run->unit,
                   strna(stop_reason_to_string(rec->stop_reason)), rec->exit_code, rec->exit_signal,
                   clean ? "completed" : "INCOMPLETE");
+        log_run_limits(run);
 }
 
 static void run_complete(Run *run) {
@@ -177,6 +203,7 @@ static void run_complete(Run *run) {
                 sandbox_run_ended(run->sandbox);
 
         rec->cgroup_gone = !cgroup_exists(run->cgroup_path);
+        store_drop_figures(&run->manager->store, run->unit); /* if they were not read */
         if (run->net)
                 run_net_finish(run->net);
         rec->finished = true;
@@ -207,11 +234,16 @@ static int on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *re
         if (!from_systemd(m, msg) || sd_bus_message_read(msg, "so", &unit, &path) < 0)
                 return 0;
         for (Run *run = m->runs; run; run = run->next)
-                if (run->finalizing && run->removal_timeout && streq(run->unit, unit)) {
-                        run->record->unit_gone = true;
-                        run_complete(run);
-                        break;
+                if (streq(run->unit, unit)) {
+                        if (run->finalizing && run->removal_timeout) {
+                                run->record->unit_gone = true;
+                                run_complete(run);
+                        }
+                        return 0;
                 }
+        /* a unit of sbx's without a run (a pooled one never used) leaves figures no one reads */
+        if (strneq(unit, "sbx-", 4))
+                store_drop_figures(&m->store, unit);
         return 0;
 }
 
@@ -245,12 +277,6 @@ static void parse_status_text(RunRecord *rec, const char *status) {
         }
         if (!strneq(status, "finished", 8))
                 return;
-        if ((p = strstr(status, " cpu_usec=")))
-                rec->cpu_usec = strtoull(p + 10, NULL, 10);
-        if ((p = strstr(status, " memory_peak=")))
-                rec->memory_peak = strtoull(p + 13, NULL, 10);
-        if ((p = strstr(status, " tasks_peak=")))
-                rec->tasks_peak = strtoull(p + 12, NULL, 10);
         /* the calls the profile's syscall rules denied, and the output ceiling (see helper/supervise.h) */
         if ((p = strstr(status, " denied=")) && run_record_parse_denied(rec, p + 8) < 0)
                 log_warning("Ignoring the exec helper's malformed list of denied syscalls: %s", p + 8);
@@ -258,6 +284,20 @@ static void parse_status_text(RunRecord *rec, const char *status) {
                 rec->output_bytes = strtoull(p + 14, NULL, 10);
         if ((p = strstr(status, " output_truncated=")))
                 rec->output_truncated = p[18] == '1';
+}
+
+/* What the unit's privileged figures reader left (sbx-exec --figures): the peaks and limit events. */
+static void run_take_figures(Run *run) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = store_take_figures(&run->manager->store, run->unit, &text);
+        if (r == -ENOENT)
+                log_warning("Unit %s left no figures: the record's peaks and limit events are unknown.", run->unit);
+        else if (r < 0)
+                log_warning_errno(r, "Failed to read the figures of unit %s: %m", run->unit);
+        else if (run_record_parse_figures(run->record, text) < 0)
+                log_warning("Unit %s left malformed figures, ignoring: %s", run->unit, text);
 }
 
 static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -315,9 +355,11 @@ static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                  * sandbox they are what they are: the command was killed by a signal. */
                 if (rec->stop_reason == STOP_SUCCESS && rec->exit_signal > 0)
                         rec->stop_reason = STOP_SIGNAL;
+                /* a pooled unit's helper used some before the run's command came: not the run's */
                 if (cpu_nsec != UINT64_MAX)
-                        rec->cpu_usec = cpu_nsec / 1000;
+                        rec->cpu_usec = cpu_nsec / 1000 > run->cpu_base_usec ? cpu_nsec / 1000 - run->cpu_base_usec : 0;
                 parse_status_text(rec, status);
+                run_take_figures(run);
 
                 /* The command never started (ExecStartPre= or the unit's set-up failed). */
                 if (code == 0 && rec->stop_reason != STOP_SUCCESS && rec->stop_reason != STOP_REFUSED) {
@@ -604,7 +646,12 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
         return 0;
 }
 
-static int append_exec(sd_bus_message *m, const char *name, char **argv, bool privileged) {
+typedef enum ExecFlags {
+        EXEC_PRIVILEGED = 1 << 0,      /* "+": root, outside the unit's sandboxing */
+        EXEC_IGNORE_FAILURE = 1 << 1,  /* "-": its failure is not the unit's */
+} ExecFlags;
+
+static int append_exec(sd_bus_message *m, const char *name, char **argv, ExecFlags flags) {
         int r;
 
         r = sd_bus_message_open_container(m, 'r', "sv");
@@ -621,8 +668,15 @@ static int append_exec(sd_bus_message *m, const char *name, char **argv, bool pr
         if (r >= 0)
                 r = sd_bus_message_append_strv(m, argv);
         if (r >= 0)
-                r = privileged ? sd_bus_message_append(m, "as", 2, "privileged", "no-env-expand")
-                               : sd_bus_message_append(m, "as", 1, "no-env-expand");
+                r = sd_bus_message_open_container(m, 'a', "s");
+        if (r >= 0 && (flags & EXEC_PRIVILEGED))
+                r = sd_bus_message_append(m, "s", "privileged");
+        if (r >= 0 && (flags & EXEC_IGNORE_FAILURE))
+                r = sd_bus_message_append(m, "s", "ignore-failure");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "no-env-expand");
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
         for (int i = 0; i < 4 && r >= 0; i++)
                 r = sd_bus_message_close_container(m);
         return r;
@@ -838,11 +892,11 @@ static int append_net_unit(sd_bus_message *call, const RunPlan *plan, const char
         if (r >= 0)
                 r = bus_append_prop_table(call, plan->net_props);
         if (r >= 0)
-                r = append_exec(call, "ExecStartPreEx", plan->net_pre_argv, true);
+                r = append_exec(call, "ExecStartPreEx", plan->net_pre_argv, EXEC_PRIVILEGED);
         if (r >= 0)
-                r = append_exec(call, "ExecStartEx", plan->net_exec_argv, false);
+                r = append_exec(call, "ExecStartEx", plan->net_exec_argv, 0);
         if (r >= 0)
-                r = append_exec(call, "ExecStopPostEx", plan->net_post_argv, true);
+                r = append_exec(call, "ExecStopPostEx", plan->net_post_argv, EXEC_PRIVILEGED);
         for (int i = 0; i < 3 && r >= 0; i++)
                 r = sd_bus_message_close_container(call);
         return r;
@@ -1051,6 +1105,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         if (!run->record)
                 return -ENOMEM;
         run->record->pooled = member;
+        run->record->limits = plan->limits;
         memcpy(run->id, run_id, sizeof(run->id));
         if (req->netns_path && !(run->netns_path = strdup(req->netns_path)))
                 return -ENOMEM;
@@ -1237,11 +1292,15 @@ int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan) {
         /* ExecStartEx with "no-env-expand": the command line reaches the helper byte for byte (plain
          * ExecStart= would expand $VAR and $$ in it). */
         if (r >= 0)
-                r = append_exec(call, "ExecStartEx", plan->exec_argv, false);
+                r = append_exec(call, "ExecStartEx", plan->exec_argv, 0);
         if (r >= 0 && plan->pre_argv)
-                r = append_exec(call, "ExecStartPreEx", plan->pre_argv, true);
+                r = append_exec(call, "ExecStartPreEx", plan->pre_argv, EXEC_PRIVILEGED);
+        /* The figures first, while nothing of the run is left but its cgroup: a failure there leaves
+         * them unknown in the record and the run's outcome as it was. */
+        if (r >= 0 && plan->figures_argv)
+                r = append_exec(call, "ExecStopPostEx", plan->figures_argv, EXEC_PRIVILEGED | EXEC_IGNORE_FAILURE);
         if (r >= 0 && plan->post_argv)
-                r = append_exec(call, "ExecStopPostEx", plan->post_argv, true);
+                r = append_exec(call, "ExecStopPostEx", plan->post_argv, EXEC_PRIVILEGED);
         if (r >= 0)
                 r = sd_bus_message_close_container(call); /* a(sv) */
         return r;
@@ -1683,7 +1742,7 @@ int manager_new(Manager **ret) {
 
         if (!m)
                 return -ENOMEM;
-        m->store.dir_fd = -EBADF;
+        m->store.dir_fd = m->store.figures_fd = -EBADF;
         r = sd_event_default(&m->event);
         if (r < 0)
                 return r;
@@ -1721,6 +1780,15 @@ static int on_systemd_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_
         m->systemd_owner = isempty(new) ? NULL : strdup(new);
         log_debug("systemd is now %s on the bus.", strna(m->systemd_owner));
         return 0;
+}
+
+static bool unit_has_run(const char *unit, void *userdata) {
+        Manager *m = userdata;
+
+        for (Run *run = m->runs; run; run = run->next)
+                if (streq(run->unit, unit))
+                        return true;
+        return false;
 }
 
 int manager_start(Manager *m) {
@@ -1802,6 +1870,9 @@ int manager_start(Manager *m) {
                 if (r < 0)
                         log_warning_errno(r, "Failed to remove egress entries of ended runs, ignoring: %m");
         }
+
+        /* figures of units that ended while no sbxd ran: their records are closed already */
+        store_sweep_figures(&m->store, unit_has_run, m);
 
         /* after the adoption: what is not a run's among sbx's units is left from an earlier pool */
         r = pool_new(m, &m->pool);

@@ -34,6 +34,7 @@ typedef struct Run {
         char *workspace;           /* host path bound as the workspace, or NULL */
         RunNet *net;               /* its egress policy, resolver and telemetry */
         char *netns_path;          /* its network namespace (modes public, allowlist), or NULL */
+        uint64_t cpu_base_usec;    /* CPU time its unit had used before the run (a pooled unit's checks) */
         bool refused;              /* sbxd could not put its policy in place: stopped before the command */
         bool job_failed;           /* the start job did not finish "done": the command never started */
         dev_t ws_dev;

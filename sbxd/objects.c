@@ -11,6 +11,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "objects.h"
+#include "observe.h"
 #include "sandbox.h"
 
 /* ---- finding objects ---------------------------------------------------------------------------------- */
@@ -159,6 +160,30 @@ RUN_PROPERTY(tasks_current, "t", cgroup_figure(run, "pids.current", NULL))
 RUN_PROPERTY(tasks_peak, "t", rec->tasks_peak)
 RUN_PROPERTY(output_bytes, "t", rec->output_bytes)
 
+/* a(ssttttbs): event, limit, value, used, count, raise_to, stopped, message (docs/limits.md); empty
+ * while the run is running */
+static int property_get_limit_events(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const Run *run = userdata;
+        Observation obs[_LIMIT_EVENT_MAX];
+        size_t n = run->record->finished ? run_record_observe(run->record, obs) : 0;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(ssttttbs)");
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                _cleanup_free_ char *line = NULL;
+
+                r = observation_format(&obs[i], run->record->profile, &line);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "(ssttttbs)", limit_event_to_string(obs[i].event), obs[i].limit,
+                                                  obs[i].value, obs[i].used, obs[i].count, obs[i].raise_to,
+                                                  obs[i].stopped, line);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
 static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Run *run = userdata;
         int r;
@@ -227,6 +252,7 @@ static const sd_bus_vtable run_vtable[] = {
         SD_BUS_PROPERTY("TasksCurrent", "t", property_get_tasks_current, 0, 0),
         SD_BUS_PROPERTY("TasksPeak", "t", property_get_tasks_peak, 0, 0),
         SD_BUS_PROPERTY("OutputBytes", "t", property_get_output_bytes, 0, 0),
+        SD_BUS_PROPERTY("LimitEvents", "a(ssttttbs)", property_get_limit_events, 0, EMITS),
         SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_stop, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetRecord", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", record_json), method_get_record,
                                 SD_BUS_VTABLE_UNPRIVILEGED),

@@ -43,7 +43,7 @@ int store_open(Store *s, const char *statedir) {
         _cleanup_close_ int state_fd = -EBADF;
         int r;
 
-        *s = (Store) { .dir_fd = -EBADF };
+        *s = (Store) { .dir_fd = -EBADF, .figures_fd = -EBADF };
 
         r = mkdir_p(statedir, 0750);
         if (r < 0)
@@ -59,11 +59,57 @@ int store_open(Store *s, const char *statedir) {
         s->dir_fd = openat(state_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (s->dir_fd < 0)
                 return log_error_errno(negative_errno(), "Failed to open %s/runs: %m", statedir);
+        /* root's only: written by the units' privileged figures readers */
+        if (mkdir(SBX_FIGURES_DIR, 0700) < 0 && errno != EEXIST)
+                return log_error_errno(negative_errno(), "Failed to create " SBX_FIGURES_DIR ": %m");
+        s->figures_fd = open(SBX_FIGURES_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (s->figures_fd < 0)
+                return log_error_errno(negative_errno(), "Failed to open " SBX_FIGURES_DIR ": %m");
         return 0;
+}
+
+static bool figures_name_is_valid(const char *unit) {
+        return unit && strneq(unit, "sbx-", 4) && !strchr(unit, '/') && strlen(unit) < 256;
+}
+
+int store_take_figures(Store *s, const char *unit, char **ret) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        if (!figures_name_is_valid(unit))
+                return -EINVAL;
+        r = read_file_at(s->figures_fd, unit, 4096, &text, NULL);
+        if (r < 0)
+                return r;
+        (void) unlinkat(s->figures_fd, unit, 0);
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
+void store_drop_figures(Store *s, const char *unit) {
+        if (figures_name_is_valid(unit) && s->figures_fd >= 0)
+                (void) unlinkat(s->figures_fd, unit, 0);
+}
+
+void store_sweep_figures(Store *s, bool (*keep)(const char *unit, void *userdata), void *userdata) {
+        _cleanup_close_ int fd = -EBADF;
+        DIR *d;
+
+        if (s->figures_fd < 0 || (fd = openat(s->figures_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+                return;
+        d = fdopendir(fd);
+        if (!d)
+                return;
+        TAKE_FD(fd);
+        for (struct dirent *de; (de = readdir(d));)
+                if (de->d_name[0] != '.' && !keep(de->d_name, userdata))
+                        (void) unlinkat(s->figures_fd, de->d_name, 0);
+        closedir(d);
 }
 
 void store_close(Store *s) {
         s->dir_fd = safe_close(s->dir_fd);
+        s->figures_fd = safe_close(s->figures_fd);
         memset(s->tenant_key, 0, sizeof(s->tenant_key));
 }
 

@@ -8,11 +8,19 @@
 /* Run records on disk: one JSON file per run in SBX_STATEDIR/runs, each written atomically. */
 typedef struct Store {
         int dir_fd;
+        int figures_fd;            /* SBX_FIGURES_DIR: what units' figures readers left (sbx-exec --figures) */
         uint8_t tenant_key[32];
 } Store;
 
 int store_open(Store *s, const char *statedir);
 void store_close(Store *s);
+
+/* The figures unit left (SBX_FIGURES_DIR/<unit>), removed as they are read. -ENOENT: none. */
+int store_take_figures(Store *s, const char *unit, char **ret);
+void store_drop_figures(Store *s, const char *unit);
+/* Removes every figures file whose unit keep() does not claim (at start: those of units gone while sbxd
+ * was not running). */
+void store_sweep_figures(Store *s, bool (*keep)(const char *unit, void *userdata), void *userdata);
 
 int store_write(Store *s, const RunRecord *r);
 int store_read(Store *s, const char *run_id, RunRecord **ret);

@@ -36,6 +36,7 @@ RunPlan *run_plan_free(RunPlan *p) {
         strv_free(p->exec_argv);
         strv_free(p->pre_argv);
         strv_free(p->post_argv);
+        strv_free(p->figures_argv);
         prop_table_free(p->net_props);
         strv_free(p->net_exec_argv);
         strv_free(p->net_pre_argv);
@@ -619,6 +620,22 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         if (!plan)
                 return -ENOMEM;
         plan->profile = p;
+        /* a request may lower a ceiling, never raise it: up to the profile's, where it lets callers set it */
+        plan->limits = (RunLimits) {
+                .known = true,
+                .memory = memory,
+                .tasks = tasks,
+                .cpu_percent = cpu,
+                .wall_time = runtime,
+                .output = p->output_max,
+                .memory_raise = p->request.memory.allowed && p->memory_max > memory ? p->memory_max : 0,
+                .tasks_raise = p->request.tasks.allowed && p->tasks_max > tasks ? p->tasks_max : 0,
+                .cpu_percent_raise = p->request.cpu.allowed && p->cpu_quota_percent > cpu ? p->cpu_quota_percent : 0,
+                .wall_time_raise = p->request.runtime.allowed && p->runtime_max > runtime ? p->runtime_max : 0,
+        };
+        plan->figures_argv = strv_new(exec_path, "--figures=" SBX_FIGURES_DIR);
+        if (!plan->figures_argv)
+                return -ENOMEM;
 
         base = policy_baseline_rules(&n_base);
         plan->rules = calloc(n_base + p->n_rules, sizeof(SyscallRule));

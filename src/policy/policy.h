@@ -9,6 +9,7 @@
 
 #include "profile.h"
 #include "proptable.h"
+#include "record.h"
 
 #define SBX_HOME "/home/sbx"
 #define SBX_WORKSPACE SBX_HOME "/workspace"
@@ -60,6 +61,9 @@ typedef struct RunPlan {
         char **exec_argv;     /* sbx-exec command line, the workload's argv after "--" */
         char **pre_argv;      /* privileged ExecStartPre= (workspace hand-over in), or NULL */
         char **post_argv;     /* privileged ExecStopPost= (workspace hand-over back), or NULL */
+        char **figures_argv;  /* privileged ExecStopPost=, first: reads the run's cgroup before it goes
+                               * (sbx-exec --figures; docs/limits.md) */
+        RunLimits limits;     /* the run's ceilings, for its record */
         char digest[72];      /* sha256 of the rendered properties */
         NetworkMode network;  /* the run's network mode (the profile's, or the request's narrower one) */
         /* Modes other than none: the run's network unit sbx-net@RUN.service, which makes the namespace

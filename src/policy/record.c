@@ -883,6 +883,108 @@ static int sandbox_to_json(const RunSandbox *s, json_object *o) {
         return 0;
 }
 
+/* 0 ("none") is null in the record */
+static json_object *json_u64_or_none(uint64_t v) {
+        return v == 0 ? NULL : json_object_new_uint64(v);
+}
+
+static int limits_to_json(const RunLimits *l, json_object *o) {
+        json_object *x = json_object_new_object(), *raise;
+
+        if (!x)
+                return -ENOMEM;
+        ADD(o, "limits", x);
+        ADD(x, "memory_bytes", json_object_new_uint64(l->memory));
+        ADD(x, "tasks", json_object_new_uint64(l->tasks));
+        ADD(x, "cpu_percent", json_u64_or_none(l->cpu_percent));
+        ADD(x, "wall_time_usec", json_u64_or_none(l->wall_time));
+        ADD(x, "output_bytes", json_u64_or_none(l->output));
+        raise = json_object_new_object();
+        if (!raise)
+                return -ENOMEM;
+        ADD(x, "raise_to", raise);
+        ADD(raise, "memory_bytes", json_u64_or_none(l->memory_raise));
+        ADD(raise, "tasks", json_u64_or_none(l->tasks_raise));
+        ADD(raise, "cpu_percent", json_u64_or_none(l->cpu_percent_raise));
+        ADD(raise, "wall_time_usec", json_u64_or_none(l->wall_time_raise));
+        return 0;
+}
+
+static const struct {
+        const char *key;
+        size_t offset;
+} limit_event_keys[] = {
+        { "memory_max", offsetof(RunLimitEvents, memory_max) },
+        { "oom", offsetof(RunLimitEvents, oom) },
+        { "oom_kill", offsetof(RunLimitEvents, oom_kill) },
+        { "fork_refused", offsetof(RunLimitEvents, fork_refused) },
+        { "cpu_throttled", offsetof(RunLimitEvents, cpu_throttled) },
+        { "cpu_throttled_usec", offsetof(RunLimitEvents, cpu_throttled_usec) },
+};
+
+#define LIMIT_EVENT(e, i) (*(uint64_t *) ((uint8_t *) (e) + limit_event_keys[i].offset))
+
+static int limit_events_to_json(const RunLimitEvents *e, json_object *o) {
+        json_object *x;
+
+        if (!e->known) {
+                ADD(o, "limit_events", NULL);
+                return 0;
+        }
+        x = json_object_new_object();
+        if (!x)
+                return -ENOMEM;
+        ADD(o, "limit_events", x);
+        for (size_t i = 0; i < ELEMENTSOF(limit_event_keys); i++)
+                ADD(x, limit_event_keys[i].key, json_object_new_uint64(LIMIT_EVENT(e, i)));
+        return 0;
+}
+
+int run_record_parse_figures(RunRecord *r, const char *text) {
+        RunLimitEvents e = { .known = true };
+        uint64_t mem = UINT64_MAX, tasks = UINT64_MAX;
+        unsigned seen = 0;
+        const char *p = text;
+
+        if (!text)
+                return -EBADMSG;
+        for (;;) {
+                char key[32], *end;
+                size_t k;
+                uint64_t v;
+
+                p += strspn(p, " \t\n");
+                if (!*p)
+                        break;
+                k = strcspn(p, "=");
+                if (k == 0 || k >= sizeof(key) || p[k] != '=' || !(p[k + 1] >= '0' && p[k + 1] <= '9'))
+                        return -EBADMSG;
+                memcpy(key, p, k);
+                key[k] = 0;
+                errno = 0;
+                v = strtoull(p + k + 1, &end, 10);
+                if (errno != 0 || v == UINT64_MAX || (*end && !strchr(" \t\n", *end)))
+                        return -EBADMSG;
+                p = end;
+                if (streq(key, "memory_peak"))
+                        mem = v;
+                else if (streq(key, "tasks_peak"))
+                        tasks = v;
+                for (size_t i = 0; i < ELEMENTSOF(limit_event_keys); i++)
+                        if (streq(key, limit_event_keys[i].key)) {
+                                LIMIT_EVENT(&e, i) = v;
+                                seen |= 1U << i;
+                        }
+        }
+        /* every counter, or the reader could not read the cgroup: then nothing is known */
+        if (seen != (1U << ELEMENTSOF(limit_event_keys)) - 1)
+                return -EBADMSG;
+        r->limit_events = e;
+        r->memory_peak = mem;
+        r->tasks_peak = tasks;
+        return 0;
+}
+
 int run_record_to_json(const RunRecord *r, char **ret) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
         json_object *exit_o, *res, *cleanup, *started, *ended, *denied;
@@ -929,6 +1031,10 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(res, "tasks_peak", json_u64_or_null(r->tasks_peak));
         ADD(res, "output_bytes", json_u64_or_null(r->output_bytes));
         ADD(o, "output_truncated", json_object_new_boolean(r->output_truncated));
+        if (r->limits.known && (k = limits_to_json(&r->limits, o)) < 0)
+                return k;
+        if ((k = limit_events_to_json(&r->limit_events, o)) < 0)
+                return k;
 
         denied = json_object_new_object();
         if (!denied)
@@ -1367,6 +1473,56 @@ static int sandbox_from_json(json_object *sb, RunRecord *r, char **ret_error) {
         return 0;
 }
 
+static int get_u64_or_none(json_object *o, const char *path, const char *key, uint64_t *ret, char **ret_error) {
+        int k = get_u64(o, path, key, ret, ret_error);
+
+        if (k >= 0 && *ret == UINT64_MAX)
+                *ret = 0;
+        return k;
+}
+
+static int limits_from_json(json_object *x, RunLimits *l, char **ret_error) {
+        json_object *raise;
+        int k;
+
+        if (!json_object_is_type(x, json_type_object))
+                return error_setf(ret_error, -EBADMSG, "limits: expected an object");
+        if ((k = get_u64(x, "limits", "memory_bytes", &l->memory, ret_error)) < 0 ||
+            (k = get_u64(x, "limits", "tasks", &l->tasks, ret_error)) < 0 ||
+            (k = get_u64_or_none(x, "limits", "cpu_percent", &l->cpu_percent, ret_error)) < 0 ||
+            (k = get_u64_or_none(x, "limits", "wall_time_usec", &l->wall_time, ret_error)) < 0 ||
+            (k = get_u64_or_none(x, "limits", "output_bytes", &l->output, ret_error)) < 0)
+                return k;
+        if (l->memory == UINT64_MAX || l->tasks == UINT64_MAX)
+                return error_setf(ret_error, -EBADMSG, "limits: memory_bytes and tasks must be numbers");
+        if (!json_object_object_get_ex(x, "raise_to", &raise) || !json_object_is_type(raise, json_type_object))
+                return error_setf(ret_error, -EBADMSG, "limits.raise_to: expected an object");
+        if ((k = get_u64_or_none(raise, "limits.raise_to", "memory_bytes", &l->memory_raise, ret_error)) < 0 ||
+            (k = get_u64_or_none(raise, "limits.raise_to", "tasks", &l->tasks_raise, ret_error)) < 0 ||
+            (k = get_u64_or_none(raise, "limits.raise_to", "cpu_percent", &l->cpu_percent_raise, ret_error)) < 0 ||
+            (k = get_u64_or_none(raise, "limits.raise_to", "wall_time_usec", &l->wall_time_raise, ret_error)) < 0)
+                return k;
+        l->known = true;
+        return 0;
+}
+
+static int limit_events_from_json(json_object *x, RunLimitEvents *e, char **ret_error) {
+        int k;
+
+        if (!json_object_is_type(x, json_type_object))
+                return error_setf(ret_error, -EBADMSG, "limit_events: expected an object or null");
+        for (size_t i = 0; i < ELEMENTSOF(limit_event_keys); i++) {
+                k = get_u64(x, "limit_events", limit_event_keys[i].key, &LIMIT_EVENT(e, i), ret_error);
+                if (k < 0)
+                        return k;
+                if (LIMIT_EVENT(e, i) == UINT64_MAX)
+                        return error_setf(ret_error, -EBADMSG, "limit_events.%s: expected a number",
+                                          limit_event_keys[i].key);
+        }
+        e->known = true;
+        return 0;
+}
+
 int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         _cleanup_(run_record_freep) RunRecord *r = NULL;
@@ -1477,6 +1633,12 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
                         return error_setf(ret_error, -EBADMSG, "output_truncated: expected a boolean");
                 r->output_truncated = json_object_get_boolean(v);
         }
+        /* added later in version 1: absent in older records */
+        if (json_object_object_get_ex(o, "limits", &sub) && (k = limits_from_json(sub, &r->limits, ret_error)) < 0)
+                return k;
+        if (json_object_object_get_ex(o, "limit_events", &sub) && sub &&
+            (k = limit_events_from_json(sub, &r->limit_events, ret_error)) < 0)
+                return k;
         if (json_object_object_get_ex(o, "denied_syscalls", &sub)) {
                 if (!json_object_is_type(sub, json_type_object))
                         return error_setf(ret_error, -EBADMSG, "denied_syscalls: expected an object");

@@ -151,6 +151,33 @@ typedef struct RunSandbox {
         uint64_t execs_total;      /* also those past RECORD_EXECS_MAX */
 } RunSandbox;
 
+/* The run's ceilings as they were applied (the profile's, or lower ones the request asked for), and how
+ * far a caller of the profile may set each: the "up to" of an observation (src/policy/observe.h). */
+typedef struct RunLimits {
+        bool known;                /* false: a record of an earlier version, without "limits" */
+        uint64_t memory;           /* bytes (MemoryMax=) */
+        uint64_t tasks;            /* TasksMax= */
+        uint64_t cpu_percent;      /* CPUQuota=, 100 = one CPU; 0: no quota */
+        usec_t wall_time;          /* RuntimeMaxSec=; 0: none */
+        uint64_t output;           /* bytes of stdout+stderr; 0: not limited */
+        /* the most a request may set where it is above the run's own (the profile's ceiling, if the
+         * profile lets callers set it); 0: cannot be raised */
+        uint64_t memory_raise, tasks_raise, cpu_percent_raise;
+        usec_t wall_time_raise;
+} RunLimits;
+
+/* How often the run met its ceilings, as the kernel counted in its cgroup (docs/limits.md). Read by a
+ * privileged process of the unit once the run's processes are gone, never by the run's user. */
+typedef struct RunLimitEvents {
+        bool known;                /* false: not measured (an earlier version, or the reader failed) */
+        uint64_t memory_max;       /* memory.events "max": usage reached MemoryMax= and was reclaimed */
+        uint64_t oom;              /* memory.events "oom": allocations that failed after reclaim */
+        uint64_t oom_kill;         /* memory.events "oom_kill": processes the OOM killer ended */
+        uint64_t fork_refused;     /* pids.events "max": fork()/clone() refused at TasksMax= */
+        uint64_t cpu_throttled;    /* cpu.stat "nr_throttled": periods the quota stopped the run */
+        uint64_t cpu_throttled_usec; /* cpu.stat "throttled_usec" */
+} RunLimitEvents;
+
 typedef struct RunRecord {
         char run_id[RUN_ID_LEN + 1];
         char *unit;
@@ -180,6 +207,8 @@ typedef struct RunRecord {
         RunSandbox *sandbox;       /* NULL: a run (one command), not a sandbox */
         bool pooled;               /* served by a unit of the profile's warm pool ("start": "pool"), not
                                     * a unit started for it ("cold"); docs/pool.md */
+        RunLimits limits;
+        RunLimitEvents limit_events;
 } RunRecord;
 
 RunRecord *run_record_new(void);
@@ -239,6 +268,11 @@ int run_record_sandbox_put_exec(RunRecord *r, const RunExec *e);
 RunExec *run_record_sandbox_find_exec(RunRecord *r, const char *id);
 /* One exec as the record lists it, on one line (the ExecFinished signal's payload). */
 int run_exec_to_json(const RunExec *e, char **ret);
+
+/* Parses what the unit's privileged figures reader (sbx-exec --figures) wrote: "key=value" words
+ * ("memory_peak=123 fork_refused=4 ..."), unknown keys ignored. Sets r's memory and tasks peaks and its
+ * limit events (known). -EBADMSG: a malformed word or no limit events at all; r is then unchanged. */
+int run_record_parse_figures(RunRecord *r, const char *text);
 
 int run_record_to_json(const RunRecord *r, char **ret);
 /* Parses and checks a record; on failure ret_error names the key. */

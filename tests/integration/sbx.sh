@@ -1,7 +1,8 @@
 # tests/integration/sbx.sh - sbx-specific helpers for the integration tests (sourced after lib.sh).
 # shellcheck shell=bash
 
-SBX_RUNS_DIR=/var/lib/sbx/runs
+SBX_STATEDIR=/var/lib/sbx
+SBX_RUNS_DIR=$SBX_STATEDIR/runs
 
 # the id of the newest run visible to the caller
 last_run_id() { sbxctl list --no-legend | tail -n 1 | awk '{print $1}'; }
@@ -23,6 +24,7 @@ sbx_leftovers() {
     [ -e "$f" ] && echo "dynamic-user ${f##*direct:}"
   done
   find "$SBX_RUNS_DIR" -maxdepth 1 -name '.#*' 2>/dev/null | sed 's/^/temp-record /'
+  find "$SBX_STATEDIR/figures" -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/figures /'
   true
 }
 

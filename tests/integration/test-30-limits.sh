@@ -9,9 +9,14 @@ t_begin "memory: a run over its ceiling is OOM-killed (137, oom-kill)"
 if t_require_controller memory; then
   assert_rc 137 sbxctl run --memory 64M -- $PY -c 'x = bytearray(300 << 20); print("ALLOCATED", len(x))'
   assert_not_contains "$T_OUT" "ALLOCATED"
-  assert_contains "$T_OUT" "ran out of memory"
+  assert_contains "$T_OUT" "sbx: stopped: memory limit 64M reached (peak "
+  assert_contains "$T_OUT" "oom-kill) — use less memory or pass --memory up to 2G"
   id=$(last_run_id)
   assert_eq "oom-kill" "$(record_get "$id" .stop_reason)" "stop_reason"
+  assert_eq "$((64 << 20))" "$(record_get "$id" .limits.memory_bytes)" "limits.memory_bytes"
+  assert_eq "$((2 << 30))" "$(record_get "$id" .limits.raise_to.memory_bytes)" "limits.raise_to.memory_bytes"
+  kills=$(record_get "$id" .limit_events.oom_kill)
+  [ "${kills:-0}" != null ] && [ "${kills:-0}" -ge 1 ] || _t_err "limit_events.oom_kill '$kills' (expected >= 1)"
   peak=$(record_get "$id" .resources.memory_peak_bytes)
   [ "${peak:-0}" -le $((64 << 20)) ] && [ "${peak:-0}" -gt $((32 << 20)) ] || _t_err "memory peak $peak not in (32M, 64M]"
   # control: the same allocation fits under the profile's own ceiling
@@ -32,8 +37,10 @@ t0=$(date +%s)
 assert_rc 124 sbxctl run --timeout 2s -- sleep 60
 el=$(( $(date +%s) - t0 ))
 [ "$el" -lt 30 ] || _t_err "took ${el}s to stop a 2 s run"
+assert_contains "$T_OUT" "sbx: stopped: wall-time limit 2s reached — make it faster or pass --timeout up to 1h"
 id=$(last_run_id)
 assert_eq "timeout" "$(record_get "$id" .stop_reason)" "stop_reason"
+assert_eq "2000000" "$(record_get "$id" .limits.wall_time_usec)" "limits.wall_time_usec"
 # a command that ignores SIGTERM is killed as well
 assert_rc 124 sbxctl run --timeout 2s -- sh -c 'trap "" TERM; sleep 60'
 assert_clean
@@ -78,6 +85,78 @@ if __name__ == "__main__":
   r=$(printf '%s' "$T_OUT" | sed -n 's/^ratio //p')
   [ -n "$r" ] && [ "$(echo "$r <= 2.3" | bc)" = 1 ] || _t_err "cpu/wall ratio '$r' above the 200% quota"
 fi
+
+t_begin "fork bomb: contained at the task ceiling, recognisable from the record, one line that says so"
+if t_require_controller pids; then
+  BOMB='b() { b | b & }; b; sleep 2; exit 2'
+  t0=$(date +%s)
+  assert_rc 2 sbxctl run --tasks 32 --timeout 60s -- bash -c "$BOMB"
+  # the machine stays responsive meanwhile is what t_require/timeouts check; here: it ended by itself
+  el=$(( $(date +%s) - t0 ))
+  [ "$el" -lt 50 ] || _t_err "the contained fork bomb took ${el}s"
+  assert_contains "$T_OUT" "sbx: fork refused "
+  assert_contains "$T_OUT" "task limit 32 reached — fewer processes or --tasks up to 512"
+  id=$(last_run_id)
+  assert_eq "exit-code" "$(record_get "$id" .stop_reason)" "stop_reason"
+  refused=$(record_get "$id" .limit_events.fork_refused)
+  [ "$refused" != null ] && [ "$refused" -gt 0 ] || _t_err "limit_events.fork_refused '$refused' (expected > 0)"
+  assert_eq "32" "$(record_get "$id" .resources.tasks_peak)" "tasks_peak (the ceiling)"
+  assert_eq "32" "$(record_get "$id" .limits.tasks)" "limits.tasks"
+  # --quiet: no line; --json: the same as data
+  assert_rc 2 sbxctl run --quiet --tasks 32 -- bash -c "$BOMB"
+  assert_not_contains "$T_OUT" "sbx:"
+  assert_rc 2 sbxctl run --json --tasks 32 -- bash -c "$BOMB"
+  line=$(printf '%s\n' "$T_OUT" | grep '"event"' | head -n 1)
+  assert_eq "fork-refused tasks 32 512 false" \
+    "$(printf '%s' "$line" | jq -r '"\(.event) \(.limit) \(.value) \(.raise_to) \(.stopped)"')" "--json line"
+  # the journal has the same event
+  journalctl --sync 2>/dev/null || true
+  assert_contains "$(journalctl -o cat --no-pager MESSAGE_ID=cb7cd899ad0d42ad8cab8c43bcd56109 SBX_RUN_ID="$id" 2>&1)" \
+    "fork refused" "journal event of run $id"
+  assert_clean
+fi
+
+t_begin "CPU: a spinner under a 20% quota is throttled, and the record and the line say so"
+if t_require_controller cpu; then
+  assert_rc 0 sbxctl run --cpu 20% -- $PY -c '
+import time
+end = time.time() + 3
+while time.time() < end: pass'
+  assert_contains "$T_OUT" "sbx: cpu limit 20% reached: throttled "
+  assert_contains "$T_OUT" "pass --cpu up to 200%"
+  id=$(last_run_id)
+  th=$(record_get "$id" .limit_events.cpu_throttled)
+  tu=$(record_get "$id" .limit_events.cpu_throttled_usec)
+  [ "$th" != null ] && [ "$th" -gt 0 ] && [ "$tu" -gt 1000000 ] || _t_err "cpu_throttled '$th', throttled_usec '$tu'"
+  assert_eq "20" "$(record_get "$id" .limits.cpu_percent)" "limits.cpu_percent"
+fi
+
+t_begin "a run that ends normally: no extra line, limit events measured and zero"
+assert_rc 0 sbxctl run -- true
+assert_eq "" "$T_OUT" "output of a quiet command"
+id=$(last_run_id)
+assert_eq "0 0 0 0" "$(record_get "$id" '.limit_events | "\(.memory_max) \(.oom_kill) \(.fork_refused) \(.cpu_throttled)"')" \
+  "limit_events"
+peak=$(record_get "$id" .resources.memory_peak_bytes)
+[ "$peak" != null ] && [ "$peak" -gt 0 ] || _t_err "memory_peak_bytes '$peak'"
+[ -z "$(ls -A "$SBX_STATEDIR/figures" 2>/dev/null)" ] || _t_err "figures left: $(ls "$SBX_STATEDIR/figures")"
+
+t_begin "figures the run cannot fake: not with its helper killed, not by writing sbxd's figures"
+# the command kills every process of its user, its helper included: the privileged reader still reads
+t_run sbxctl run -- sh -c 'kill -9 -1; sleep 1'
+id=$(last_run_id)
+peak=$(record_get "$id" .resources.memory_peak_bytes)
+[ "$peak" != null ] && [ "$peak" -gt 0 ] || _t_err "memory_peak_bytes '$peak' with the helper killed"
+assert_eq "false" "$(record_get "$id" '.limit_events == null')" "limit_events measured with the helper killed"
+# the figures' directory is out of the run's reach (hidden, or not writable)
+assert_rc 0 sbxctl run -- sh -c "u=\$(basename \$(sed -n 's/^0:://p' /proc/self/cgroup)); \
+  echo 'memory_peak=1 memory_max=0 oom=0 oom_kill=0 fork_refused=0 cpu_throttled=0 cpu_throttled_usec=0' \
+  > $SBX_STATEDIR/figures/\$u 2>/dev/null && echo FORGED; true"
+assert_not_contains "$T_OUT" "FORGED"
+id=$(last_run_id)
+peak=$(record_get "$id" .resources.memory_peak_bytes)
+[ "$peak" != null ] && [ "$peak" -gt 4096 ] || _t_err "memory_peak_bytes '$peak' (a forged 1?)"
+assert_clean
 
 t_begin "a request may only tighten the profile"
 assert_rc 125 sbxctl run --memory 64G -- true

@@ -92,6 +92,20 @@ else
   assert_clean
 fi
 
+t_begin "limits on D-Bus: a sandbox that met its task ceiling carries LimitEvents in its last PropertiesChanged"
+if ! /usr/bin/python3 -c 'import dbus_next' 2>/dev/null; then
+  t_fail "python3-dbus-next is not installed (scripts/install-deps.sh)"
+else
+  assert_rc 0 /usr/bin/python3 "$REPO/tests/integration/limits-client.py" limits-root
+  assert_not_contains "$T_OUT" "FAIL" "limits-client's checks"
+  assert_contains "$T_OUT" "ok LimitEvents of the finished sandbox has fork-refused"
+  sid=$(printf '%s\n' "$T_OUT" | sed -n 's/^sandbox //p')
+  [ -n "$sid" ] && sb_gone "$sid"
+  [ -n "$sid" ] && assert_eq "fork-refused" \
+    "$(record_get "$sid" 'if .limit_events.fork_refused > 0 then "fork-refused" else "none" end')" "the record agrees"
+  assert_clean
+fi
+
 BUS=(busctl --system)
 t_begin "tenants and objects: another user's run and sandbox objects are unknown to a caller, root may look but not exec"
 if ! id nobody >/dev/null 2>&1; then

@@ -684,23 +684,32 @@ static int cgroup_keyed(const char *cg, const char *attr, const char *key, uint6
         return -ENOENT;
 }
 
+static int figures_write(const char *dir, const char *unit, const char *text, size_t len) {
+        _cleanup_close_ int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
+        if (dir_fd < 0)
+                return negative_errno();
+        return write_file_atomic_at(dir_fd, unit, text, len, 0600);
+}
+
 /* The privileged figures reader: an ExecStopPost=+ of every run's unit, run once the run's processes
  * are gone and before systemd removes the cgroup. It reads the cgroup's peaks and limit events (no
  * process of the run's user has a say in them) into DIR/<unit>, where sbxd reads them into the record
- * (docs/limits.md). The run's own figures only: nothing of the workload's output or arguments. */
+ * (docs/limits.md). Its standard output and error are the caller's: it says nothing there, a failure
+ * goes into the file as "error: ..." for sbxd to log. */
 static int run_figures(const char *dir) {
         static const struct {
                 const char *attr, *key, *name;
+                bool optional;     /* absent without a quota (the cpu controller is then not enabled) */
         } counters[] = {
                 { "memory.events", "max", "memory_max" },
                 { "memory.events", "oom", "oom" },
                 { "memory.events", "oom_kill", "oom_kill" },
                 { "pids.events", "max", "fork_refused" },
-                { "cpu.stat", "nr_throttled", "cpu_throttled" },
-                { "cpu.stat", "throttled_usec", "cpu_throttled_usec" },
+                { "cpu.stat", "nr_throttled", "cpu_throttled", true },
+                { "cpu.stat", "throttled_usec", "cpu_throttled_usec", true },
         };
-        _cleanup_free_ char *cg = NULL, *text = NULL;
-        _cleanup_close_ int dir_fd = -EBADF;
+        _cleanup_free_ char *cg = NULL, *text = NULL, *error = NULL;
         const char *unit;
         size_t len = 0;
         FILE *f;
@@ -708,15 +717,11 @@ static int run_figures(const char *dir) {
         int r;
 
         r = own_cgroup(&cg);
-        if (r < 0) {
-                fprintf(stderr, "sbx: figures: cannot find the unit's cgroup: %s\n", strerror(-r));
-                return SBX_EXIT_FAILURE;
-        }
+        if (r < 0)
+                return SBX_EXIT_FAILURE; /* no unit to name the file after: sbxd finds none */
         unit = strrchr(cg, '/');
-        if (!unit || !strneq(unit + 1, "sbx-", 4) || strlen(unit) < 13 || !streq(unit + strlen(unit) - 8, ".service")) {
-                fprintf(stderr, "sbx: figures: %s is not the cgroup of an sbx unit\n", cg);
+        if (!unit || !strneq(unit + 1, "sbx-", 4) || strlen(unit) < 13 || !streq(unit + strlen(unit) - 8, ".service"))
                 return SBX_EXIT_FAILURE;
-        }
         unit++;
         f = open_memstream(&text, &len);
         if (!f)
@@ -725,25 +730,19 @@ static int run_figures(const char *dir) {
                 fprintf(f, "memory_peak=%" PRIu64 " ", v);
         if (read_cgroup_u64(cg, "pids.peak", &v) >= 0 && v != UINT64_MAX)
                 fprintf(f, "tasks_peak=%" PRIu64 " ", v);
-        for (size_t i = 0; i < ELEMENTSOF(counters); i++) {
+        for (size_t i = 0; i < ELEMENTSOF(counters) && !error; i++) {
                 r = cgroup_keyed(cg, counters[i].attr, counters[i].key, &v);
-                if (r < 0) {
-                        fclose(f);
-                        fprintf(stderr, "sbx: figures: %s/%s has no %s: %s\n", cg, counters[i].attr, counters[i].key,
-                                strerror(-r));
-                        return SBX_EXIT_FAILURE;
-                }
+                if (r == -ENOENT && counters[i].optional)
+                        v = 0;
+                else if (r < 0 && asprintf(&error, "error: %s/%s has no %s: %s\n", cg, counters[i].attr,
+                                           counters[i].key, strerror(-r)) < 0)
+                        error = NULL;
                 fprintf(f, "%s=%" PRIu64 "%s", counters[i].name, v, i + 1 < ELEMENTSOF(counters) ? " " : "\n");
         }
         if (fclose(f) != 0)
                 return SBX_EXIT_FAILURE;
-        dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (dir_fd < 0 || (r = write_file_atomic_at(dir_fd, unit, text, len, 0600)) < 0) {
-                fprintf(stderr, "sbx: figures: cannot write %s/%s: %s\n", dir, unit,
-                        strerror(dir_fd < 0 ? errno : -r));
-                return SBX_EXIT_FAILURE;
-        }
-        return 0;
+        r = error ? figures_write(dir, unit, error, strlen(error)) : figures_write(dir, unit, text, len);
+        return r < 0 || error ? SBX_EXIT_FAILURE : 0;
 }
 
 /* The run's dynamic user, seen from a privileged ExecStartPre=+/ExecStopPost=+ command. systemd gives

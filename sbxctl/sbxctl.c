@@ -707,6 +707,13 @@ static int attach(RunState *s) {
 }
 
 static int fd_or_null(int fd, int flags, int *ret_opened) {
+        /* A terminal as stdin goes read-only (a description of its own): opened for writing, the
+         * command could write to the caller's terminal past the output limit. */
+        if (fd == STDIN_FILENO && fd_is_writable_tty(fd)) {
+                *ret_opened = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+                if (*ret_opened >= 0)
+                        return *ret_opened;
+        }
         if (fcntl(fd, F_GETFD) >= 0)
                 return fd;
         *ret_opened = open("/dev/null", flags | O_CLOEXEC);

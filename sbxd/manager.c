@@ -286,6 +286,24 @@ static void parse_status_text(RunRecord *rec, const char *status) {
                 rec->output_truncated = p[18] == '1';
 }
 
+void run_take_base_figures(Run *run) {
+        static const struct { const char *file, *key; size_t offset; } base[] = {
+                { "memory.events", "max", offsetof(RunLimitEvents, memory_max) },
+                { "memory.events", "oom", offsetof(RunLimitEvents, oom) },
+                { "memory.events", "oom_kill", offsetof(RunLimitEvents, oom_kill) },
+                { "pids.events", "max", offsetof(RunLimitEvents, fork_refused) },
+                { "cpu.stat", "nr_throttled", offsetof(RunLimitEvents, cpu_throttled) },
+                { "cpu.stat", "throttled_usec", offsetof(RunLimitEvents, cpu_throttled_usec) },
+        };
+        uint64_t v = run_cgroup_figure(run, "cpu.stat", "usage_usec");
+
+        run->cpu_base_usec = v == UINT64_MAX ? 0 : v;
+        for (size_t i = 0; i < ELEMENTSOF(base); i++) {
+                v = run_cgroup_figure(run, base[i].file, base[i].key);
+                *(uint64_t *) ((uint8_t *) &run->base_events + base[i].offset) = v == UINT64_MAX ? 0 : v;
+        }
+}
+
 /* What the unit's privileged figures reader left (sbx-exec --figures): the peaks and limit events. */
 static void run_take_figures(Run *run) {
         _cleanup_free_ char *text = NULL;
@@ -296,8 +314,15 @@ static void run_take_figures(Run *run) {
                 log_warning("Unit %s left no figures: the record's peaks and limit events are unknown.", run->unit);
         else if (r < 0)
                 log_warning_errno(r, "Failed to read the figures of unit %s: %m", run->unit);
-        else if (run_record_parse_figures(run->record, text) < 0)
-                log_warning("Unit %s left malformed figures, ignoring: %s", run->unit, text);
+        else {
+                text[strcspn(text, "\n")] = 0; /* one line */
+                if (strneq(text, "error: ", 7))
+                        log_warning("The figures reader of unit %s failed: %s", run->unit, text + 7);
+                else if (run_record_parse_figures(run->record, text) < 0)
+                        log_warning("Unit %s left malformed figures, ignoring: %s", run->unit, text);
+                else
+                        run_limit_events_subtract(&run->record->limit_events, &run->base_events);
+        }
 }
 
 static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -984,6 +1009,11 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 return sd_bus_error_setf(error, ERR_BAD_PROFILE, "profile '%s' is invalid: %s",
                                          req->profile ?: PROFILE_DEFAULT, refusal);
         }
+
+        /* The output limit relays stdout and stderr; a terminal given as stdin would be a way around it. */
+        if (!sandbox && profile->output_max > 0 && fd_is_writable_tty(fds[0]))
+                return sd_bus_error_setf(error, ERR_INVALID, "stdin: a terminal open for writing would reach the caller "
+                                         "past profile '%s''s output limit; pass it read-only", profile->name);
 
         /* Everything that can be checked without touching the file system first: a path the profile
          * does not allow is refused before sbxd looks at it. */

@@ -35,6 +35,7 @@ typedef struct Run {
         RunNet *net;               /* its egress policy, resolver and telemetry */
         char *netns_path;          /* its network namespace (modes public, allowlist), or NULL */
         uint64_t cpu_base_usec;    /* CPU time its unit had used before the run (a pooled unit's checks) */
+        RunLimitEvents base_events;/* and the limit events it had met then */
         bool refused;              /* sbxd could not put its policy in place: stopped before the command */
         bool job_failed;           /* the start job did not finish "done": the command never started */
         dev_t ws_dev;
@@ -61,6 +62,9 @@ struct Manager {
         PolkitRegistry polkit;     /* questions to polkit still out */
         Pool *pool;                /* the warm pool (pool.h) */
 };
+
+/* Takes what the run's unit used and met before the run (a pooled unit's checks): not the run's. */
+void run_take_base_figures(Run *run);
 
 int manager_new(Manager **ret);
 Manager *manager_free(Manager *m);

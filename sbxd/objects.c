@@ -103,9 +103,7 @@ static const char *run_state(const Run *run) {
         return "running";
 }
 
-/* A figure of the run's cgroup while it is there ("memory.current", "cpu.stat" key "usage_usec"), or
- * UINT64_MAX. */
-static uint64_t cgroup_figure(const Run *run, const char *file, const char *key) {
+uint64_t run_cgroup_figure(const Run *run, const char *file, const char *key) {
         _cleanup_free_ char *path = NULL, *text = NULL;
         unsigned long long v;
         const char *p;
@@ -153,10 +151,10 @@ RUN_PROPERTY(stop_reason, "s", rec->finished ? strempty(stop_reason_to_string(re
 RUN_PROPERTY(exit_code, "i", (int32_t) rec->exit_code)
 RUN_PROPERTY(exit_signal, "i", (int32_t) rec->exit_signal)
 RUN_PROPERTY(error, "s", strempty(rec->error))
-RUN_PROPERTY(cpu_usage, "t", rec->finished ? rec->cpu_usec : cgroup_figure(run, "cpu.stat", "usage_usec"))
-RUN_PROPERTY(memory_current, "t", cgroup_figure(run, "memory.current", NULL))
-RUN_PROPERTY(memory_peak, "t", rec->finished ? rec->memory_peak : cgroup_figure(run, "memory.peak", NULL))
-RUN_PROPERTY(tasks_current, "t", cgroup_figure(run, "pids.current", NULL))
+RUN_PROPERTY(cpu_usage, "t", rec->finished ? rec->cpu_usec : run_cgroup_figure(run, "cpu.stat", "usage_usec"))
+RUN_PROPERTY(memory_current, "t", run_cgroup_figure(run, "memory.current", NULL))
+RUN_PROPERTY(memory_peak, "t", rec->finished ? rec->memory_peak : run_cgroup_figure(run, "memory.peak", NULL))
+RUN_PROPERTY(tasks_current, "t", run_cgroup_figure(run, "pids.current", NULL))
 RUN_PROPERTY(tasks_peak, "t", rec->tasks_peak)
 RUN_PROPERTY(output_bytes, "t", rec->output_bytes)
 

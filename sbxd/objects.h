@@ -24,3 +24,7 @@ int run_object_path(const Run *run, char **ret);
 
 /* Sends the run's changing properties (those marked to emit a change) to its client and subscribers. */
 void run_object_changed(Run *run);
+
+/* A figure of the run's cgroup while it is there ("memory.current", "cpu.stat" key "usage_usec"), or
+ * UINT64_MAX (also once the run ends). */
+uint64_t run_cgroup_figure(const Run *run, const char *file, const char *key);

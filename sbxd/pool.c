@@ -821,15 +821,8 @@ int pool_claim(Pool *p, PoolMember *pm, Run *run, const RunPlan *plan, const int
         if (r < 0)
                 goto fail;
 
-        /* What the unit's helper used before the run's command came is not the run's. */
-        {
-                _cleanup_free_ char *path = NULL, *stat = NULL;
-                const char *u;
-
-                if (asprintf(&path, "%s/cpu.stat", run->cgroup_path) >= 0 &&
-                    read_file_at(AT_FDCWD, path, 64 * 1024, &stat, NULL) >= 0 && (u = strstr(stat, "usage_usec ")))
-                        run->cpu_base_usec = strtoull(u + strlen("usage_usec "), NULL, 10);
-        }
+        /* What the unit's helper used and met before the run's command came is not the run's. */
+        run_take_base_figures(run);
         /* The member is the run's: its channel goes to the claim, the rest is not needed. */
         c->ctl = TAKE_FD(pm->ctl);
         member_free(pm);

@@ -390,6 +390,10 @@ int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
         r = sd_bus_message_read(msg, "hhh", &fds[0], &fds[1], &fds[2]);
         if (r < 0)
                 return r;
+        /* the output limit relays stdout and stderr; a terminal given as stdin would be a way around it */
+        if ((o.output_max > 0 || s->run->record->limits.output > 0) && fd_is_writable_tty(fds[0]))
+                return sd_bus_error_setf(error, ERR_INVALID, "stdin: a terminal open for writing would reach the caller "
+                                         "past the output limit; pass it read-only");
 
         n = strv_length(argv);
         if (n == 0 || isempty(argv[0]))

@@ -940,6 +940,11 @@ static int limit_events_to_json(const RunLimitEvents *e, json_object *o) {
         return 0;
 }
 
+void run_limit_events_subtract(RunLimitEvents *e, const RunLimitEvents *base) {
+        for (size_t i = 0; i < ELEMENTSOF(limit_event_keys); i++)
+                LIMIT_EVENT(e, i) = LIMIT_EVENT(e, i) > LIMIT_EVENT(base, i) ? LIMIT_EVENT(e, i) - LIMIT_EVENT(base, i) : 0;
+}
+
 int run_record_parse_figures(RunRecord *r, const char *text) {
         RunLimitEvents e = { .known = true };
         uint64_t mem = UINT64_MAX, tasks = UINT64_MAX;

@@ -273,6 +273,8 @@ int run_exec_to_json(const RunExec *e, char **ret);
  * ("memory_peak=123 fork_refused=4 ..."), unknown keys ignored. Sets r's memory and tasks peaks and its
  * limit events (known). -EBADMSG: a malformed word or no limit events at all; r is then unchanged. */
 int run_record_parse_figures(RunRecord *r, const char *text);
+/* e less what its unit had met before the run (a pooled unit's base), never below 0. */
+void run_limit_events_subtract(RunLimitEvents *e, const RunLimitEvents *base);
 
 int run_record_to_json(const RunRecord *r, char **ret);
 /* Parses and checks a record; on failure ret_error names the key. */

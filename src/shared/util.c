@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sha256.h"
 #include "util.h"
@@ -132,6 +134,12 @@ int parse_duration(const char *s, usec_t *ret) {
                 { "min", 60 * USEC_PER_SEC }, { "m", 60 * USEC_PER_SEC }, { "h", 3600 * USEC_PER_SEC },
         };
         return parse_unit_number(s, units, ELEMENTSOF(units), ret);
+}
+
+bool fd_is_writable_tty(int fd) {
+        int fl = fcntl(fd, F_GETFL);
+
+        return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY && isatty(fd);
 }
 
 char *format_bytes(char *buf, size_t l, uint64_t bytes) {

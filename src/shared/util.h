@@ -36,6 +36,9 @@ int parse_size(const char *s, uint64_t *ret);
 /* "90s" "5min" "2h" "1500ms" "30" (seconds) -> usec. */
 int parse_duration(const char *s, usec_t *ret);
 char *format_bytes(char *buf, size_t l, uint64_t bytes);
+/* A terminal open for writing: given to a command as its stdin, a way to the caller's terminal that
+ * no output limit relays. */
+bool fd_is_writable_tty(int fd);
 
 bool path_is_absolute_normalized(const char *p);
 

@@ -135,7 +135,7 @@ wait_pool 2
 assert_not_contains "$(pool_units)" "$unit" "units waiting now"
 
 t_begin "the run's lower ceilings are set on the pooled unit and hold in the kernel"
-assert_rc 0 sbxctl run -p "$PROF" --memory 64M --tasks 8 --cpu 50% -- \
+assert_rc 0 sbxctl run --quiet -p "$PROF" --memory 64M --tasks 8 --cpu 50% -- \
   sh -c 'cg=/sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup); cat $cg/memory.max $cg/pids.max $cg/cpu.max'
 assert_eq "67108864
 8
@@ -149,6 +149,10 @@ assert_not_contains "$T_OUT" "ALLOCATED"
 id=$(last_run_id)
 assert_eq pool "$(record_get "$id" .start)" "record start"
 assert_eq oom-kill "$(record_get "$id" .stop_reason)" "stop reason"
+# the limit events are the run's own, read by the unit's figures reader as for a cold run
+kills=$(record_get "$id" .limit_events.oom_kill)
+[ "$kills" != null ] && [ "$kills" -ge 1 ] || _t_err "limit_events.oom_kill '$kills' of a pooled run"
+assert_eq "$((64 << 20))" "$(record_get "$id" .limits.memory_bytes)" "limits.memory_bytes of a pooled run"
 
 t_begin "its policy digest is the one of a unit started for the same request"
 assert_rc 0 sbxctl run -p "$COLD" --memory 64M --tasks 8 --cpu 50% -- true

@@ -94,6 +94,22 @@ static void test_parse_figures(void **state) {
         run_record_free(r);
 }
 
+static void test_subtract_base(void **state) {
+        RunRecord *r = record(STOP_SUCCESS, USEC_PER_SEC);
+        RunLimitEvents base = { .memory_max = 10, .oom = 5, .cpu_throttled = 200, .cpu_throttled_usec = 100 };
+
+        assert_int_equal(run_record_parse_figures(r, figures_all), 0);
+        run_limit_events_subtract(&r->limit_events, &base);
+        assert_true(r->limit_events.known);
+        assert_int_equal(r->limit_events.memory_max, 47);
+        assert_int_equal(r->limit_events.oom, 0);     /* never below 0 */
+        assert_int_equal(r->limit_events.oom_kill, 1);
+        assert_int_equal(r->limit_events.fork_refused, 212);
+        assert_int_equal(r->limit_events.cpu_throttled, 0);
+        assert_int_equal(r->limit_events.cpu_throttled_usec, 1899900);
+        run_record_free(r);
+}
+
 static void test_json_round_trip(void **state) {
         RunRecord *r = record(STOP_EXIT_CODE, 5 * USEC_PER_SEC), *back = NULL;
         char *json = NULL, *json2 = NULL, *err = NULL;
@@ -258,6 +274,7 @@ static void test_vocabulary(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_figures),
+                cmocka_unit_test(test_subtract_base),
                 cmocka_unit_test(test_json_round_trip),
                 cmocka_unit_test(test_json_rejected),
                 cmocka_unit_test(test_lines),

@@ -1492,6 +1492,40 @@ static void run_adopt_network(Manager *m, Run *run) {
 
 /* Records that still say "running" belong to runs an earlier sbxd started: follow the ones whose unit
  * still exists to their end, and close the others as lost. */
+/* The workspace of a run adopted from an earlier sbxd, from its unit's BindPaths= (the record does not
+ * keep paths): it stays locked to the run, as it was. */
+static void run_adopt_workspace(Manager *m, Run *run) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *src, *dst;
+        int ignore, r;
+        uint64_t flags;
+
+        r = sd_bus_get_property(m->bus, SD_DEST, run->unit_path, "org.freedesktop.systemd1.Service", "BindPaths",
+                                &error, &reply, "a(ssbt)");
+        if (r < 0) {
+                if (!sd_bus_error_has_name(&error, "org.freedesktop.DBus.Error.UnknownObject") &&
+                    !sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchUnit"))
+                        log_warning("Run %s: cannot read its unit's bind mounts (%s); its workspace, if any, is not "
+                                    "locked.", run->id, error.message ?: strerror(-r));
+                return;
+        }
+        r = sd_bus_message_enter_container(reply, 'a', "(ssbt)");
+        while (r > 0 && (r = sd_bus_message_read(reply, "(ssbt)", &src, &dst, &ignore, &flags)) > 0) {
+                struct stat st;
+
+                if (!streq(dst, SBX_WORKSPACE))
+                        continue;
+                free(run->workspace);
+                run->workspace = strdup(src);
+                if (run->workspace && stat(src, &st) >= 0) {
+                        run->ws_dev = st.st_dev;
+                        run->ws_ino = st.st_ino;
+                }
+                log_debug("Run %s: workspace %s stays locked to it.", run->id, src);
+        }
+}
+
 static int manager_adopt_runs(Manager *m) {
         RunRecord **recs = NULL;
         size_t n = 0;
@@ -1545,6 +1579,7 @@ static int manager_adopt_runs(Manager *m) {
                         continue;
                 }
                 run_adopt_network(m, run);
+                run_adopt_workspace(m, run);
                 run->next = m->runs;
                 m->runs = TAKE_PTR(run);
         }

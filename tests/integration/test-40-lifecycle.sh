@@ -155,6 +155,24 @@ assert_eq "3" "$(record_get "$id" .exit.code)" "exit.code of the adopted run"
 assert_eq "true" "$(record_get "$id" .cleanup.completed)" "cleanup.completed"
 assert_clean
 
+t_begin "the one-run-per-workspace lock survives an sbxd restart"
+WS=$(mktemp -d /var/tmp/sbxws.XXXXXX); t_on_exit "rm -rf '$WS'"
+sbx_run_bg "$W/o" -w "$WS" -- sleep 8
+cpid=$CPID id=$RUN
+assert_rc 125 sbxctl run -w "$WS" -- true
+assert_contains "$T_OUT" "is in use by run $id" "before the restart"
+systemctl restart sbxd.service
+for i in $(seq 50); do journalctl -q -u sbxd.service -o cat --since "-30s" | grep -q "adopted running unit.*$id" && break; sleep 0.2; done
+assert_rc 125 sbxctl run -w "$WS" -- true
+assert_contains "$T_OUT" "is in use by run $id" "after the restart"
+mkdir -p "$WS/sub"
+assert_rc 125 sbxctl run -w "$WS/sub" -- true
+assert_contains "$T_OUT" "is in use by run $id" "a directory below it, after the restart"
+wait "$cpid"
+# once the run ended, the workspace is free again
+assert_rc 0 sbxctl run -w "$WS" -- true
+assert_clean
+
 t_begin "Ctrl-C after a re-attach still cancels the run"
 sbx_run_bg "$W/o" -- sleep 60
 cpid=$CPID id=$RUN

@@ -57,6 +57,7 @@ static int help(void) {
                "  list [--all]                    List runs and sandboxes (newest last)\n"
                "  show [--json] RUN               Show the record of a run\n"
                "  stop RUN                        Stop a running run\n"
+               "  gc                              Stop overdue runs, check cleanups, prune old records\n"
                "  profile list                    List profiles (and invalid profile files)\n"
                "  profile show [NAME|FILE]        Show a profile's effective policy and unit properties\n"
                "  profile check FILE...           Validate profile files\n"
@@ -86,7 +87,7 @@ static int help(void) {
                "                        run and exec run sbxctl on HOST through ssh\n"
                "  -M --machine=MACHINE  The sbxd of a local container (systemd-machined)\n\n"
                "Other options:\n"
-               "     --json             JSON output (list, show; run: the limit lines as JSON)\n"
+               "     --json             JSON output (list, show, gc; run: the limit lines as JSON)\n"
                "     --quiet            No end-of-run lines on stderr (run: limits, egress)\n"
                "     --no-legend        No header line (list)\n"
                "     --all              Every user's runs (list; root or polkit's\n"
@@ -1398,6 +1399,44 @@ static int verb_show(const char *id) {
         return 0;
 }
 
+/* One pass of sbxd's reaper (docs/reaper.md): what it stopped, measured again and removed. */
+static int verb_gc(void) {
+        _cleanup_free_ char *json = NULL;
+        json_object *o, *stopped = NULL, *incomplete = NULL, *v;
+        uint64_t verified = 0, removed = 0, kept = 0;
+        int r;
+
+        r = call_daemon("CollectGarbage", NULL, &json);
+        if (r != 0)
+                return r;
+        if (arg_json) {
+                printf("%s\n", json);
+                return 0;
+        }
+        o = json_tokener_parse(json);
+        if (!o || !json_object_object_get_ex(o, "stopped", &stopped) || !json_object_object_get_ex(o, "incomplete", &incomplete)) {
+                json_object_put(o);
+                return failed("sbxd sent an invalid reply");
+        }
+        if (json_object_object_get_ex(o, "verified", &v))
+                verified = json_object_get_uint64(v);
+        if (json_object_object_get_ex(o, "removed", &v))
+                removed = json_object_get_uint64(v);
+        if (json_object_object_get_ex(o, "kept", &v))
+                kept = json_object_get_uint64(v);
+        for (size_t i = 0; i < json_object_array_length(stopped); i++)
+                printf("stopped %s (past its deadline, or its owner is gone)\n",
+                       json_object_get_string(json_object_array_get_idx(stopped, i)));
+        for (size_t i = 0; i < json_object_array_length(incomplete); i++)
+                printf("incomplete cleanup: run %s (sbxctl show %s)\n",
+                       json_object_get_string(json_object_array_get_idx(incomplete, i)),
+                       json_object_get_string(json_object_array_get_idx(incomplete, i)));
+        printf("%zu stopped, %" PRIu64 " measured again, %zu with something left, %" PRIu64 " records removed, %" PRIu64
+               " kept\n", json_object_array_length(stopped), verified, json_object_array_length(incomplete), removed, kept);
+        json_object_put(o);
+        return 0;
+}
+
 static int verb_stop(const char *id) {
         if (!run_id_is_valid(id))
                 return refused("stop: '%s' is not a run id (32 hex characters)", id);
@@ -1822,11 +1861,12 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return -r;
         if (optind >= argc)
-                return refused("no command given (run, create, exec, rm, list, show, stop, profile); see --help");
+                return refused("no command given (run, create, exec, rm, list, show, stop, profile, gc); see --help");
         verb = argv[optind];
         optind++;
         if (streq(verb, "run") || streq(verb, "show") || streq(verb, "list") || streq(verb, "stop") ||
-            streq(verb, "profile") || streq(verb, "create") || streq(verb, "exec") || streq(verb, "rm")) {
+            streq(verb, "profile") || streq(verb, "create") || streq(verb, "exec") || streq(verb, "rm") ||
+            streq(verb, "gc")) {
                 r = parse_argv(argc, argv);
                 if (r <= 0)
                         return -r;
@@ -1882,5 +1922,10 @@ int main(int argc, char *argv[]) {
         }
         if (streq(verb, "profile"))
                 return verb_profile(argv);
-        return refused("unknown command '%s' (run, create, exec, rm, list, show, stop, profile); see --help", verb);
+        if (streq(verb, "gc")) {
+                if (argc > 0)
+                        return refused("gc: unexpected argument '%s'", argv[0]);
+                return verb_gc();
+        }
+        return refused("unknown command '%s' (run, create, exec, rm, list, show, stop, profile, gc); see --help", verb);
 }

@@ -16,6 +16,7 @@
 #include "seccomp-filter.h"
 #include "manager.h"
 #include "observe.h"
+#include "reaper.h"
 #include "unit-bus.h"
 
 #include "bus-errors.h"
@@ -1718,23 +1719,52 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         return sd_bus_reply_method_return(msg, "s", json);
 }
 
-/* ListAll() -> s: every tenant's records, for root and whom polkit authorizes */
-static int method_list_all(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        _cleanup_free_ char *json = NULL;
+/* Root, or a caller polkit authorizes for org.sbx.manage-all-runs. 1: go on; 0: polkit is being asked
+ * (method runs again with its answer: return 1); < 0: refused, error set ("<what> needs root ..."). */
+static int check_manage_all(Manager *m, sd_bus_message *msg, sd_bus_message_handler_t method, const char *what,
+                            sd_bus_error *error) {
         uid_t uid;
         int r;
 
         r = caller_uid(msg, &uid);
         if (r < 0)
                 return r;
-        r = polkit_check_async(&m->polkit, msg, POLKIT_ACTION_MANAGE_ALL, uid, method_list_all, m);
-        if (r == 0)
-                return 1;
+        r = polkit_check_async(&m->polkit, msg, POLKIT_ACTION_MANAGE_ALL, uid, method, m);
         if (r < 0)
-                return sd_bus_error_setf(error, ERR_ACCESS,
-                                         "listing every user's runs needs root or polkit's " POLKIT_ACTION_MANAGE_ALL);
+                return sd_bus_error_setf(error, ERR_ACCESS, "%s needs root or polkit's " POLKIT_ACTION_MANAGE_ALL, what);
+        return r > 0 ? 1 : 0;
+}
+
+/* ListAll() -> s: every tenant's records, for root and whom polkit authorizes */
+static int method_list_all(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_free_ char *json = NULL;
+        int r;
+
+        r = check_manage_all(m, msg, method_list_all, "listing every user's runs", error);
+        if (r <= 0)
+                return r < 0 ? r : 1;
         r = store_list_json(&m->store, NULL, &json);
+        if (r < 0)
+                return r;
+        return sd_bus_reply_method_return(msg, "s", json);
+}
+
+/* CollectGarbage() -> s: one pass of the reaper (reaper.h), for root and whom polkit authorizes */
+static int method_collect_garbage(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        _cleanup_free_ char *json = NULL, *why = NULL;
+        DaemonConf conf;
+        int r;
+
+        r = check_manage_all(m, msg, method_collect_garbage, "collecting garbage", error);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+        /* read for every pass: an edited file takes effect without a restart */
+        r = daemon_conf_load(DAEMON_CONF_PATH, &conf, &why);
+        if (r < 0)
+                return why ? sd_bus_error_setf(error, ERR_INVALID, "%s", why) : r;
+        r = reaper_collect(m, &conf, &json);
         if (r < 0)
                 return r;
         return sd_bus_reply_method_return(msg, "s", json);
@@ -1784,6 +1814,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetRun", SD_BUS_ARGS("s", run_id), SD_BUS_RESULT("o", object), method_get_run,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CollectGarbage", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", report_json),
+                                method_collect_garbage, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetSandbox", SD_BUS_ARGS("s", sandbox), SD_BUS_RESULT("o", object),
                                 sandbox_method_get_object, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("CreateSandbox", SD_BUS_ARGS("a{sv}", request), SD_BUS_RESULT("s", sandbox_id),

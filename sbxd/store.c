@@ -151,6 +151,16 @@ int store_read(Store *s, const char *run_id, RunRecord **ret) {
         return r;
 }
 
+int store_remove(Store *s, const char *run_id) {
+        _cleanup_free_ char *name = NULL;
+
+        if (!run_id_is_valid(run_id))
+                return -EINVAL;
+        if (asprintf(&name, "%s.json", run_id) < 0)
+                return -ENOMEM;
+        return unlinkat(s->dir_fd, name, 0) < 0 ? negative_errno() : 0;
+}
+
 static int cmp_started(const void *a, const void *b) {
         const RunRecord *x = *(RunRecord * const *) a, *y = *(RunRecord * const *) b;
         return x->started_at < y->started_at ? -1 : x->started_at > y->started_at;

@@ -24,6 +24,8 @@ void store_sweep_figures(Store *s, bool (*keep)(const char *unit, void *userdata
 
 int store_write(Store *s, const RunRecord *r);
 int store_read(Store *s, const char *run_id, RunRecord **ret);
+/* Removes a run's record (the reaper's retention). */
+int store_remove(Store *s, const char *run_id);
 /* Every valid record on disk, oldest first (by started_at). */
 int store_load_all(Store *s, RunRecord ***ret, size_t *ret_n);
 void run_records_free(RunRecord **recs, size_t n);

@@ -1059,6 +1059,20 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(cleanup, "unit_gone", json_object_new_boolean(r->unit_gone));
         ADD(cleanup, "cgroup_gone", json_object_new_boolean(r->cgroup_gone));
         ADD(cleanup, "completed", json_object_new_boolean(run_record_cleanup_completed(r)));
+        if (r->finished && !run_record_cleanup_completed(r)) {
+                json_object *remaining = json_object_new_array();
+
+                if (!remaining)
+                        return -ENOMEM;
+                ADD(cleanup, "remaining", remaining);
+                if (!r->unit_gone && json_object_array_add(remaining, json_object_new_string("unit")) < 0)
+                        return -ENOMEM;
+                if (!r->cgroup_gone && json_object_array_add(remaining, json_object_new_string("cgroup")) < 0)
+                        return -ENOMEM;
+                if (r->network && !r->network->entries_removed &&
+                    json_object_array_add(remaining, json_object_new_string("network-entries")) < 0)
+                        return -ENOMEM;
+        }
 
         if (r->error)
                 ADD(o, "error", json_object_new_string(r->error));

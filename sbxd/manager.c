@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -57,6 +58,9 @@ static Run *run_free(Run *run) {
         sd_event_source_disable_unref(run->removal_timeout);
         sd_event_source_disable_unref(run->attach_timeout);
         sd_bus_message_unref(run->pending);
+        sd_bus_message_unref(run->queued_start);
+        if (run->start_counted && run->manager)
+                run->manager->n_starting--;
         sandbox_free(run->sandbox);
         pool_claim_free(run->claim);
         run_net_free(run->net);
@@ -187,10 +191,20 @@ static void log_run_finished(Run *run) {
         log_run_limits(run);
 }
 
+/* After what grows the heap a lot for a moment (a burst of runs, every record listed as JSON): glibc keeps
+ * freed memory mapped; a long-lived daemon gives it back. */
+static void heap_trim(void) {
+        (void) malloc_trim(0);
+}
+
+static void run_start_done(Run *run);
+
 static void run_complete(Run *run) {
         RunRecord *rec = run->record;
+        Manager *m;
         int r;
 
+        run_start_done(run); /* also if its start job's end went unseen */
         /* Over before StartTransientUnit's reply was handled: answer the caller first, so it can match
          * the Finished signal that follows. */
         if (run->pending) {
@@ -216,7 +230,11 @@ static void run_complete(Run *run) {
         log_run_finished(run);
         run_object_changed(run);
         run_send_finished(run);
+        m = run->manager;
         run_free(run);
+        /* nothing running: give the heap a burst of runs grew back to the system */
+        if (!m->runs)
+                heap_trim();
 }
 
 static int on_removal_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -287,22 +305,48 @@ static void parse_status_text(RunRecord *rec, const char *status) {
                 rec->output_truncated = p[18] == '1';
 }
 
-void run_take_base_figures(Run *run) {
-        static const struct { const char *file, *key; size_t offset; } base[] = {
+/* The run's limit events in its cgroup (as sbx-exec --figures reads them); false if unreadable. */
+static bool run_read_limit_events(const Run *run, RunLimitEvents *ret) {
+        static const struct {
+                const char *file, *key;
+                size_t offset;
+                bool optional; /* absent without a quota (the cpu controller is then not enabled) */
+        } keys[] = {
                 { "memory.events", "max", offsetof(RunLimitEvents, memory_max) },
                 { "memory.events", "oom", offsetof(RunLimitEvents, oom) },
                 { "memory.events", "oom_kill", offsetof(RunLimitEvents, oom_kill) },
                 { "pids.events", "max", offsetof(RunLimitEvents, fork_refused) },
-                { "cpu.stat", "nr_throttled", offsetof(RunLimitEvents, cpu_throttled) },
-                { "cpu.stat", "throttled_usec", offsetof(RunLimitEvents, cpu_throttled_usec) },
+                { "cpu.stat", "nr_throttled", offsetof(RunLimitEvents, cpu_throttled), true },
+                { "cpu.stat", "throttled_usec", offsetof(RunLimitEvents, cpu_throttled_usec), true },
         };
+        RunLimitEvents e = { .known = true };
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                uint64_t v = run_cgroup_figure(run, keys[i].file, keys[i].key);
+
+                if (v == UINT64_MAX && !keys[i].optional)
+                        return false;
+                *(uint64_t *) ((uint8_t *) &e + keys[i].offset) = v == UINT64_MAX ? 0 : v;
+        }
+        *ret = e;
+        return true;
+}
+
+void run_take_base_figures(Run *run) {
         uint64_t v = run_cgroup_figure(run, "cpu.stat", "usage_usec");
 
         run->cpu_base_usec = v == UINT64_MAX ? 0 : v;
-        for (size_t i = 0; i < ELEMENTSOF(base); i++) {
-                v = run_cgroup_figure(run, base[i].file, base[i].key);
-                *(uint64_t *) ((uint8_t *) &run->base_events + base[i].offset) = v == UINT64_MAX ? 0 : v;
-        }
+        if (!run_read_limit_events(run, &run->base_events))
+                run->base_events = (RunLimitEvents) {};
+}
+
+/* At stop-post the run's processes are gone and its cgroup is still there (the figures reader runs in
+ * it): sbxd reads the figures itself too, in case a host under load times the reader out. */
+static void run_read_stop_figures(Run *run) {
+        if (run->stop_events.known || !run_read_limit_events(run, &run->stop_events))
+                return;
+        run->stop_memory_peak = run_cgroup_figure(run, "memory.peak", NULL);
+        run->stop_tasks_peak = run_cgroup_figure(run, "pids.peak", NULL);
 }
 
 /* What the unit's privileged figures reader left (sbx-exec --figures): the peaks and limit events. */
@@ -311,7 +355,13 @@ static void run_take_figures(Run *run) {
         int r;
 
         r = store_take_figures(&run->manager->store, run->unit, &text);
-        if (r == -ENOENT)
+        if (r < 0 && run->stop_events.known) {
+                /* what sbxd read at stop-post stands in */
+                run->record->limit_events = run->stop_events;
+                run->record->memory_peak = run->stop_memory_peak;
+                run->record->tasks_peak = run->stop_tasks_peak;
+                run_limit_events_subtract(&run->record->limit_events, &run->base_events);
+        } else if (r == -ENOENT)
                 log_warning("Unit %s left no figures: the record's peaks and limit events are unknown.", run->unit);
         else if (r < 0)
                 log_warning_errno(r, "Failed to read the figures of unit %s: %m", run->unit);
@@ -394,6 +444,15 @@ static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                                                     strna(result)) < 0)
                                 rec->error = NULL;
                 }
+                /* systemd's "timeout" is also a start-up or a clean-up (ExecStopPost=) that took too long
+                 * (a host under load): the wall-time ceiling only when the run lasted it, otherwise the
+                 * command's own end is the run's. */
+                if (rec->stop_reason == STOP_TIMEOUT && code != 0 && rec->limits.known && rec->limits.wall_time > 0 &&
+                    rec->ended_at < rec->started_at + rec->limits.wall_time) {
+                        log_warning("Unit %s timed out after its command ended (its clean-up took too long).", run->unit);
+                        rec->stop_reason = code == 1 ? (exit_status == 0 ? STOP_SUCCESS : STOP_EXIT_CODE)
+                                                     : code == 3 ? STOP_CORE_DUMP : STOP_SIGNAL;
+                }
                 /* The helper reports "finished" right before it exits; without it, and with an exit
                  * status from systemd's own range, the command never ran. */
                 if (rec->stop_reason == STOP_EXIT_CODE && code == 1 && exit_status >= 200 && exit_status <= 243 &&
@@ -452,7 +511,7 @@ static void run_finalize(Run *run) {
 
 static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
-        const char *iface, *state = NULL;
+        const char *iface, *state = NULL, *sub = NULL;
         int r;
 
         if (!from_systemd(run->manager, msg))
@@ -468,12 +527,16 @@ static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_err
                         return 0;
                 if (streq(name, "ActiveState"))
                         r = sd_bus_message_read(msg, "v", "s", &state);
+                else if (streq(name, "SubState"))
+                        r = sd_bus_message_read(msg, "v", "s", &sub);
                 else
                         r = sd_bus_message_skip(msg, "v");
                 if (r < 0)
                         return 0;
                 r = sd_bus_message_exit_container(msg);
         }
+        if (sub && streq(sub, "stop-post"))
+                run_read_stop_figures(run);
         log_debug("Run %s: ActiveState=%s (job done: %s).", run->id, strna(state), run->job_done ? "yes" : "no");
         if (state && run->job_done && (streq(state, "inactive") || streq(state, "failed")))
                 run_finalize(run);
@@ -511,6 +574,7 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                         continue;
                 log_debug("Run %s: start job %s finished: %s.", run->id, job, result);
                 run->job_done = true;
+                run_start_done(run);
                 if (!streq(result, "done")) {
                         log_warning("Start job for %s finished with result '%s'.", run->unit, result);
                         run->job_failed = true;
@@ -557,6 +621,17 @@ static int run_stop(Run *run, int sig) {
 
         if (run->stop_requested || run->finalizing)
                 return 0;
+        if (run->queued_start) {
+                /* still waiting for a start slot: it ends here, never started */
+                run->queued_start = sd_bus_message_unref(run->queued_start);
+                run->record->stop_reason = STOP_CANCELLED;
+                run->record->exit_signal = sig;
+                run->record->unit_gone = true;
+                run->finalizing = true;
+                log_info("Run %s was cancelled before its unit was started.", run->id);
+                run_complete(run);
+                return 0;
+        }
         run->stop_requested = true;
         run->cancel_signal = sig;
         run_object_changed(run);
@@ -629,6 +704,56 @@ static int run_set_client(Run *run, const char *sender) {
 
 /* ---- starting ------------------------------------------------------------------------------------- */
 
+static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
+
+/* At most MANAGER_STARTS_MAX start jobs with systemd at once: a burst of runs waits here, in order,
+ * instead of piling up in systemd's job queue, where each unit's set-up competes with every other's
+ * and a start can outlast TimeoutStartSec= (docs/scale.md). */
+static int run_send_start(Run *run, sd_bus_message *call) {
+        int r = sd_bus_call_async(run->manager->bus, &run->slot_start, call, on_start_reply, run, 0);
+
+        if (r >= 0) {
+                run->start_counted = true;
+                run->manager->n_starting++;
+        }
+        return r;
+}
+
+static void manager_start_next(Manager *m) {
+        while (m->n_starting < MANAGER_STARTS_MAX) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+                Run *oldest = NULL;
+                int r;
+
+                for (Run *run = m->runs; run; run = run->next) /* newest first */
+                        if (run->queued_start)
+                                oldest = run;
+                if (!oldest)
+                        return;
+                call = TAKE_PTR(oldest->queued_start);
+                r = run_send_start(oldest, call);
+                if (r < 0) {
+                        _cleanup_(sd_bus_message_unrefp) sd_bus_message *pending = TAKE_PTR(oldest->pending);
+
+                        log_error_errno(r, "Failed to call StartTransientUnit: %m");
+                        record_start_failed(m, oldest, true, "sbxd could not ask systemd to start the unit");
+                        if (pending)
+                                (void) sd_bus_reply_method_errorf(pending, ERR_START_FAILED,
+                                                                  "Failed to call StartTransientUnit: %s", strerror(-r));
+                        run_free(oldest);
+                }
+        }
+}
+
+/* Its start job is over (or will never be): the slot goes to the next run waiting. */
+static void run_start_done(Run *run) {
+        if (!run->start_counted)
+                return;
+        run->start_counted = false;
+        run->manager->n_starting--;
+        manager_start_next(run->manager);
+}
+
 static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = TAKE_PTR(run->pending);
@@ -653,18 +778,25 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 run->record->finished = true;
                 (void) store_write(&run->manager->store, run->record);
                 log_run_finished(run);
-                (void) sd_bus_reply_method_errorf(call, ERR_START_FAILED, "Failed to start the sandbox unit: %s",
-                                                  e->message);
+                if (call) /* else answered already (it waited for a start slot): Finished tells */
+                        (void) sd_bus_reply_method_errorf(call, ERR_START_FAILED, "Failed to start the sandbox unit: %s",
+                                                          e->message);
+                else
+                        run_send_finished(run);
+                run_start_done(run);
                 run_free(run);
                 return 0;
         }
 
         r = sd_bus_message_read(reply, "o", &job);
         if (r < 0) {
-                (void) sd_bus_reply_method_errorf(call, ERR_START_FAILED, "Unexpected reply from systemd.");
+                if (call)
+                        (void) sd_bus_reply_method_errorf(call, ERR_START_FAILED, "Unexpected reply from systemd.");
                 (void) run_stop(run, SIGTERM);
                 return 0;
         }
+        if (!call)
+                return 0; /* answered when it was queued for a start slot */
         if (run->sandbox) /* answered when its helper is ready */
                 sandbox_take_create_call(run->sandbox, call);
         else
@@ -1231,7 +1363,21 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         if (r < 0)
                 return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record: %s", strerror(-r));
 
-        r = sd_bus_call_async(m->bus, &run->slot_start, call, on_start_reply, run, 0);
+        if (m->n_starting >= MANAGER_STARTS_MAX) {
+                Run *queued = TAKE_PTR(run);
+
+                log_debug("Run %s waits for one of the %u start slots.", queued->id, MANAGER_STARTS_MAX);
+                queued->queued_start = TAKE_PTR(call);
+                r = run_launched(m, queued, msg);
+                /* A run's caller has its id at once and waits for Finished (which also says if the unit
+                 * failed to start); a sandbox's creator is answered when its helper is ready. */
+                if (!sandbox) {
+                        (void) sd_bus_reply_method_return(queued->pending, "s", queued->id);
+                        queued->pending = sd_bus_message_unref(queued->pending);
+                }
+                return r;
+        }
+        r = run_send_start(run, call);
         if (r < 0) {
                 log_error_errno(r, "Failed to call StartTransientUnit: %m");
                 record_start_failed(m, run, true, "sbxd could not ask systemd to start the unit");
@@ -1716,7 +1862,9 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         r = store_list_json(&m->store, uid == 0 ? NULL : tenant, &json);
         if (r < 0)
                 return r;
-        return sd_bus_reply_method_return(msg, "s", json);
+        r = sd_bus_reply_method_return(msg, "s", json);
+        heap_trim();
+        return r;
 }
 
 /* Root, or a caller polkit authorizes for org.sbx.manage-all-runs. 1: go on; 0: polkit is being asked
@@ -1747,7 +1895,9 @@ static int method_list_all(sd_bus_message *msg, void *userdata, sd_bus_error *er
         r = store_list_json(&m->store, NULL, &json);
         if (r < 0)
                 return r;
-        return sd_bus_reply_method_return(msg, "s", json);
+        r = sd_bus_reply_method_return(msg, "s", json);
+        heap_trim();
+        return r;
 }
 
 /* CollectGarbage() -> s: one pass of the reaper (reaper.h), for root and whom polkit authorizes */
@@ -1767,7 +1917,9 @@ static int method_collect_garbage(sd_bus_message *msg, void *userdata, sd_bus_er
         r = reaper_collect(m, &conf, &json);
         if (r < 0)
                 return r;
-        return sd_bus_reply_method_return(msg, "s", json);
+        r = sd_bus_reply_method_return(msg, "s", json);
+        heap_trim();
+        return r;
 }
 
 /* GetRun(s run_id) -> o: the object of a run sbxd follows, of the caller's own (root: any) */

@@ -18,6 +18,9 @@
 typedef struct Manager Manager;
 typedef struct Pool Pool;
 
+/* Runs' start jobs sbxd has with systemd at once; more wait in sbxd, in order (docs/scale.md). */
+#define MANAGER_STARTS_MAX 8U
+
 typedef struct Run {
         Manager *manager;
         char id[RUN_ID_LEN + 1];
@@ -27,6 +30,8 @@ typedef struct Run {
         RunRecord *record;
         char *cgroup_path;         /* where the unit's cgroup lives while it runs */
         sd_bus_message *pending;   /* the Run() call, answered when the start job is queued */
+        sd_bus_message *queued_start; /* its StartTransientUnit call, waiting for a free start slot */
+        bool start_counted;        /* one of the MANAGER_STARTS_MAX start jobs in flight is its */
         sd_bus_slot *slot_props, *slot_client, *slot_client_owner, *slot_start, *slot_state, *slot_getall,
                 *slot_unref;
         sd_event_source *removal_timeout;
@@ -36,6 +41,8 @@ typedef struct Run {
         char *netns_path;          /* its network namespace (modes public, allowlist), or NULL */
         uint64_t cpu_base_usec;    /* CPU time its unit had used before the run (a pooled unit's checks) */
         RunLimitEvents base_events;/* and the limit events it had met then */
+        RunLimitEvents stop_events;/* read by sbxd at the unit's stop-post (known: read), and its peaks: */
+        uint64_t stop_memory_peak, stop_tasks_peak; /* what the figures reader's file stands in for */
         bool refused;              /* sbxd could not put its policy in place: stopped before the command */
         bool job_failed;           /* the start job did not finish "done": the command never started */
         dev_t ws_dev;
@@ -61,6 +68,7 @@ struct Manager {
         char *systemd_owner;       /* unique bus name of PID 1: the only sender of unit signals we believe */
         PolkitRegistry polkit;     /* questions to polkit still out */
         Pool *pool;                /* the warm pool (pool.h) */
+        unsigned n_starting;       /* runs' start jobs in flight (at most MANAGER_STARTS_MAX) */
 };
 
 /* Takes what the run's unit used and met before the run (a pooled unit's checks): not the run's. */

@@ -63,11 +63,13 @@ size_t run_record_observe(const RunRecord *r, Observation ret[static _LIMIT_EVEN
                         .used = r->tasks_peak, .count = e->fork_refused, .raise_to = l->tasks_raise, .shown = true,
                 };
         if (e->known && e->cpu_throttled > 0)
-                /* shown when the quota held the run back for at least a tenth of its wall time */
+                /* shown when the quota held the run back for a second or more, and for at least a tenth of
+                 * its wall time (a short command on a busy machine is throttled a little, to no harm) */
                 ret[n++] = (Observation) {
                         .event = LIMIT_EVENT_CPU_THROTTLED, .limit = "cpu", .value = l->cpu_percent,
                         .used = e->cpu_throttled_usec, .count = e->cpu_throttled, .raise_to = l->cpu_percent_raise,
-                        .shown = duration > 0 && e->cpu_throttled_usec >= duration / 10,
+                        .shown = duration > 0 && e->cpu_throttled_usec >= USEC_PER_SEC &&
+                                 e->cpu_throttled_usec >= duration / 10,
                 };
         if (r->output_truncated)
                 ret[n++] = (Observation) {

@@ -210,6 +210,12 @@ static void check_lines(RunRecord *r, const char *expected) {
 static void test_lines(void **state) {
         RunRecord *r;
 
+        /* a short run on a busy machine: throttled a tenth of its time, but less than a second */
+        r = record(STOP_SUCCESS, 2 * USEC_PER_SEC);
+        assert_int_equal(run_record_parse_figures(r, "memory_max=0 oom=0 oom_kill=0 fork_refused=0 cpu_throttled=3 "
+                                                      "cpu_throttled_usec=900000"), 0);
+        check_lines(r, "");
+
         /* a run that ended normally: nothing, even with reclaim and a little throttling */
         r = record(STOP_SUCCESS, 10 * USEC_PER_SEC);
         assert_int_equal(run_record_parse_figures(r, "memory_max=3 oom=0 oom_kill=0 fork_refused=0 cpu_throttled=2 "

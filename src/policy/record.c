@@ -94,7 +94,7 @@ RunRecord *run_record_new(void) {
                 return NULL;
         r->stop_reason = _STOP_REASON_INVALID;
         r->exit_code = -1;
-        r->cpu_usec = r->memory_peak = r->tasks_peak = r->output_bytes = UINT64_MAX;
+        r->cpu_usec = r->memory_peak = r->tasks_peak = r->output_bytes = r->disk_used = UINT64_MAX;
         return r;
 }
 
@@ -619,7 +619,8 @@ char *net_destination_format(const NetDestinationStat *d, char buf[static NET_DE
 }
 
 bool run_record_cleanup_completed(const RunRecord *r) {
-        return r->finished && r->unit_gone && r->cgroup_gone && (!r->network || r->network->entries_removed);
+        return r->finished && r->unit_gone && r->cgroup_gone && (r->disk_max == 0 || r->space_gone) &&
+               (!r->network || r->network->entries_removed);
 }
 
 static json_object *json_u64_or_null(uint64_t v) {
@@ -929,6 +930,16 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(res, "tasks_peak", json_u64_or_null(r->tasks_peak));
         ADD(res, "output_bytes", json_u64_or_null(r->output_bytes));
         ADD(o, "output_truncated", json_object_new_boolean(r->output_truncated));
+        if (r->disk_max > 0) {
+                json_object *disk = json_object_new_object();
+
+                if (!disk)
+                        return -ENOMEM;
+                ADD(o, "disk", disk);
+                ADD(disk, "max_bytes", json_object_new_uint64(r->disk_max));
+                ADD(disk, "used_bytes", json_u64_or_null(r->disk_used));
+                ADD(disk, "full", json_object_new_boolean(r->disk_full));
+        }
 
         denied = json_object_new_object();
         if (!denied)
@@ -947,6 +958,8 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(o, "cleanup", cleanup);
         ADD(cleanup, "unit_gone", json_object_new_boolean(r->unit_gone));
         ADD(cleanup, "cgroup_gone", json_object_new_boolean(r->cgroup_gone));
+        if (r->disk_max > 0)
+                ADD(cleanup, "space_gone", json_object_new_boolean(r->space_gone));
         ADD(cleanup, "completed", json_object_new_boolean(run_record_cleanup_completed(r)));
 
         if (r->error)
@@ -1502,6 +1515,23 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         if (!json_object_object_get_ex(sub, "cgroup_gone", &v) || !json_object_is_type(v, json_type_boolean))
                 return error_setf(ret_error, -EBADMSG, "cleanup.cgroup_gone: expected a boolean");
         r->cgroup_gone = json_object_get_boolean(v);
+        /* Added later in version 1: absent in older records, which had no space */
+        if (json_object_object_get_ex(o, "disk", &sub)) {
+                if (!sub || !json_object_is_type(sub, json_type_object))
+                        return error_setf(ret_error, -EBADMSG, "disk: expected an object");
+                if ((k = get_u64(sub, "disk", "max_bytes", &r->disk_max, ret_error)) < 0 ||
+                    (k = get_u64(sub, "disk", "used_bytes", &r->disk_used, ret_error)) < 0)
+                        return k;
+                if (r->disk_max == 0 || r->disk_max == UINT64_MAX)
+                        return error_setf(ret_error, -EBADMSG, "disk.max_bytes: expected a positive integer");
+                if (!json_object_object_get_ex(sub, "full", &v) || !json_object_is_type(v, json_type_boolean))
+                        return error_setf(ret_error, -EBADMSG, "disk.full: expected a boolean");
+                r->disk_full = json_object_get_boolean(v);
+                if (!json_object_object_get_ex(o, "cleanup", &sub) || !json_object_object_get_ex(sub, "space_gone", &v) ||
+                    !json_object_is_type(v, json_type_boolean))
+                        return error_setf(ret_error, -EBADMSG, "cleanup.space_gone: expected a boolean");
+                r->space_gone = json_object_get_boolean(v);
+        }
 
         if (json_object_object_get_ex(o, "error", &v) && v) {
                 if (!json_object_is_type(v, json_type_string))

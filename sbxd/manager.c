@@ -671,6 +671,32 @@ static int append_exec(sd_bus_message *m, const char *name, char **argv, bool pr
         return r;
 }
 
+/* ExecStart=/ExecStopPost= of the plain kind (no flags): systemd 252 writes the Ex kind into the transient
+ * unit file under a key it does not read back, so a unit of that kind loses those commands at the next
+ * daemon-reload; the space unit must keep its ExecStopPost= (it removes the space). */
+static int append_exec_plain(sd_bus_message *m, const char *name, char **argv) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", name);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sasb");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", argv[0]);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, argv);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "b", 0);
+        for (int i = 0; i < 4 && r >= 0; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
 int manager_unit_object_path(const char *unit, char **ret) {
         return sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, ret);
 }
@@ -876,9 +902,9 @@ static int append_space_unit(sd_bus_message *call, const RunPlan *plan, const ch
         if (r >= 0)
                 r = bus_append_prop_table(call, plan->space_props);
         if (r >= 0)
-                r = append_exec(call, "ExecStartEx", plan->space_exec_argv, true);
+                r = append_exec_plain(call, "ExecStart", plan->space_exec_argv);
         if (r >= 0)
-                r = append_exec(call, "ExecStopPostEx", plan->space_post_argv, true);
+                r = append_exec_plain(call, "ExecStopPost", plan->space_post_argv);
         for (int i = 0; i < 2 && r >= 0; i++)
                 r = sd_bus_message_close_container(call);
         return r;
@@ -1607,7 +1633,7 @@ static void manager_sweep_spaces(Manager *m) {
                                                   "oneshot", "CollectMode", "s", "inactive-or-failed", "Slice", "s",
                                                   "system.slice");
                 if (r >= 0)
-                        r = append_exec(call, "ExecStartEx", (char *[]) { (char *) SBX_EXEC_PATH, remove, NULL }, true);
+                        r = append_exec_plain(call, "ExecStart", (char *[]) { (char *) SBX_EXEC_PATH, remove, NULL });
                 if (r >= 0)
                         r = sd_bus_message_close_container(call);
                 if (r >= 0)

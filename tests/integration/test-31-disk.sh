@@ -165,16 +165,17 @@ t_begin "a pooled unit has its space before its run; the run's record has it"
 write_profile "$POOLED" '"pool": { "size": 1 }'
 systemctl daemon-reload
 assert_rc 0 sbxctl profile reload
-end=$((SECONDS + 120))
-until systemctl list-units --all --no-legend --plain "sbx-$POOLED-*.service" | grep -q 'sbx pool unit' &&
-      [ -n "$(find /run/sbx/space -mindepth 1 -maxdepth 1 2>/dev/null)" ]; do
-  [ "$SECONDS" -lt "$end" ] || { _t_err "no pooled unit with a space"; break; }
+end=$((SECONDS + 120)); pooled=; pid=
+while [ "$SECONDS" -lt "$end" ]; do
+  pooled=$(systemctl list-units --all --no-legend --plain "sbx-$POOLED-*.service" | grep 'sbx pool unit' |
+           awk '{print $1}' | head -n 1)
+  pid=${pooled#sbx-$POOLED-}; pid=${pid%.service}
+  [ -n "$pooled" ] && [ "$(systemctl show -P StatusText "$pooled")" = "waiting for a run" ] && break
   sleep 0.5
 done
-pooled=$(systemctl list-units --all --no-legend --plain "sbx-$POOLED-*.service" | awk '{print $1}' | head -n 1)
-pid=${pooled#sbx-$POOLED-}; pid=${pid%.service}
+[ -n "$pid" ] || _t_err "no pooled unit waits"
 assert_eq active "$(systemctl is-active "sbx-space@$pid.service")" "the pooled unit's space unit"
-for i in $(seq 100); do [ "$(systemctl show -P StatusText "$pooled")" = "waiting for a run" ] && break; sleep 0.2; done
+assert_eq "tmpfs $CAP" "$(findmnt -rn -o FSTYPE,SIZE -b "/run/sbx/space/$pid")" "the pooled unit's space"
 sleep 0.5
 assert_rc 0 sbxctl run -p "$POOLED" -- $PY -c "$FILL"
 assert_contains "$T_OUT" "ERRNO 28 ENOSPC"

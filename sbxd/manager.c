@@ -34,6 +34,7 @@ static void run_finalize(Run *run);
 static int run_stop(Run *run, int sig);
 static int run_launched(Manager *m, Run *run, sd_bus_message *msg);
 static void record_start_failed(Manager *m, Run *run, bool gone, const char *error);
+static int manager_remove_space(Manager *m, const char *id);
 
 static Run *run_free(Run *run) {
         if (!run)
@@ -205,10 +206,12 @@ static void run_complete(Run *run) {
 static int on_removal_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Run *run = userdata;
 
-        if (run->awaiting_space)
+        if (run->awaiting_space) {
                 log_warning("The space of run %s (%s) was not removed within %" PRIu64 "s.", run->id,
                             run->space_path, UNIT_REMOVAL_TIMEOUT_USEC / USEC_PER_SEC);
-        else {
+                /* its unit gone, no one else would (the record still says it is not gone) */
+                (void) manager_remove_space(run->manager, run->id);
+        } else {
                 log_warning("Unit %s was not unloaded within %" PRIu64 "s.", run->unit,
                             UNIT_REMOVAL_TIMEOUT_USEC / USEC_PER_SEC);
                 run->record->unit_gone = false;
@@ -1584,14 +1587,46 @@ static int manager_adopt_runs(Manager *m) {
         return r;
 }
 
-/* Spaces (SBX_SPACE_DIR/RUN) that no unit will remove: their space unit is gone (its removal failed, or
- * the system stopped in between). Each is removed by a unit of the same name that does only that. Runs
- * followed (adopted) keep theirs; a pooled unit of an earlier sbxd takes its own along when stopped. */
+/* Removes the space of run id, which no unit will remove (its space unit is gone: its removal failed, or
+ * the system stopped in between), with a unit of the same name that does only that. */
+static int manager_remove_space(Manager *m, const char *id) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        _cleanup_free_ char *unit = NULL, *path = NULL, *remove = NULL, *desc = NULL;
+        int r;
+
+        if (policy_space_unit_name(id, &unit) < 0 || policy_space_path(id, &path) < 0 ||
+            asprintf(&remove, "--space=remove:%s", path) < 0 ||
+            asprintf(&desc, "sbx removal of the space of ended run %s", id) < 0)
+                return -ENOMEM;
+        log_warning("Removing the space %s of run %s, left after its unit.", path, id);
+        r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "ss", unit, "fail");
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "Type", "s", "oneshot",
+                                          "CollectMode", "s", "inactive-or-failed", "Slice", "s", "system.slice");
+        if (r >= 0)
+                r = append_exec_plain(call, "ExecStart", (char *[]) { (char *) SBX_EXEC_PATH, remove, NULL });
+        if (r >= 0)
+                r = sd_bus_message_close_container(call);
+        if (r >= 0)
+                r = sd_bus_message_append(call, "a(sa(sv))", 0);
+        if (r >= 0)
+                r = sd_bus_call_async(m->bus, NULL, call, NULL, NULL, 0);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to remove the space %s, ignoring: %m", path);
+        return 0;
+}
+
 static void closedirp(DIR **d) {
         if (*d)
                 closedir(*d);
 }
 
+/* When sbxd starts: the spaces whose unit is gone. Runs followed (adopted) keep theirs; a pooled unit of an
+ * earlier sbxd takes its own along when it is stopped. */
 static void manager_sweep_spaces(Manager *m) {
         _cleanup_(closedirp) DIR *d = opendir(SBX_SPACE_DIR);
         struct dirent *de;
@@ -1602,9 +1637,8 @@ static void manager_sweep_spaces(Manager *m) {
                 return;
         }
         while ((de = readdir(d))) {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
                 _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-                _cleanup_free_ char *unit = NULL, *path = NULL, *remove = NULL, *desc = NULL;
+                _cleanup_free_ char *unit = NULL;
                 bool followed = false;
                 int r;
 
@@ -1615,33 +1649,12 @@ static void manager_sweep_spaces(Manager *m) {
                                 followed = true;
                 if (followed)
                         continue;
-                if (policy_space_unit_name(de->d_name, &unit) < 0 || policy_space_path(de->d_name, &path) < 0 ||
-                    asprintf(&remove, "--space=remove:%s", path) < 0 ||
-                    asprintf(&desc, "sbx removal of the space of ended run %s", de->d_name) < 0)
+                if (policy_space_unit_name(de->d_name, &unit) < 0)
                         return;
                 r = sd_bus_call_method(m->bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &error, NULL, "s", unit);
                 if (r >= 0 || !sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchUnit"))
                         continue; /* its unit removes it */
-                log_warning("Removing the space %s of run %s, left after its unit.", path, de->d_name);
-                r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
-                if (r >= 0)
-                        r = sd_bus_message_append(call, "ss", unit, "fail");
-                if (r >= 0)
-                        r = sd_bus_message_open_container(call, 'a', "(sv)");
-                if (r >= 0)
-                        r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "Type", "s",
-                                                  "oneshot", "CollectMode", "s", "inactive-or-failed", "Slice", "s",
-                                                  "system.slice");
-                if (r >= 0)
-                        r = append_exec_plain(call, "ExecStart", (char *[]) { (char *) SBX_EXEC_PATH, remove, NULL });
-                if (r >= 0)
-                        r = sd_bus_message_close_container(call);
-                if (r >= 0)
-                        r = sd_bus_message_append(call, "a(sa(sv))", 0);
-                if (r >= 0)
-                        r = sd_bus_call_async(m->bus, NULL, call, NULL, NULL, 0);
-                if (r < 0)
-                        log_warning_errno(r, "Failed to remove the space %s, ignoring: %m", path);
+                (void) manager_remove_space(m, de->d_name);
         }
 }
 

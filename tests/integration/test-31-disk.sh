@@ -136,6 +136,26 @@ assert_eq true "$(record_get "$id" .cleanup.space_gone)" "cleanup.space_gone"
 assert_no_space "after a unit that failed with its space made"
 assert_clean
 
+t_begin "the helper refuses a run whose four places are not one tmpfs of the cap"
+# a unit of the profile (its drop-in: the fixed hardening) without its space, then with a sized tmpfs
+# HOME only (what systemd 252 makes of a TemporaryFileSystem= per place: /tmp stays PrivateTmp=)
+helper_status() {   # UNIT SYSTEMD-RUN-OPTIONS...: the helper's status text in a unit of the profile
+  local unit=$1 i; shift
+  systemd-run -q --unit "$unit" "$@" /usr/libexec/sbx/sbx-exec --expect-disk-max="$CAP" -- true
+  for i in $(seq 300); do
+    [ "$(systemctl show -P ActiveState "$unit")" = failed ] && break
+    sleep 0.1
+  done
+  systemctl show -P StatusText "$unit"
+  systemctl reset-failed "$unit" 2>/dev/null
+}
+st=$(helper_status "sbx-$PROF-00000000000000000000000000000001.service")
+assert_contains "$st" "refused the disk cap is not in force: /home/sbx: No such file or directory"
+st=$(helper_status "sbx-$PROF-00000000000000000000000000000002.service" \
+     -p "TemporaryFileSystem=/home/sbx:mode=0777,size=$CAP")
+assert_contains "$st" "refused the disk cap is not in force: /tmp "
+assert_clean
+
 t_begin "a daemon-reload while a run has its space: the space still goes with the run"
 sbx_run_bg /var/tmp/sbxtest-disk.out -p "$PROF" -- sleep 30
 systemctl daemon-reload

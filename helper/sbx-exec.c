@@ -32,6 +32,7 @@
 #include "macro.h"
 #include "policy.h"
 #include "serve.h"
+#include "space.h"
 #include "supervise.h"
 
 static uint64_t arg_expect_memory_max = UINT64_MAX;
@@ -59,6 +60,9 @@ static const char *arg_seccomp_filter = NULL; /* hex of the program for the prof
 static uint64_t arg_output_max = 0;           /* bytes of stdout+stderr; 0: not limited */
 static bool arg_serve = false;                 /* a sandbox: no command; serve sbxd's on stdin (serve.h) */
 static bool arg_pool = false;                  /* a pooled unit: wait for one run's command on stdin */
+static uint64_t arg_expect_disk_max = 0;       /* the run's space: HOME, /tmp... on one tmpfs this big */
+static const char *arg_space_op = NULL;        /* "create:PATH", "remove:PATH" (the space unit) */
+static uint64_t arg_space_size = 0;
 
 _printf_(1, 2) static int refuse(const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
@@ -339,6 +343,15 @@ static int check_confinement(const char *cg) {
                                               "refused: %s)", *a, strerror(-r));
                 }
         }
+        /* One cap for everything the run can write outside its workspace: without its space, HOME, /tmp
+         * and /var/tmp would be unbounded (/tmp and /var/tmp on the host's disk). */
+        if (arg_expect_disk_max > 0) {
+                _cleanup_free_ char *why = NULL;
+
+                r = space_check(arg_expect_disk_max, &why);
+                if (r < 0)
+                        return refuse("the disk cap is not in force: %s", why ?: strerror(-r));
+        }
         /* The generator's drop-in for the profile carries the profile's digest: without it the fixed
          * hardening that no transient property can weaken is missing, or stale. */
         if (arg_expect_profile_digest) {
@@ -421,7 +434,7 @@ static int parse_u64_arg(const char *s, uint64_t *ret) {
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_WORKSPACE_MODE, ARG_SWAP,
                ARG_DIGEST, ARG_CACHE, ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS, ARG_BPFFS,
-               ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE, ARG_POOL, ARG_FIGURES };
+               ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE, ARG_POOL, ARG_FIGURES, ARG_DISK, ARG_SPACE, ARG_SPACE_SIZE };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
                 { "expect-tasks-max", required_argument, NULL, ARG_TASKS },
@@ -434,6 +447,9 @@ static int parse_argv(int argc, char *argv[]) {
                 { "expect-cpu-quota", required_argument, NULL, ARG_CPU },
                 { "expect-egress", no_argument, NULL, ARG_EXPECT_EGRESS },
                 { "expect-netns-not", required_argument, NULL, ARG_EXPECT_NETNS_NOT },
+                { "expect-disk-max", required_argument, NULL, ARG_DISK },
+                { "space", required_argument, NULL, ARG_SPACE },
+                { "space-size", required_argument, NULL, ARG_SPACE_SIZE },
                 { "netns", required_argument, NULL, ARG_NETNS },
                 { "serve", no_argument, NULL, ARG_SERVE },
                 { "pool", no_argument, NULL, ARG_POOL },
@@ -542,6 +558,26 @@ static int parse_argv(int argc, char *argv[]) {
                         if (parse_u64_arg(optarg, &arg_expect_netns_not) < 0)
                                 return -EINVAL;
                         break;
+                case ARG_DISK:
+                        if (parse_u64_arg(optarg, &arg_expect_disk_max) < 0 || arg_expect_disk_max == 0)
+                                return -EINVAL;
+                        break;
+                case ARG_SPACE_SIZE:
+                        if (parse_u64_arg(optarg, &arg_space_size) < 0 || arg_space_size == 0)
+                                return -EINVAL;
+                        break;
+                case ARG_SPACE: {
+                        const char *p = strchr(optarg, ':');
+
+                        /* SBX_SPACE_DIR/RUN, one component */
+                        if ((!strneq(optarg, "create:", 7) && !strneq(optarg, "remove:", 7)) || !p ||
+                            !strneq(p + 1, SBX_SPACE_DIR "/", strlen(SBX_SPACE_DIR) + 1) ||
+                            isempty(p + 1 + strlen(SBX_SPACE_DIR) + 1) ||
+                            strchr(p + 1 + strlen(SBX_SPACE_DIR) + 1, '/') || strstr(optarg, ".."))
+                                return -EINVAL;
+                        arg_space_op = optarg;
+                        break;
+                }
                 case ARG_SERVE:
                         arg_serve = true;
                         break;
@@ -598,7 +634,10 @@ static int parse_argv(int argc, char *argv[]) {
                 return optind < argc ? optind : -EINVAL;
         if (arg_serve && arg_pool)
                 return -EINVAL;
-        if (arg_netns_op || arg_bpffs || arg_figures || arg_serve || arg_pool) /* nothing else: no command */
+        if (arg_space_op && (arg_netns_op || arg_bpffs || arg_figures || arg_serve || arg_pool || arg_handover ||
+                             (strneq(arg_space_op, "create:", 7)) != (arg_space_size > 0)))
+                return -EINVAL;
+        if (arg_netns_op || arg_bpffs || arg_figures || arg_serve || arg_pool || arg_space_op) /* nothing else: no command */
                 return optind == argc ? optind : -EINVAL;
         if (optind >= argc)
                 return -EINVAL;
@@ -730,6 +769,13 @@ static int run_figures(const char *dir) {
                 fprintf(f, "memory_peak=%" PRIu64 " ", v);
         if (read_cgroup_u64(cg, "pids.peak", &v) >= 0 && v != UINT64_MAX)
                 fprintf(f, "tasks_peak=%" PRIu64 " ", v);
+        /* the run's space as the command (and what it left running) left it: bound here as in the run */
+        {
+                bool full;
+
+                if (space_usage(&v, &full) >= 0)
+                        fprintf(f, "disk_used=%" PRIu64 " disk_full=%d ", v, full);
+        }
         for (size_t i = 0; i < ELEMENTSOF(counters) && !error; i++) {
                 r = cgroup_keyed(cg, counters[i].attr, counters[i].key, &v);
                 if (r == -ENOENT && counters[i].optional)
@@ -834,6 +880,17 @@ int main(int argc, char *argv[]) {
                 r = bpffs_ensure(arg_bpffs);
                 if (r < 0) {
                         fprintf(stderr, "sbx: cannot mount the BPF file system at %s: %s\n", arg_bpffs, strerror(-r));
+                        return SBX_EXIT_FAILURE;
+                }
+                return 0;
+        }
+        if (arg_space_op) {
+                bool create = strneq(arg_space_op, "create:", 7);
+
+                r = create ? space_create(arg_space_op + 7, arg_space_size) : space_remove(arg_space_op + 7);
+                if (r < 0) {
+                        fprintf(stderr, "sbx: cannot %s the run's space %s: %s\n", create ? "make" : "remove",
+                                arg_space_op + 7, strerror(-r));
                         return SBX_EXIT_FAILURE;
                 }
                 return 0;

@@ -1358,6 +1358,15 @@ static int verb_show(const char *id) {
         print_u64("CPU (usec):", rec->cpu_usec, false);
         print_u64("Memory peak:", rec->memory_peak, true);
         print_u64("Tasks peak:", rec->tasks_peak, false);
+        /* the run's space (HOME, /tmp, /var/tmp, /dev/shm) when the command ended */
+        if (rec->disk_max > 0) {
+                char used[32], cap[32];
+
+                printf("%-14s %s of %s used%s\n", "Disk:",
+                       rec->disk_used == UINT64_MAX ? "n/a" : format_bytes(used, sizeof(used), rec->disk_used),
+                       format_bytes(cap, sizeof(cap), rec->disk_max),
+                       rec->disk_full ? " (full: writes past the cap failed)" : "");
+        }
         /* UINT64_MAX: not counted (the profile sets no output limit) */
         if (rec->output_bytes != UINT64_MAX)
                 printf("%-14s %" PRIu64 " bytes%s\n", "Output:", rec->output_bytes,

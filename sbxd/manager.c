@@ -2,6 +2,7 @@
 /* sbxd's run lifecycle: a validated request becomes a transient unit; the unit's end becomes a record.
  * Everything here is asynchronous on one sd-event loop. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <inttypes.h>
@@ -36,6 +37,7 @@ static void run_finalize(Run *run);
 static int run_stop(Run *run, int sig);
 static int run_launched(Manager *m, Run *run, sd_bus_message *msg);
 static void record_start_failed(Manager *m, Run *run, bool gone, const char *error);
+static int manager_remove_space(Manager *m, const char *id);
 
 static Run *run_free(Run *run) {
         if (!run)
@@ -65,6 +67,8 @@ static Run *run_free(Run *run) {
         pool_claim_free(run->claim);
         run_net_free(run->net);
         free(run->netns_path);
+        free(run->space_path);
+        free(run->space_unit);
         run_record_free(run->record);
         free(run->unit);
         free(run->unit_path);
@@ -103,6 +107,13 @@ static int caller_uid(sd_bus_message *msg, uid_t *ret) {
 static int cgroup_exists(const char *path) {
         struct stat st;
         return path && stat(path, &st) >= 0;
+}
+
+/* The run's space is gone once its directory is: its unit removes it only after unmounting it. */
+static bool space_gone(const Run *run) {
+        struct stat st;
+
+        return !run->space_path || (lstat(run->space_path, &st) < 0 && errno == ENOENT);
 }
 
 /* Signals are only believed from their real sender: systemd's current unique name, or the bus itself.
@@ -219,6 +230,7 @@ static void run_complete(Run *run) {
 
         rec->cgroup_gone = !cgroup_exists(run->cgroup_path);
         store_drop_figures(&run->manager->store, run->unit); /* if they were not read */
+        rec->space_gone = space_gone(run);
         if (run->net)
                 run_net_finish(run->net);
         rec->finished = true;
@@ -240,10 +252,29 @@ static void run_complete(Run *run) {
 static int on_removal_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Run *run = userdata;
 
-        log_warning("Unit %s was not unloaded within %" PRIu64 "s.", run->unit, UNIT_REMOVAL_TIMEOUT_USEC / USEC_PER_SEC);
-        run->record->unit_gone = false;
+        if (run->awaiting_space) {
+                log_warning("The space of run %s (%s) was not removed within %" PRIu64 "s.", run->id,
+                            run->space_path, UNIT_REMOVAL_TIMEOUT_USEC / USEC_PER_SEC);
+                /* its unit gone, no one else would (the record still says it is not gone) */
+                (void) manager_remove_space(run->manager, run->id);
+        } else {
+                log_warning("Unit %s was not unloaded within %" PRIu64 "s.", run->unit,
+                            UNIT_REMOVAL_TIMEOUT_USEC / USEC_PER_SEC);
+                run->record->unit_gone = false;
+        }
         run_complete(run);
         return 0;
+}
+
+/* The run's unit is gone: its space unit, no longer needed, is being stopped; the record waits for it
+ * (UnitRemoved of the space unit, or the removal timeout). */
+static void run_unit_gone(Run *run) {
+        run->record->unit_gone = true;
+        if (!space_gone(run) && run->removal_timeout) {
+                run->awaiting_space = true;
+                return;
+        }
+        run_complete(run);
 }
 
 static int on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
@@ -252,14 +283,18 @@ static int on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *re
 
         if (!from_systemd(m, msg) || sd_bus_message_read(msg, "so", &unit, &path) < 0)
                 return 0;
-        for (Run *run = m->runs; run; run = run->next)
-                if (streq(run->unit, unit)) {
-                        if (run->finalizing && run->removal_timeout) {
-                                run->record->unit_gone = true;
-                                run_complete(run);
-                        }
+        for (Run *run = m->runs; run; run = run->next) {
+                if (run->finalizing && run->removal_timeout && !run->awaiting_space && streq(run->unit, unit)) {
+                        run_unit_gone(run);
                         return 0;
                 }
+                if (run->awaiting_space && streq_ptr(run->space_unit, unit)) {
+                        run_complete(run);
+                        return 0;
+                }
+                if (streq(run->unit, unit))
+                        return 0;
+        }
         /* a unit of sbx's without a run (a pooled one never used) leaves figures no one reads */
         if (strneq(unit, "sbx-", 4))
                 store_drop_figures(&m->store, unit);
@@ -275,10 +310,8 @@ static int on_unref_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 log_warning("Failed to release unit %s: %s", run->unit, e->message);
                 run->record->unit_gone = false;
                 run_complete(run);
-        } else if (e) {
-                run->record->unit_gone = true;
-                run_complete(run);
-        }
+        } else if (e)
+                run_unit_gone(run);
         /* otherwise wait for UnitRemoved (or the timeout) */
         return 0;
 }
@@ -303,6 +336,11 @@ static void parse_status_text(RunRecord *rec, const char *status) {
                 rec->output_bytes = strtoull(p + 14, NULL, 10);
         if ((p = strstr(status, " output_truncated=")))
                 rec->output_truncated = p[18] == '1';
+        /* the run's space when the command ended (helper/space.h) */
+        if ((p = strstr(status, " disk_used=")))
+                rec->disk_used = strtoull(p + 11, NULL, 10);
+        if ((p = strstr(status, " disk_full=")))
+                rec->disk_full = p[11] == '1';
 }
 
 /* The run's limit events in its cgroup (as sbx-exec --figures reads them); false if unreadable. */
@@ -579,11 +617,18 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                         log_warning("Start job for %s finished with result '%s'.", run->unit, result);
                         run->job_failed = true;
                         free(run->record->error);
-                        /* "dependency": what the run's unit needs failed, i.e. its network unit */
+                        /* "dependency": what the run's unit needs failed: its space unit, or its network
+                         * unit */
                         if (streq(result, "dependency") && run->netns_path) {
                                 if (asprintf(&run->record->error,
-                                             "the run's network could not be set up (sbx-net@%s.service failed, "
-                                             "see journalctl -u sbx-net@%s.service)", run->id, run->id) < 0)
+                                             "the run's space or network could not be set up (sbx-space@%s.service "
+                                             "or sbx-net@%s.service failed, see journalctl -u sbx-space@%s.service "
+                                             "-u sbx-net@%s.service)", run->id, run->id, run->id, run->id) < 0)
+                                        run->record->error = NULL;
+                        } else if (streq(result, "dependency") && run->space_unit) {
+                                if (asprintf(&run->record->error,
+                                             "the run's space could not be set up (%s failed, see journalctl -u %s)",
+                                             run->space_unit, run->space_unit) < 0)
                                         run->record->error = NULL;
                         } else if (asprintf(&run->record->error, "the start job finished with result '%s'", result) < 0)
                                 run->record->error = NULL;
@@ -770,6 +815,7 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 run->record->ended_at = now_realtime();
                 run->record->unit_gone = true;
                 run->record->cgroup_gone = !cgroup_exists(run->cgroup_path);
+                run->record->space_gone = space_gone(run);
                 if (run->net)
                         run_net_finish(run->net);
                 free(run->record->error);
@@ -835,6 +881,32 @@ static int append_exec(sd_bus_message *m, const char *name, char **argv, ExecFla
                 r = sd_bus_message_append(m, "s", "no-env-expand");
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
+        for (int i = 0; i < 4 && r >= 0; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+/* ExecStart=/ExecStopPost= of the plain kind (no flags): systemd 252 writes the Ex kind into the transient
+ * unit file under a key it does not read back, so a unit of that kind loses those commands at the next
+ * daemon-reload; the space unit must keep its ExecStopPost= (it removes the space). */
+static int append_exec_plain(sd_bus_message *m, const char *name, char **argv) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", name);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sasb");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", argv[0]);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, argv);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "b", 0);
         for (int i = 0; i < 4 && r >= 0; i++)
                 r = sd_bus_message_close_container(m);
         return r;
@@ -1026,15 +1098,39 @@ static int busy_caches(Manager *m, const Profile *p, const char *tenant, char **
         return 0;
 }
 
-/* The aux units of StartTransientUnit: the run's network unit (plan->net_props), made with the run's and
+/* An aux unit of StartTransientUnit: the run's space unit (plan->space_props), made with the run's and
+ * stopped by systemd once the run, the only unit that needs it, is gone. */
+static int append_space_unit(sd_bus_message *call, const RunPlan *plan, const char *space_unit, const char *run_id) {
+        _cleanup_free_ char *desc = NULL;
+        int r;
+
+        if (asprintf(&desc, "sbx space of run %s", run_id) < 0)
+                return -ENOMEM;
+        r = sd_bus_message_open_container(call, 'r', "sa(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "s", space_unit);
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "StopWhenUnneeded", "b", 1,
+                                          "CollectMode", "s", "inactive-or-failed", "Slice", "s", "system.slice");
+        if (r >= 0)
+                r = bus_append_prop_table(call, plan->space_props);
+        if (r >= 0)
+                r = append_exec_plain(call, "ExecStart", plan->space_exec_argv);
+        if (r >= 0)
+                r = append_exec_plain(call, "ExecStopPost", plan->space_post_argv);
+        for (int i = 0; i < 2 && r >= 0; i++)
+                r = sd_bus_message_close_container(call);
+        return r;
+}
+
+/* An aux unit of StartTransientUnit: the run's network unit (plan->net_props), made with the run's and
  * stopped by systemd once the run, the only unit that needs it, is gone. */
 static int append_net_unit(sd_bus_message *call, const RunPlan *plan, const char *net_unit, const char *run_id) {
         _cleanup_free_ char *desc = NULL;
         int r;
 
-        r = sd_bus_message_open_container(call, 'a', "(sa(sv))");
-        if (r < 0 || !plan->net_props)
-                return r < 0 ? r : sd_bus_message_close_container(call);
         if (asprintf(&desc, "sbx network of run %s", run_id) < 0)
                 return -ENOMEM;
         r = sd_bus_message_open_container(call, 'r', "sa(sv)");
@@ -1055,7 +1151,7 @@ static int append_net_unit(sd_bus_message *call, const RunPlan *plan, const char
                 r = append_exec(call, "ExecStartEx", plan->net_exec_argv, 0);
         if (r >= 0)
                 r = append_exec(call, "ExecStopPostEx", plan->net_post_argv, EXEC_PRIVILEGED);
-        for (int i = 0; i < 3 && r >= 0; i++)
+        for (int i = 0; i < 2 && r >= 0; i++)
                 r = sd_bus_message_close_container(call);
         return r;
 }
@@ -1068,7 +1164,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         _cleanup_(run_plan_freep) RunPlan *plan = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         _cleanup_(run_freep) Run *run = NULL;
-        _cleanup_free_ char *refusal = NULL, *slice = NULL, *net_unit = NULL;
+        _cleanup_free_ char *refusal = NULL, *slice = NULL;
         PoolMember *member = NULL;
         char tenant[TENANT_ID_LEN + 1], run_id[RUN_ID_LEN + 1];
         NetworkMode net_mode;
@@ -1277,6 +1373,8 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
             policy_cgroup_path(profile->name, run->id, &run->cgroup_path) < 0)
                 return -ENOMEM;
         r = manager_unit_object_path(run->unit, &run->unit_path);
+        if (r >= 0)
+                r = manager_run_init_space(run, plan);
         if (r < 0)
                 return r;
 
@@ -1343,17 +1441,8 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         }
 
         r = manager_new_start_call(m, run->unit, run->id, sandbox ? "sandbox" : "run", slice, fds, plan, &call);
-        /* Its network unit: the run cannot start without it, and it ends with the run. */
-        if (r >= 0 && plan->net_props) {
-                r = policy_net_unit_name(run->id, &net_unit);
-                if (r >= 0)
-                        r = sd_bus_message_append(call, "(sv)(sv)", "BindsTo", "as", 1, net_unit, "After", "as", 1,
-                                                  net_unit);
-        }
         if (r >= 0)
-                r = manager_finish_start_call(call, plan);
-        if (r >= 0)
-                r = append_net_unit(call, plan, net_unit, run->id);
+                r = manager_finish_start_call(call, plan, run->id);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the StartTransientUnit call: %m");
 
@@ -1392,6 +1481,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
 static void record_start_failed(Manager *m, Run *run, bool gone, const char *error) {
         run->record->finished = true;
         run->record->unit_gone = run->record->cgroup_gone = gone;
+        run->record->space_gone = gone || space_gone(run);
         run->record->stop_reason = STOP_START_FAILED;
         run->record->ended_at = now_realtime();
         free(run->record->error);
@@ -1462,10 +1552,34 @@ int manager_new_start_call(Manager *m, const char *unit, const char *id, const c
         return 0;
 }
 
-int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan) {
-        int r;
+int manager_run_init_space(Run *run, const RunPlan *plan) {
+        if (!plan->space_props)
+                return 0;
+        if (policy_space_path(run->id, &run->space_path) < 0 || policy_space_unit_name(run->id, &run->space_unit) < 0)
+                return -ENOMEM;
+        run->record->disk_max = plan->disk_max;
+        return 0;
+}
 
-        r = bus_append_prop_table(call, plan->props);
+int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan, const char *id) {
+        _cleanup_free_ char *space_unit = NULL, *net_unit = NULL;
+        int r = 0;
+
+        /* Its space unit and network unit: the run cannot start without them, and they end with it. */
+        if (plan->space_props) {
+                r = policy_space_unit_name(id, &space_unit);
+                if (r >= 0)
+                        r = sd_bus_message_append(call, "(sv)(sv)", "BindsTo", "as", 1, space_unit, "After", "as", 1,
+                                                  space_unit);
+        }
+        if (r >= 0 && plan->net_props) {
+                r = policy_net_unit_name(id, &net_unit);
+                if (r >= 0)
+                        r = sd_bus_message_append(call, "(sv)(sv)", "BindsTo", "as", 1, net_unit, "After", "as", 1,
+                                                  net_unit);
+        }
+        if (r >= 0)
+                r = bus_append_prop_table(call, plan->props);
         /* ExecStartEx with "no-env-expand": the command line reaches the helper byte for byte (plain
          * ExecStart= would expand $VAR and $$ in it). */
         if (r >= 0)
@@ -1480,6 +1594,14 @@ int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan) {
                 r = append_exec(call, "ExecStopPostEx", plan->post_argv, EXEC_PRIVILEGED);
         if (r >= 0)
                 r = sd_bus_message_close_container(call); /* a(sv) */
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "(sa(sv))");
+        if (r >= 0 && plan->space_props)
+                r = append_space_unit(call, plan, space_unit, id);
+        if (r >= 0 && plan->net_props)
+                r = append_net_unit(call, plan, net_unit, id);
+        if (r >= 0)
+                r = sd_bus_message_close_container(call);
         return r;
 }
 
@@ -1698,7 +1820,9 @@ static int manager_adopt_runs(Manager *m) {
                 run->job_done = true;
                 if (!(run->unit = strdup(rec->unit)) ||
                     policy_cgroup_path(strna(rec->profile), run->id, &run->cgroup_path) < 0 ||
-                    manager_unit_object_path(run->unit, &run->unit_path) < 0) {
+                    manager_unit_object_path(run->unit, &run->unit_path) < 0 ||
+                    (rec->disk_max > 0 && (policy_space_path(run->id, &run->space_path) < 0 ||
+                                           policy_space_unit_name(run->id, &run->space_unit) < 0))) {
                         r = -ENOMEM;
                         break;
                 }
@@ -1732,6 +1856,77 @@ static int manager_adopt_runs(Manager *m) {
         }
         run_records_free(recs, n);
         return r;
+}
+
+/* Removes the space of run id, which no unit will remove (its space unit is gone: its removal failed, or
+ * the system stopped in between), with a unit of the same name that does only that. */
+static int manager_remove_space(Manager *m, const char *id) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        _cleanup_free_ char *unit = NULL, *path = NULL, *remove = NULL, *desc = NULL;
+        int r;
+
+        if (policy_space_unit_name(id, &unit) < 0 || policy_space_path(id, &path) < 0 ||
+            asprintf(&remove, "--space=remove:%s", path) < 0 ||
+            asprintf(&desc, "sbx removal of the space of ended run %s", id) < 0)
+                return -ENOMEM;
+        log_warning("Removing the space %s of run %s, left after its unit.", path, id);
+        r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "ss", unit, "fail");
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "Type", "s", "oneshot",
+                                          "CollectMode", "s", "inactive-or-failed", "Slice", "s", "system.slice");
+        if (r >= 0)
+                r = append_exec_plain(call, "ExecStart", (char *[]) { (char *) SBX_EXEC_PATH, remove, NULL });
+        if (r >= 0)
+                r = sd_bus_message_close_container(call);
+        if (r >= 0)
+                r = sd_bus_message_append(call, "a(sa(sv))", 0);
+        if (r >= 0)
+                r = sd_bus_call_async(m->bus, NULL, call, NULL, NULL, 0);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to remove the space %s, ignoring: %m", path);
+        return 0;
+}
+
+static void closedirp(DIR **d) {
+        if (*d)
+                closedir(*d);
+}
+
+/* When sbxd starts: the spaces whose unit is gone. Runs followed (adopted) keep theirs; a pooled unit of an
+ * earlier sbxd takes its own along when it is stopped. */
+static void manager_sweep_spaces(Manager *m) {
+        _cleanup_(closedirp) DIR *d = opendir(SBX_SPACE_DIR);
+        struct dirent *de;
+
+        if (!d) {
+                if (errno != ENOENT)
+                        log_warning_errno(-errno, "Cannot read %s, ignoring: %m", SBX_SPACE_DIR);
+                return;
+        }
+        while ((de = readdir(d))) {
+                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+                _cleanup_free_ char *unit = NULL;
+                bool followed = false;
+                int r;
+
+                if (!run_id_is_valid(de->d_name))
+                        continue;
+                for (Run *run = m->runs; run; run = run->next)
+                        if (streq(run->id, de->d_name))
+                                followed = true;
+                if (followed)
+                        continue;
+                if (policy_space_unit_name(de->d_name, &unit) < 0)
+                        return;
+                r = sd_bus_call_method(m->bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &error, NULL, "s", unit);
+                if (r >= 0 || !sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchUnit"))
+                        continue; /* its unit removes it */
+                (void) manager_remove_space(m, de->d_name);
+        }
 }
 
 /* ---- the other methods ---------------------------------------------------------------------------- */
@@ -2122,6 +2317,7 @@ int manager_start(Manager *m) {
 
         /* figures of units that ended while no sbxd ran: their records are closed already */
         store_sweep_figures(&m->store, unit_has_run, m);
+        manager_sweep_spaces(m);
 
         /* after the adoption: what is not a run's among sbx's units is left from an earlier pool */
         r = pool_new(m, &m->pool);

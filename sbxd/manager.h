@@ -43,6 +43,9 @@ typedef struct Run {
         RunLimitEvents base_events;/* and the limit events it had met then */
         RunLimitEvents stop_events;/* read by sbxd at the unit's stop-post (known: read), and its peaks: */
         uint64_t stop_memory_peak, stop_tasks_peak; /* what the figures reader's file stands in for */
+        char *space_path;          /* its space (SBX_SPACE_DIR/RUN), or NULL: none */
+        char *space_unit;          /* the unit that makes and removes it (sbx-space@RUN.service) */
+        bool awaiting_space;       /* its unit is gone; the record is written once its space is too */
         bool refused;              /* sbxd could not put its policy in place: stopped before the command */
         bool job_failed;           /* the start job did not finish "done": the command never started */
         dev_t ws_dev;
@@ -92,11 +95,13 @@ int manager_unit_object_path(const char *unit, char **ret);
  * with a message in *ret_why when the rules cannot be compiled. */
 int manager_plan_add_seccomp(RunPlan *plan, char **ret_why);
 /* StartTransientUnit of a run's (kind "run") or sandbox's unit: its name, user, description, slice, stdio,
- * with the a(sv) left open for more; manager_finish_start_call() adds the plan and closes it (the aux
- * units' array is the caller's). */
+ * with the a(sv) left open for more; manager_finish_start_call() adds the plan, closes it, and adds the
+ * aux units the run's unit binds to (its space unit, its network unit), which end with it. */
 int manager_new_start_call(Manager *m, const char *unit, const char *id, const char *kind, const char *slice,
                            const int fds[3], const RunPlan *plan, sd_bus_message **ret);
-int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan);
+int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan, const char *id);
+/* Sets up run's space fields (space_path, space_unit, record->disk_max) from the plan. */
+int manager_run_init_space(Run *run, const RunPlan *plan);
 /* A pooled unit took the run's command (error NULL: its Run() call is answered), or could not be given
  * it (the run is refused, with that message, and stopped). */
 void manager_run_claimed(Run *run, const char *error);

@@ -296,9 +296,7 @@ static int member_start(Pool *p, Profile *profile_in) {
         pm->plan->profile = pm->profile;
         r = manager_new_start_call(m, pm->unit, pm->id, "pool unit", slice, fds, pm->plan, &call);
         if (r >= 0)
-                r = manager_finish_start_call(call, pm->plan);
-        if (r >= 0)
-                r = sd_bus_message_append(call, "a(sa(sv))", 0);
+                r = manager_finish_start_call(call, pm->plan, pm->id);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the StartTransientUnit call of a pooled unit: %m");
         r = sd_event_add_io(m->event, &pm->ctl_source, pm->ctl, EPOLLIN, on_member_ctl, pm);

@@ -41,6 +41,9 @@ RunPlan *run_plan_free(RunPlan *p) {
         strv_free(p->net_exec_argv);
         strv_free(p->net_pre_argv);
         strv_free(p->net_post_argv);
+        prop_table_free(p->space_props);
+        strv_free(p->space_exec_argv);
+        strv_free(p->space_post_argv);
         free(p);
         return NULL;
 }
@@ -324,8 +327,59 @@ static uint64_t page_size(void) {
         return l > 0 ? (uint64_t) l : 4096;
 }
 
-static int tmpfs_options(const char *mode, uint64_t size, char **ret) {
-        return asprintf(ret, "mode=%s,nosuid,nodev,size=%" PRIu64, mode, size) < 0 ? -ENOMEM : 0;
+uint64_t policy_disk_max(const Profile *p) {
+        return p->disk_max - p->disk_max % page_size();
+}
+
+int policy_space_path(const char *run_id, char **ret) {
+        return asprintf(ret, SBX_SPACE_DIR "/%s", run_id) < 0 ? -ENOMEM : 0;
+}
+
+int policy_space_unit_name(const char *run_id, char **ret) {
+        return asprintf(ret, "sbx-space@%s.service", run_id) < 0 ? -ENOMEM : 0;
+}
+
+const PolicySpaceDir policy_space_dirs[] = {
+        { SBX_HOME, "home", 0777 }, /* the run's dynamic user is allocated after the space is made */
+        { "/tmp", "tmp", 01777 },
+        { "/var/tmp", "var-tmp", 01777 },
+        { "/dev/shm", "shm", 01777 }, /* PrivateDevices= would bind the host's /dev/shm */
+        {},
+};
+
+/* The run's space unit sbx-space@RUN.service: without a mount namespace of its own (the tmpfs is mounted
+ * in the host's, where systemd finds the sources of the run's bind mounts), it mounts one tmpfs of the
+ * profile's disk size at SBX_SPACE_DIR/RUN and makes one directory in it for each place the run can
+ * write (policy_space_dirs); it unmounts and removes it when stopped, which it is once the run's unit,
+ * the only one that needs it, is gone. */
+static int compile_space_unit(const RunRequest *req, const char *exec_path, uint64_t disk, RunPlan *plan) {
+        _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
+        _cleanup_free_ char *path = NULL, *create = NULL, *remove = NULL, *size = NULL;
+        int r;
+
+        if (!t)
+                return -ENOMEM;
+        r = policy_space_path(req->run_id, &path);
+        if (r < 0)
+                return r;
+        if (asprintf(&create, "--space=create:%s", path) < 0 || asprintf(&remove, "--space=remove:%s", path) < 0 ||
+            asprintf(&size, "--space-size=%" PRIu64, disk) < 0)
+                return -ENOMEM;
+        r = prop_table_add_string(t, "Type", "oneshot");
+        r = r ?: prop_table_add_bool(t, "RemainAfterExit", true);
+        r = r ?: prop_table_add_bool(t, "NoNewPrivileges", true);
+        r = r ?: prop_table_add_u64(t, "CapabilityBoundingSet", UINT64_C(1) << 21 /* CAP_SYS_ADMIN: mount */);
+        r = r ?: prop_table_add_u64(t, "TimeoutStartSec", 30 * USEC_PER_SEC);
+        r = r ?: prop_table_add_u64(t, "TimeoutStopSec", 30 * USEC_PER_SEC);
+        if (r < 0)
+                return r;
+        plan->space_exec_argv = strv_new(exec_path, create, size);
+        /* also after a failed start: what was made of the space goes */
+        plan->space_post_argv = strv_new(exec_path, remove);
+        if (!plan->space_exec_argv || !plan->space_post_argv)
+                return -ENOMEM;
+        plan->space_props = TAKE_PTR(t);
+        return 0;
 }
 
 static int add_same_place(PropTable *t, const char *name, char **paths) {
@@ -341,7 +395,6 @@ static int add_same_place(PropTable *t, const char *name, char **paths) {
 
 int policy_compile_fixed(const Profile *p, PropTable **ret) {
         _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
-        _cleanup_free_ char *home_opts = NULL, *tmp_opts = NULL;
         _cleanup_strv_free_ char **deny = NULL, **allow = NULL;
         size_t n_deny, n_allow;
         int r;
@@ -351,10 +404,6 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
         /* an empty SystemCallFilter= would reset the filter: no allow-list at all */
         if (strv_length(p->syscall_allow) == 0)
                 return -EINVAL;
-        r = tmpfs_options("0777", p->disk_max, &home_opts);
-        r = r < 0 ? r : tmpfs_options("1777", p->disk_max, &tmp_opts);
-        if (r < 0)
-                return r;
         n_allow = strv_length(p->syscall_allow);
         allow = calloc(n_allow + 2, sizeof(char *));
         if (!allow)
@@ -383,8 +432,8 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
         r = r ?: prop_table_add_u64(t, "CapabilityBoundingSet", 0);
         r = r ?: prop_table_add_u64(t, "AmbientCapabilities", 0);
         r = r ?: prop_table_add_bool(t, "RestrictSUIDSGID", true);
-        /* File system view: the host's OS read-only, private tmpfs for HOME, /tmp and /var/tmp (sized,
-         * and charged to the run's memory), no /run. */
+        /* File system view: the host's OS read-only, no /run. HOME, /tmp, /var/tmp and /dev/shm are the run's
+         * space, bound per run (policy_compile()). */
         r = r ?: prop_table_add_string(t, "ProtectSystem", "strict");
         r = r ?: prop_table_add_string(t, "ProtectHome", "tmpfs");
         r = r ?: prop_table_add_bool(t, "PrivateDevices", true);
@@ -396,10 +445,6 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
          * one mount per path, and its read-only bind of /sys/fs/cgroup would win over the tmpfs. */
         r = r ?: prop_table_add_strv(t, "TemporaryFileSystem",
                                      (char *[]) { (char *) "/run", (char *) "ro,mode=0755,nosuid,nodev,noexec",
-                                                  (char *) SBX_HOME, home_opts, (char *) "/tmp", tmp_opts,
-                                                  (char *) "/var/tmp", tmp_opts,
-                                                  /* PrivateDevices= would bind the host's /dev/shm */
-                                                  (char *) "/dev/shm", tmp_opts,
                                                   (char *) "/sys/fs/cgroup", (char *) "ro,mode=0755,nosuid,nodev,noexec",
                                                   NULL });
         /* The exec helper reports resource figures through the notify socket (main PID only). */
@@ -579,10 +624,10 @@ static int add_caches(const Profile *p, const RunRequest *req, PropTable *t, cha
 
 int policy_compile(const Profile *p, const RunRequest *req, const char *exec_path, RunPlan **ret, char **ret_error) {
         _cleanup_(run_plan_freep) RunPlan *plan = NULL;
-        uint64_t memory, tasks, cpu;
+        uint64_t memory, tasks, cpu, disk;
         usec_t runtime;
         _cleanup_free_ char *a_mem = NULL, *a_tasks = NULL, *a_swap = NULL, *a_net = NULL, *a_digest = NULL,
-                            *a_out = NULL, *term_env = NULL, *a_cpu = NULL, *a_netns = NULL;
+                            *a_out = NULL, *term_env = NULL, *a_cpu = NULL, *a_netns = NULL, *a_disk = NULL;
         _cleanup_strv_free_ char **cache_opts = NULL;
         char *env[5] = { (char *) "HOME=" SBX_HOME, (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
                          (char *) "LANG=C.UTF-8", NULL, NULL };
@@ -612,6 +657,10 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                               memory);
         if (tasks < 2)
                 return error_setf(ret_error, -EINVAL, "tasks: at least 2 are needed (the helper and the command)");
+        /* whole pages, as tmpfs counts them: what the helper finds is what it was told to expect */
+        disk = policy_disk_max(p);
+        if (disk == 0)
+                return error_setf(ret_error, -EINVAL, "disk: %" PRIu64 " bytes is less than one page", p->disk_max);
         /* the kernel rounds memory.max down to whole pages; so does sbx, so that what the helper finds in
          * the kernel is what it was told to expect (rounding down only tightens) */
         memory -= memory % page_size();
@@ -703,6 +752,21 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                         r = prop_table_extend_strv(t, "BindReadOnlyPaths", (char *[]) { cg, cg, NULL });
                 if (r < 0)
                         return r;
+                /* The run's space: one tmpfs for every place it can write outside its workspace, so that
+                 * one cap holds for all of them together. Bind mounts, as systemd 252 keeps one mount per
+                 * path and a bind wins over the PrivateTmp= that DynamicUser= implies (a tmpfs does not). */
+                r = compile_space_unit(req, exec_path, disk, plan);
+                if (r < 0)
+                        return r;
+                for (const PolicySpaceDir *d = policy_space_dirs; d->path; d++) {
+                        _cleanup_free_ char *src = NULL;
+
+                        if (asprintf(&src, SBX_SPACE_DIR "/%s/%s", req->run_id, d->name) < 0)
+                                return -ENOMEM;
+                        r = prop_table_extend_strv(t, "BindPaths", (char *[]) { src, (char *) d->path, NULL });
+                        if (r < 0)
+                                return r;
+                }
         }
 
         /* The helper re-checks inside the unit what must hold, and refuses to run the command otherwise
@@ -711,7 +775,8 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
             asprintf(&a_swap, "--expect-swap-max=%" PRIu64, p->swap_max - p->swap_max % page_size()) < 0 ||
             asprintf(&a_tasks, "--expect-tasks-max=%" PRIu64, tasks) < 0 ||
             asprintf(&a_net, "--expect-network=%s", net == NETWORK_NONE ? "none" : "egress") < 0 ||
-            asprintf(&a_digest, "--expect-profile-digest=%s", p->digest) < 0)
+            asprintf(&a_digest, "--expect-profile-digest=%s", p->digest) < 0 ||
+            asprintf(&a_disk, "--expect-disk-max=%" PRIu64, disk) < 0)
                 return -ENOMEM;
         if (cpu > 0 && asprintf(&a_cpu, "--expect-cpu-quota=%" PRIu64, cpu) < 0)
                 return -ENOMEM;
@@ -734,7 +799,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 }
 
         n_argv = strv_length(req->argv);
-        plan->exec_argv = calloc(n_argv + 17 + strv_length(cache_opts), sizeof(char *));
+        plan->exec_argv = calloc(n_argv + 18 + strv_length(cache_opts), sizeof(char *));
         if (!plan->exec_argv)
                 return -ENOMEM;
         i = 0;
@@ -745,6 +810,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         plan->exec_argv[i++] = TAKE_PTR(a_tasks);
         plan->exec_argv[i++] = TAKE_PTR(a_net);
         plan->exec_argv[i++] = TAKE_PTR(a_digest);
+        plan->exec_argv[i++] = TAKE_PTR(a_disk);
         if (a_out)
                 plan->exec_argv[i++] = TAKE_PTR(a_out);
         if (a_cpu)
@@ -802,6 +868,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         }
 
         plan->network = net;
+        plan->disk_max = disk;
         if (net != NETWORK_NONE) {
                 r = compile_net_unit(req, exec_path, plan);
                 if (r < 0)

@@ -71,6 +71,12 @@ typedef struct RunPlan {
          * removes it (privileged ExecStopPost=). The run's unit binds to it. NULL for mode none. */
         PropTable *net_props;
         char **net_exec_argv, **net_pre_argv, **net_post_argv;
+        /* The run's space unit sbx-space@RUN.service (only with req->run_id): one tmpfs of disk_max bytes
+         * at SBX_SPACE_DIR/RUN, made before the run's unit starts (ExecStart=) and removed after it
+         * ended (ExecStopPost=); the run's unit binds to it. */
+        PropTable *space_props;
+        char **space_exec_argv, **space_post_argv;
+        uint64_t disk_max;    /* the cap of the run's space: the profile's disk, whole pages */
 } RunPlan;
 
 RunPlan *run_plan_free(RunPlan *p);
@@ -131,6 +137,21 @@ NetworkMode policy_run_network(const Profile *p, const RunRequest *req);
 #define SBX_NETNS_DIR "/run/sbx/netns"
 int policy_netns_path(const char *run_id, char **ret);      /* SBX_NETNS_DIR/RUN */
 int policy_net_unit_name(const char *run_id, char **ret);   /* sbx-net@RUN.service */
+
+/* A run's space: one tmpfs of the profile's disk size for everything the run can write outside its
+ * workspace, mounted on the host by the run's space unit; each of the places below is a directory in it,
+ * bound into the run's unit. */
+#define SBX_SPACE_DIR "/run/sbx/space"
+typedef struct PolicySpaceDir {
+        const char *path;     /* inside the unit */
+        const char *name;     /* the directory in the space */
+        mode_t mode;
+} PolicySpaceDir;
+extern const PolicySpaceDir policy_space_dirs[]; /* ends with an entry whose path is NULL */
+int policy_space_path(const char *run_id, char **ret);       /* SBX_SPACE_DIR/RUN */
+int policy_space_unit_name(const char *run_id, char **ret);  /* sbx-space@RUN.service */
+/* The profile's disk rounded down to whole pages (tmpfs counts pages): the size of a run's space. */
+uint64_t policy_disk_max(const Profile *p);
 
 /* Unit names: sbx-NAME-RUN.service in sbx-NAME.slice. */
 #define SBX_SLICE_PARENT "sbx.slice"

@@ -62,6 +62,7 @@ static const PropDef prop_defs[] = {
         { "OOMPolicy",              "OOMPolicy",              PROP_STRING },
         { "NotifyAccess",           "NotifyAccess",           PROP_STRING },
         { "Type",                   "Type",                   PROP_STRING },
+        { "RemainAfterExit",        "RemainAfterExit",        PROP_BOOL },
         { "CollectMode",            "CollectMode",            PROP_STRING },
 };
 

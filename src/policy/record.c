@@ -94,7 +94,7 @@ RunRecord *run_record_new(void) {
                 return NULL;
         r->stop_reason = _STOP_REASON_INVALID;
         r->exit_code = -1;
-        r->cpu_usec = r->memory_peak = r->tasks_peak = r->output_bytes = UINT64_MAX;
+        r->cpu_usec = r->memory_peak = r->tasks_peak = r->output_bytes = r->disk_used = UINT64_MAX;
         return r;
 }
 
@@ -619,7 +619,8 @@ char *net_destination_format(const NetDestinationStat *d, char buf[static NET_DE
 }
 
 bool run_record_cleanup_completed(const RunRecord *r) {
-        return r->finished && r->unit_gone && r->cgroup_gone && (!r->network || r->network->entries_removed);
+        return r->finished && r->unit_gone && r->cgroup_gone && (r->disk_max == 0 || r->space_gone) &&
+               (!r->network || r->network->entries_removed);
 }
 
 static json_object *json_u64_or_null(uint64_t v) {
@@ -947,7 +948,7 @@ void run_limit_events_subtract(RunLimitEvents *e, const RunLimitEvents *base) {
 
 int run_record_parse_figures(RunRecord *r, const char *text) {
         RunLimitEvents e = { .known = true };
-        uint64_t mem = UINT64_MAX, tasks = UINT64_MAX;
+        uint64_t mem = UINT64_MAX, tasks = UINT64_MAX, disk_used = UINT64_MAX, disk_full = UINT64_MAX;
         unsigned seen = 0;
         const char *p = text;
 
@@ -975,6 +976,10 @@ int run_record_parse_figures(RunRecord *r, const char *text) {
                         mem = v;
                 else if (streq(key, "tasks_peak"))
                         tasks = v;
+                else if (streq(key, "disk_used"))
+                        disk_used = v;
+                else if (streq(key, "disk_full"))
+                        disk_full = v;
                 for (size_t i = 0; i < ELEMENTSOF(limit_event_keys); i++)
                         if (streq(key, limit_event_keys[i].key)) {
                                 LIMIT_EVENT(&e, i) = v;
@@ -987,6 +992,11 @@ int run_record_parse_figures(RunRecord *r, const char *text) {
         r->limit_events = e;
         r->memory_peak = mem;
         r->tasks_peak = tasks;
+        /* the run's space (its disk cap), when it had one */
+        if (disk_used != UINT64_MAX) {
+                r->disk_used = disk_used;
+                r->disk_full = disk_full == 1;
+        }
         return 0;
 }
 
@@ -1040,6 +1050,16 @@ int run_record_to_json(const RunRecord *r, char **ret) {
                 return k;
         if ((k = limit_events_to_json(&r->limit_events, o)) < 0)
                 return k;
+        if (r->disk_max > 0) {
+                json_object *disk = json_object_new_object();
+
+                if (!disk)
+                        return -ENOMEM;
+                ADD(o, "disk", disk);
+                ADD(disk, "max_bytes", json_object_new_uint64(r->disk_max));
+                ADD(disk, "used_bytes", json_u64_or_null(r->disk_used));
+                ADD(disk, "full", json_object_new_boolean(r->disk_full));
+        }
 
         denied = json_object_new_object();
         if (!denied)
@@ -1058,6 +1078,8 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(o, "cleanup", cleanup);
         ADD(cleanup, "unit_gone", json_object_new_boolean(r->unit_gone));
         ADD(cleanup, "cgroup_gone", json_object_new_boolean(r->cgroup_gone));
+        if (r->disk_max > 0)
+                ADD(cleanup, "space_gone", json_object_new_boolean(r->space_gone));
         ADD(cleanup, "completed", json_object_new_boolean(run_record_cleanup_completed(r)));
         if (r->finished && !run_record_cleanup_completed(r)) {
                 json_object *remaining = json_object_new_array();
@@ -1071,6 +1093,9 @@ int run_record_to_json(const RunRecord *r, char **ret) {
                         return -ENOMEM;
                 if (r->network && !r->network->entries_removed &&
                     json_object_array_add(remaining, json_object_new_string("network-entries")) < 0)
+                        return -ENOMEM;
+                if (r->disk_max > 0 && !r->space_gone &&
+                    json_object_array_add(remaining, json_object_new_string("space")) < 0)
                         return -ENOMEM;
         }
 
@@ -1683,6 +1708,23 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         if (!json_object_object_get_ex(sub, "cgroup_gone", &v) || !json_object_is_type(v, json_type_boolean))
                 return error_setf(ret_error, -EBADMSG, "cleanup.cgroup_gone: expected a boolean");
         r->cgroup_gone = json_object_get_boolean(v);
+        /* Added later in version 1: absent in older records, which had no space */
+        if (json_object_object_get_ex(o, "disk", &sub)) {
+                if (!sub || !json_object_is_type(sub, json_type_object))
+                        return error_setf(ret_error, -EBADMSG, "disk: expected an object");
+                if ((k = get_u64(sub, "disk", "max_bytes", &r->disk_max, ret_error)) < 0 ||
+                    (k = get_u64(sub, "disk", "used_bytes", &r->disk_used, ret_error)) < 0)
+                        return k;
+                if (r->disk_max == 0 || r->disk_max == UINT64_MAX)
+                        return error_setf(ret_error, -EBADMSG, "disk.max_bytes: expected a positive integer");
+                if (!json_object_object_get_ex(sub, "full", &v) || !json_object_is_type(v, json_type_boolean))
+                        return error_setf(ret_error, -EBADMSG, "disk.full: expected a boolean");
+                r->disk_full = json_object_get_boolean(v);
+                if (!json_object_object_get_ex(o, "cleanup", &sub) || !json_object_object_get_ex(sub, "space_gone", &v) ||
+                    !json_object_is_type(v, json_type_boolean))
+                        return error_setf(ret_error, -EBADMSG, "cleanup.space_gone: expected a boolean");
+                r->space_gone = json_object_get_boolean(v);
+        }
 
         if (json_object_object_get_ex(o, "error", &v) && v) {
                 if (!json_object_is_type(v, json_type_string))

@@ -202,6 +202,14 @@ typedef struct RunRecord {
         size_t n_denied;
         bool unit_gone;
         bool cgroup_gone;
+        /* The run's space (HOME, /tmp, /var/tmp, /dev/shm on one tmpfs): its cap in bytes (0: no space,
+         * records of earlier versions), what it held when the command ended (UINT64_MAX: unknown), whether
+         * it was full then (a write past the cap failed with ENOSPC), and whether it is gone (unmounted,
+         * its directory removed: part of cleanup.completed). */
+        uint64_t disk_max;
+        uint64_t disk_used;
+        bool disk_full;
+        bool space_gone;
         char *error;               /* why it failed to start or was refused; NULL otherwise */
         RunNetwork *network;       /* NULL: no network section (records of older versions) */
         RunSandbox *sandbox;       /* NULL: a run (one command), not a sandbox */
@@ -255,8 +263,8 @@ const char *run_record_net_name_of(const RunRecord *r, const NetAddress *a);
 #define NET_DESTINATION_TEXT_MAX 96
 char *net_destination_format(const NetDestinationStat *d, char buf[static NET_DESTINATION_TEXT_MAX]);
 
-/* Everything of the run is gone: finished, unit and cgroup gone, and its egress map entries removed
- * (if it has a network section). The record's cleanup.completed. */
+/* Everything of the run is gone: finished, unit and cgroup gone, its space gone (if it had one), and its
+ * egress map entries removed (if it has a network section). The record's cleanup.completed. */
 bool run_record_cleanup_completed(const RunRecord *r);
 
 /* Makes r a sandbox's record. -EINVAL: a name that is not 1-64 characters of [A-Za-z0-9_.-]. */

@@ -471,14 +471,10 @@ static void test_compile_default(void **state) {
         assert_strv_equal(get(plan, "Environment")->strv,
                           ARGV("HOME=/home/sbx", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"));
 
-        /* HOME, /tmp, /var/tmp and /dev/shm are tmpfs of the profile's size; /run and /sys/fs/cgroup are
-         * empty and read-only */
+        /* /run and /sys/fs/cgroup are empty and read-only; HOME, /tmp, /var/tmp and /dev/shm are the run's
+         * space (bound per run, test_space) */
         assert_strv_equal(get(plan, "TemporaryFileSystem")->strv,
                           ARGV("/run", "ro,mode=0755,nosuid,nodev,noexec",
-                               "/home/sbx", "mode=0777,nosuid,nodev,size=1073741824",
-                               "/tmp", "mode=1777,nosuid,nodev,size=1073741824",
-                               "/var/tmp", "mode=1777,nosuid,nodev,size=1073741824",
-                               "/dev/shm", "mode=1777,nosuid,nodev,size=1073741824",
                                "/sys/fs/cgroup", "ro,mode=0755,nosuid,nodev,noexec"));
         /* not ProtectControlGroups=: systemd would keep its read-only bind of /sys/fs/cgroup, not the tmpfs */
         assert_null(prop_table_get(plan->props, "ProtectControlGroups"));
@@ -583,6 +579,74 @@ static void test_compile_own_cgroup(void **state) {
         assert_null(prop_table_get(plan->props, "ProtectControlGroups"));
 }
 
+/* One space for HOME, /tmp, /var/tmp and /dev/shm: its unit, the binds, the helper's expectation. */
+static void test_space(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        RunRequest req = { .argv = ARGV("true"), .run_id = (char *) RUN_ID },
+                   other = { .argv = ARGV("true"), .run_id = (char *) "fedcba9876543210fedcba9876543210" },
+                   ws = { .argv = ARGV("make"), .workspace = "/home/user/p", .run_id = (char *) RUN_ID },
+                   none = { .argv = ARGV("true") };
+        _cleanup_(run_plan_freep) RunPlan *plan = NULL, *plan2 = NULL, *wplan = NULL, *nplan = NULL;
+        _cleanup_free_ char *path = NULL, *unit = NULL, *error = NULL;
+        RunPlan *bad = (RunPlan *) 0x1;
+
+        assert_int_equal(policy_space_path(RUN_ID, &path), 0);
+        assert_string_equal(path, "/run/sbx/space/" RUN_ID);
+        assert_int_equal(policy_space_unit_name(RUN_ID, &unit), 0);
+        assert_string_equal(unit, "sbx-space@" RUN_ID ".service");
+
+        /* not a page multiple: rounded down, as tmpfs would round up */
+        p->disk_max = (1ULL << 30) + 123;
+        plan = compile_ok(p, &req);
+        assert_int_equal(plan->disk_max, 1ULL << 30);
+        assert_int_equal(policy_disk_max(p), 1ULL << 30);
+        assert_strv_equal(get(plan, "BindPaths")->strv,
+                          ARGV("/run/sbx/space/" RUN_ID "/home", "/home/sbx",
+                               "/run/sbx/space/" RUN_ID "/tmp", "/tmp",
+                               "/run/sbx/space/" RUN_ID "/var-tmp", "/var/tmp",
+                               "/run/sbx/space/" RUN_ID "/shm", "/dev/shm"));
+        /* none of them is a tmpfs of the unit's own any more (systemd 252 would drop /tmp's for PrivateTmp=) */
+        STRV_FOREACH(x, ARGV("/home/sbx", "/tmp", "/var/tmp", "/dev/shm"))
+                assert_false(strv_contains(get(plan, "TemporaryFileSystem")->strv, *x));
+        assert_true(strv_index(plan->exec_argv, "--expect-disk-max=1073741824") > 0);
+        assert_true(strv_index(plan->exec_argv, "--expect-disk-max=1073741824") < strv_index(plan->exec_argv, "--"));
+
+        /* the space unit: a oneshot that stays active while the run needs it */
+        assert_non_null(plan->space_props);
+        assert_string_equal(prop_table_get(plan->space_props, "Type")->s, "oneshot");
+        assert_true(prop_table_get(plan->space_props, "RemainAfterExit")->b);
+        assert_null(prop_table_get(plan->space_props, "ProtectSystem")); /* the host's mount namespace */
+        assert_null(prop_table_get(plan->space_props, "PrivateTmp"));
+        assert_strv_equal(plan->space_exec_argv,
+                          ARGV(EXEC_PATH, "--space=create:/run/sbx/space/" RUN_ID, "--space-size=1073741824"));
+        assert_strv_equal(plan->space_post_argv, ARGV(EXEC_PATH, "--space=remove:/run/sbx/space/" RUN_ID));
+
+        /* named after the run: outside the digest, which names the policy */
+        plan2 = compile_ok(p, &other);
+        assert_string_equal(plan->digest, plan2->digest);
+
+        /* the workspace is bound below HOME, on top of the space */
+        wplan = compile_ok(p, &ws);
+        assert_strv_equal(get(wplan, "BindPaths")->strv,
+                          ARGV("/home/user/p", "/home/sbx/workspace",
+                               "/run/sbx/space/" RUN_ID "/home", "/home/sbx",
+                               "/run/sbx/space/" RUN_ID "/tmp", "/tmp",
+                               "/run/sbx/space/" RUN_ID "/var-tmp", "/var/tmp",
+                               "/run/sbx/space/" RUN_ID "/shm", "/dev/shm"));
+
+        /* no run (a plan to show): no space, and the helper would refuse the run */
+        nplan = compile_ok(p, &none);
+        assert_null(nplan->space_props);
+        assert_null(prop_table_get(nplan->props, "BindPaths"));
+        assert_true(strv_index(nplan->exec_argv, "--expect-disk-max=1073741824") > 0);
+
+        /* less than a page */
+        p->disk_max = 100;
+        assert_int_equal(policy_compile(p, &req, EXEC_PATH, &bad, &error), -EINVAL);
+        assert_string_equal(error, "disk: 100 bytes is less than one page");
+        assert_ptr_equal(bad, (RunPlan *) 0x1);
+}
+
 static void test_compile_workspace(void **state) {
         _cleanup_(profile_freep) Profile *p = profile_offline(), *browser = profile_browser(false);
         RunRequest req = { .argv = ARGV("make"), .workspace = "/home/user/project", .workspace_uid = 1000,
@@ -662,12 +726,12 @@ static void test_exec_argv(void **state) {
         assert_strv_equal(plan->exec_argv,
                           ARGV(EXEC_PATH, "--expect-memory-max=2147483648", "--expect-swap-max=0",
                                "--expect-tasks-max=512", "--expect-network=none",
-                               "--expect-profile-digest=" DIGEST_OFFLINE, "--expect-cpu-quota=200", "--expect-egress",
+                               "--expect-profile-digest=" DIGEST_OFFLINE, "--expect-disk-max=1073741824", "--expect-cpu-quota=200", "--expect-egress",
                                "--workspace=private", "--", "sh", "-c", "echo \"$1\"", "--", "", "--expect-network=public",
                                "two words"));
         /* copies, not the request's strings */
         for (size_t k = 0; cmd[k]; k++)
-                assert_ptr_not_equal(plan->exec_argv[10 + k], cmd[k]);
+                assert_ptr_not_equal(plan->exec_argv[11 + k], cmd[k]);
 }
 
 /* A profile with an output limit and swap; a request that tightens. */
@@ -686,7 +750,7 @@ static void test_exec_argv_public(void **state) {
         assert_strv_equal(plan->exec_argv,
                           ARGV(EXEC_PATH, "--expect-memory-max=1073741824", "--expect-swap-max=268435456",
                                "--expect-tasks-max=1024", "--expect-network=egress", digest,
-                               "--output-max=67108864", "--expect-cpu-quota=200", "--expect-egress",
+                               "--expect-disk-max=2147483648", "--output-max=67108864", "--expect-cpu-quota=200", "--expect-egress",
                                "--workspace=private", "--", "curl", "https://example.org/"));
 
         /* the host's namespace and addresses (sbxd's): the helper checks it is not in the one, and that
@@ -695,7 +759,7 @@ static void test_exec_argv_public(void **state) {
         assert_strv_equal(hplan->exec_argv,
                           ARGV(EXEC_PATH, "--expect-memory-max=1073741824", "--expect-swap-max=268435456",
                                "--expect-tasks-max=1024", "--expect-network=egress", digest,
-                               "--output-max=67108864", "--expect-cpu-quota=200", "--expect-netns-not=4026531840",
+                               "--expect-disk-max=2147483648", "--output-max=67108864", "--expect-cpu-quota=200", "--expect-netns-not=4026531840",
                                "--expect-egress", "--expect-denied=198.51.100.7", "--expect-denied=2001:db8::7",
                                "--workspace=private", "--", "curl", "https://example.org/"));
 }
@@ -712,7 +776,7 @@ static void test_run_plan_add_exec_option(void **state) {
         assert_strv_equal(plan->exec_argv,
                           ARGV(EXEC_PATH, "--expect-memory-max=2147483648", "--expect-swap-max=0",
                                "--expect-tasks-max=512", "--expect-network=none",
-                               "--expect-profile-digest=" DIGEST_OFFLINE, "--expect-cpu-quota=200", "--expect-egress",
+                               "--expect-profile-digest=" DIGEST_OFFLINE, "--expect-disk-max=1073741824", "--expect-cpu-quota=200", "--expect-egress",
                                "--workspace=private", "--seccomp-filter=00ff", "--second", "--", "sh", "-c", "x", "--",
                                "y"));
 
@@ -1312,10 +1376,6 @@ static void test_fixed_files_and_kernel(void **state) {
         assert_has_line(text, "MemoryDenyWriteExecute=yes");
         assert_has_line(text, "RestrictNamespaces=net user");
         assert_has_line(text, "TemporaryFileSystem=/run:ro,mode=0755,nosuid,nodev,noexec "
-                              "/home/sbx:mode=0777,nosuid,nodev,size=268435456 "
-                              "/tmp:mode=1777,nosuid,nodev,size=268435456 "
-                              "/var/tmp:mode=1777,nosuid,nodev,size=268435456 "
-                              "/dev/shm:mode=1777,nosuid,nodev,size=268435456 "
                               "/sys/fs/cgroup:ro,mode=0755,nosuid,nodev,noexec");
         assert_has_line(text, "MemorySwapMax=536870912");
         assert_has_line(text, "SystemCallFilter=@system-service seccomp");
@@ -1379,7 +1439,8 @@ static void test_caches(void **state) {
                 assert_strv_equal(plan->exec_argv,
                                   ARGV(EXEC_PATH, "--expect-memory-max=4294967296", "--expect-swap-max=0",
                                        "--expect-tasks-max=1024", "--expect-network=none",
-                                       "--expect-profile-digest=" DIGEST_CODING, "--output-max=1048576",
+                                       "--expect-profile-digest=" DIGEST_CODING, "--expect-disk-max=4294967296",
+                                       "--output-max=1048576",
                                        "--expect-cpu-quota=200", "--expect-egress", CACHE_OPT("pip", ".cache/pip"),
                                        CACHE_OPT("npm", ".npm"), "--workspace=bound", "--", "pip", "install", "x"));
                 /* and an option added later still goes before the separator */
@@ -1453,8 +1514,8 @@ static void test_network_host_addresses(void **state) {
                 assert_strv_equal(plan->exec_argv,
                                   ARGV(EXEC_PATH, "--expect-memory-max=4294967296", "--expect-swap-max=0",
                                        "--expect-tasks-max=1024", "--expect-network=egress",
-                                       "--expect-profile-digest=" DIGEST_CODING, "--expect-cpu-quota=200",
-                                       "--expect-netns-not=4026531840", "--expect-egress",
+                                       "--expect-profile-digest=" DIGEST_CODING, "--expect-disk-max=4294967296",
+                                       "--expect-cpu-quota=200", "--expect-netns-not=4026531840", "--expect-egress",
                                        CACHE_OPT("pip", ".cache/pip"), CACHE_OPT("npm", ".npm"),
                                        "--expect-denied=198.51.100.7", "--expect-denied=2001:db8::7",
                                        "--workspace=bound", "--", "pip", "install", "x"));
@@ -1872,7 +1933,7 @@ static void test_refuse_too_many_args(void **state) {
         {
                 _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
 
-                assert_int_equal(strv_length(plan->exec_argv), 10 + SBX_ARGV_MAX_ARGS);
+                assert_int_equal(strv_length(plan->exec_argv), 11 + SBX_ARGV_MAX_ARGS);
         }
         argv[SBX_ARGV_MAX_ARGS] = "a";
         assert_int_equal(run_request_validate(p, &req, &e), -E2BIG);
@@ -2144,6 +2205,7 @@ int main(void) {
                 cmocka_unit_test(test_compile_default),
                 cmocka_unit_test(test_compile_no_duplicates),
                 cmocka_unit_test(test_compile_own_cgroup),
+                cmocka_unit_test(test_space),
                 cmocka_unit_test(test_compile_workspace),
                 cmocka_unit_test(test_compile_expect_dirs),
                 cmocka_unit_test(test_memory_page_rounding),

@@ -144,6 +144,10 @@ static void assert_records_equal(const RunRecord *a, const RunRecord *b) {
         assert_true(streq_ptr(a->error, b->error));
         assert_int_equal(a->output_bytes, b->output_bytes);
         assert_int_equal(a->output_truncated, b->output_truncated);
+        assert_int_equal(a->disk_max, b->disk_max);
+        assert_int_equal(a->disk_used, b->disk_used);
+        assert_int_equal(a->disk_full, b->disk_full);
+        assert_int_equal(a->space_gone, b->space_gone);
         assert_int_equal(a->n_denied, b->n_denied);
         for (size_t i = 0; i < a->n_denied; i++) {
                 assert_string_equal(a->denied[i].name, b->denied[i].name);
@@ -464,6 +468,55 @@ static void test_to_json_completed(void **state) {
                 assert_non_null(o);
                 assert_json_bool(o, "cleanup.completed", table[i].completed);
                 json_object_put(o);
+        }
+}
+
+/* The run's space: its "disk" figures, and whether it is gone, which cleanup.completed needs. */
+static void test_to_json_disk(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = finished_record();
+        _cleanup_free_ char *text = NULL, *error = NULL;
+        json_object *o;
+
+        r->unit_gone = r->cgroup_gone = true;
+        /* no space (a record of an earlier version): no "disk", nothing more to clean up */
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_false(json_object_object_get_ex(o, "disk", NULL));
+        assert_false(json_object_object_get_ex(lookup(o, "cleanup"), "space_gone", NULL));
+        assert_json_bool(o, "cleanup.completed", true);
+        json_object_put(o);
+        text = mfree(text);
+
+        r->disk_max = 64ULL << 20;
+        r->disk_used = 64ULL << 20;
+        r->disk_full = true;
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_json_int(o, "disk.max_bytes", 64LL << 20);
+        assert_json_int(o, "disk.used_bytes", 64LL << 20);
+        assert_json_bool(o, "disk.full", true);
+        assert_json_bool(o, "cleanup.space_gone", false);
+        assert_json_bool(o, "cleanup.completed", false);
+        json_object_put(o);
+        text = mfree(text);
+
+        r->space_gone = true;
+        r->disk_used = UINT64_MAX;
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_json_null(o, "disk.used_bytes");
+        assert_json_bool(o, "cleanup.completed", true);
+        json_object_put(o);
+
+        /* a "disk" without cleanup.space_gone is refused */
+        {
+                _cleanup_(run_record_freep) RunRecord *back = NULL;
+                char *p = strstr(text, "\"space_gone\"");
+
+                assert_non_null(p);
+                memcpy(p, "\"space_gonX\"", 12);
+                assert_int_equal(run_record_from_json(text, &back, &error), -EBADMSG);
+                assert_string_equal(error, "cleanup.space_gone: expected a boolean");
         }
 }
 
@@ -864,7 +917,7 @@ static void test_round_trip_running(void **state) {
 }
 
 static void test_round_trip_variants(void **state) {
-        for (int v = 0; v < 9; v++) {
+        for (int v = 0; v < 11; v++) {
                 _cleanup_(run_record_freep) RunRecord *r = finished_record();
 
                 switch (v) {
@@ -917,6 +970,15 @@ static void test_round_trip_variants(void **state) {
                 case 8: /* an empty one */
                         assert_int_equal(run_record_net_init(r, NETWORK_NONE), 0);
                         r->network->entries_removed = true;
+                        break;
+                case 9: /* a space that was full, and is gone */
+                        r->disk_max = 1ULL << 30;
+                        r->disk_used = 1ULL << 30;
+                        r->disk_full = true;
+                        r->space_gone = true;
+                        break;
+                case 10: /* a space never measured (the run did not start), still there */
+                        r->disk_max = 4096;
                         break;
                 }
                 print_message("variant %d\n", v);
@@ -1655,6 +1717,7 @@ int main(void) {
                 cmocka_unit_test(test_start),
                 cmocka_unit_test(test_sandbox_section),
                 cmocka_unit_test(test_to_json_completed),
+                cmocka_unit_test(test_to_json_disk),
                 cmocka_unit_test(test_to_json_unformattable_time),
                 cmocka_unit_test(test_round_trip_finished),
                 cmocka_unit_test(test_round_trip_running),

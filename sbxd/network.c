@@ -127,6 +127,9 @@ static int on_event(const struct egress_event *ev, void *userdata) {
                         rn->probe_allowed_seen = true;
                         return 0;
                 }
+                if (!rn->probe_allowed_seen && !allowed && memcmp(ev->addr, probe_allowed, 4) == 0 &&
+                    ev->reason == EGRESS_REASON_NO_POLICY)
+                        return 0; /* its probe while it waits for the policy (retried until allowed) */
                 if (!rn->probe_denied_seen && !allowed && memcmp(ev->addr, probe_denied, 4) == 0) {
                         rn->probe_denied_seen = true;
                         return 0;

@@ -15,9 +15,9 @@ record_count() { find "$SBX_RUNS_DIR" -maxdepth 1 -name '*.json' | wc -l; }
 
 # sbx units still loaded (runs' units and their network and space units sbx-net@RUN.service,
 # sbx-space@RUN.service), cgroups still present, dynamic users still allocated, runs' network namespaces
-# and spaces still there
+# and spaces still there (sbx-bpffs.service and sbx-gc.service are sbx's own units, not a run's)
 sbx_leftovers() {
-  systemctl list-units --all --no-legend --plain 'sbx-*.service' | awk '$1 != "sbx-bpffs.service" {print "unit " $1}'
+  systemctl list-units --all --no-legend --plain 'sbx-*.service' | awk '$1 != "sbx-bpffs.service" && $1 != "sbx-gc.service" {print "unit " $1}'
   find /sys/fs/cgroup/sbx.slice -mindepth 1 -maxdepth 2 -type d -name 'sbx-*.service' 2>/dev/null | sed 's/^/cgroup /'
   find /sys/fs/cgroup -mindepth 1 -maxdepth 3 -type d -name 'sbx-net@*.service' 2>/dev/null | sed 's/^/cgroup /'
   find /run/sbx/netns -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/netns /'

@@ -34,6 +34,8 @@ assert_clean
 
 t_begin "sbxd is enabled, active and its status is clean"
 assert_eq enabled "$(systemctl is-enabled sbxd.service)" "is-enabled"
+# the reaper's timer is enabled by the package (the suite stops it: payload.sh)
+assert_eq enabled "$(systemctl is-enabled sbx-gc.timer)" "is-enabled of sbx-gc.timer"
 assert_eq active "$(systemctl is-active sbxd.service)" "is-active"
 assert_eq "Result=success" "$(systemctl show -p Result sbxd.service)" "Result"
 assert_eq "NRestarts=0" "$(systemctl show -p NRestarts sbxd.service)" "NRestarts"

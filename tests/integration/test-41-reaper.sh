@@ -8,7 +8,13 @@ t_require_systemd || t_summary
 W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
 CONF=/etc/sbx/sbxd.conf
 [ -e "$CONF" ] && cp "$CONF" "$W/sbxd.conf.orig"
-restore_conf() { if [ -e "$W/sbxd.conf.orig" ]; then cp "$W/sbxd.conf.orig" "$CONF"; else rm -f "$CONF"; fi; }
+[ -d /etc/sbx ] || MADE_ETC=1
+# the file as it was, and /etc/sbx gone again if this test made it (test-90 compares /etc)
+restore_conf() {
+  if [ -e "$W/sbxd.conf.orig" ]; then cp "$W/sbxd.conf.orig" "$CONF"; else rm -f "$CONF"; fi
+  [ "${MADE_ETC:-0}" = 1 ] && rmdir /etc/sbx 2>/dev/null
+  true
+}
 t_on_exit restore_conf
 mkdir -p /etc/sbx
 

@@ -70,7 +70,7 @@ int main(int argc, char *argv[]) {
                         _cleanup_free_ char *err = NULL, *hex = NULL, *text = NULL;
                         _cleanup_(egress_table_freep) EgressTable *table = NULL;
                         RunRequest req = { .argv = (char *[]) { (char *) "/bin/true", NULL },
-                                           .network = (char *) "none", .tenant = (char *) "0123456789abcdef",
+                                           .network = (char *) "none", .cache_owner = (char *) "0123456789abcdef",
                                            .run_id = (char *) "0123456789abcdef0123456789abcdef",
                                            .netns_path = (char *) SBX_NETNS_DIR "/0123456789abcdef0123456789abcdef" };
                         uint64_t a, b, c, e, f;

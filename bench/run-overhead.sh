@@ -4,9 +4,12 @@
 # Runs INSIDE a systemd testbed (or on a systemd host) as root, with sbx installed. Interleaves, N times:
 #   A  systemd-run --wait --pipe  with sbx's exact property set (from `sbxctl profile show`), /bin/true
 #   B  the same, with sbx's exec helper in front of /bin/true (what sbx's unit really runs)
+#   D  B with sbx's privileged figures reader as ExecStopPost= (what every run's unit ends with: peaks,
+#      limit events, the space's use, read from the cgroup into /var/lib/sbx/figures)
 #   C  sbxctl run -- /bin/true     (client -> sbxd -> StartTransientUnit -> record -> reply)
-# and reports medians and the ratios C/A (target <= 1.15) and C/B, then sbxd's idle resident memory
-# (target < 8 MiB). Prints one "BENCH key value" line per figure for scripts.
+# and reports medians and the ratios C/A (target <= 1.15), C/B and D/B (the figures' cost on a cold
+# run, target < 1.05), then sbxd's idle resident memory (target < 8 MiB). Prints one "BENCH key value"
+# line per figure for scripts.
 #   bench/run-overhead.sh [N]      (default 20)
 set -uo pipefail
 N=${1:-20}
@@ -27,20 +30,28 @@ ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
 run_a() { systemd-run --quiet --wait --pipe --slice=sbx.slice "${props[@]}" /bin/true < /dev/null; }
 run_b() { systemd-run --quiet --wait --pipe --slice=sbx.slice "${props[@]}" "${helper[@]}" /bin/true < /dev/null; }
 run_c() { sbxctl run -- /bin/true < /dev/null; }
+run_d() { systemd-run --quiet --wait --pipe --slice=sbx.slice "${props[@]}" -p PermissionsStartOnly=yes \
+            -p "ExecStopPost=-$EXEC --figures=/var/lib/sbx/figures" "${helper[@]}" /bin/true < /dev/null; }
+# the figures of D's units: no sbxd run takes them
+trap 'rm -f /var/lib/sbx/figures/run-*' EXIT
 
 # warm up every path (first D-Bus activation of sbxd, page cache)
-for f in run_a run_b run_c; do $f || { echo "bench: $f failed" >&2; exit 1; }; done
+for f in run_a run_b run_d run_c; do $f || { echo "bench: $f failed" >&2; exit 1; }; done
 
-A=() B=() C=()
+A=() B=() C=() D=()
 for i in $(seq "$N"); do
-  for f in run_a run_b run_c; do
+  for f in run_a run_b run_d run_c; do
     t0=$(date +%s%N); $f || { echo "bench: $f failed" >&2; exit 1; }; t1=$(date +%s%N)
-    case $f in run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;; run_c) C+=("$(ms "$t0" "$t1")") ;; esac
+    case $f in
+      run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;;
+      run_c) C+=("$(ms "$t0" "$t1")") ;; run_d) D+=("$(ms "$t0" "$t1")") ;;
+    esac
   done
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
-mA=$(median "${A[@]}"); mB=$(median "${B[@]}"); mC=$(median "${C[@]}")
+mA=$(median "${A[@]}"); mB=$(median "${B[@]}"); mC=$(median "${C[@]}"); mD=$(median "${D[@]}")
 rCA=$(echo "scale=3; $mC / $mA" | bc); rCB=$(echo "scale=3; $mC / $mB" | bc); rBA=$(echo "scale=3; $mB / $mA" | bc)
+rDB=$(echo "scale=3; $mD / $mB" | bc)
 
 # sbxd idle: let it settle, then read its resident set
 sleep 2
@@ -51,6 +62,7 @@ pss_kb=$(awk '/^Pss:/{print $2}' "/proc/$pid/smaps_rollup" 2>/dev/null)
 echo "sbx run overhead, $N interleaved runs each, median wall time of /bin/true (kernel $(uname -r), $(systemd-detect-virt --vm 2>/dev/null || echo no VM))"
 printf '  A systemd-run, same properties        %9.1f ms\n' "$mA"
 printf '  B systemd-run, same properties+helper %9.1f ms   B/A %.3f\n' "$mB" "$rBA"
+printf '  D B + the figures reader             %9.1f ms   D/B %.3f (target < 1.05)\n' "$mD" "$rDB"
 printf '  C sbxctl run                          %9.1f ms   C/A %.3f (target <= 1.15)   C/B %.3f\n' "$mC" "$rCA" "$rCB"
 printf '  sbxd idle resident memory             %9.1f MiB (Pss %s KiB; target < 8 MiB)\n' "$(echo "scale=2; $rss_kb/1024" | bc)" "${pss_kb:-?}"
 echo "BENCH median_ms_systemd_run $mA"
@@ -58,4 +70,6 @@ echo "BENCH median_ms_systemd_run_helper $mB"
 echo "BENCH median_ms_sbxctl $mC"
 echo "BENCH ratio_sbxctl_vs_systemd_run $rCA"
 echo "BENCH ratio_sbxctl_vs_systemd_run_helper $rCB"
+echo "BENCH median_ms_systemd_run_helper_figures $mD"
+echo "BENCH ratio_figures_vs_helper $rDB"
 echo "BENCH sbxd_idle_rss_kib $rss_kb"

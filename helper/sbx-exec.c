@@ -27,6 +27,8 @@
 
 #include "exit-codes.h"
 #include "fileio.h"
+#include "cache-prune.h"
+#include "cache.h"
 #include "handover.h"
 #include "netns.h"
 #include "macro.h"
@@ -61,6 +63,7 @@ static uint64_t arg_output_max = 0;           /* bytes of stdout+stderr; 0: not 
 static bool arg_serve = false;                 /* a sandbox: no command; serve sbxd's on stdin (serve.h) */
 static bool arg_pool = false;                  /* a pooled unit: wait for one run's command on stdin */
 static uint64_t arg_expect_disk_max = 0;       /* the run's space: HOME, /tmp... on one tmpfs this big */
+static bool arg_remove_caches = false;         /* remove the caches named by the arguments (the reaper) */
 static const char *arg_space_op = NULL;        /* "create:PATH", "remove:PATH" (the space unit) */
 static uint64_t arg_space_size = 0;
 
@@ -434,7 +437,8 @@ static int parse_u64_arg(const char *s, uint64_t *ret) {
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_WORKSPACE_MODE, ARG_SWAP,
                ARG_DIGEST, ARG_CACHE, ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS, ARG_BPFFS,
-               ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE, ARG_POOL, ARG_FIGURES, ARG_DISK, ARG_SPACE, ARG_SPACE_SIZE };
+               ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE, ARG_POOL, ARG_FIGURES, ARG_DISK, ARG_SPACE, ARG_SPACE_SIZE,
+               ARG_REMOVE_CACHES };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
                 { "expect-tasks-max", required_argument, NULL, ARG_TASKS },
@@ -450,6 +454,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "expect-disk-max", required_argument, NULL, ARG_DISK },
                 { "space", required_argument, NULL, ARG_SPACE },
                 { "space-size", required_argument, NULL, ARG_SPACE_SIZE },
+                { "remove-caches", no_argument, NULL, ARG_REMOVE_CACHES },
                 { "netns", required_argument, NULL, ARG_NETNS },
                 { "serve", no_argument, NULL, ARG_SERVE },
                 { "pool", no_argument, NULL, ARG_POOL },
@@ -581,6 +586,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_SERVE:
                         arg_serve = true;
                         break;
+                case ARG_REMOVE_CACHES:
+                        arg_remove_caches = true;
+                        break;
                 case ARG_POOL:
                         arg_pool = true;
                         break;
@@ -637,6 +645,15 @@ static int parse_argv(int argc, char *argv[]) {
         if (arg_space_op && (arg_netns_op || arg_bpffs || arg_figures || arg_serve || arg_pool || arg_handover ||
                              (strneq(arg_space_op, "create:", 7)) != (arg_space_size > 0)))
                 return -EINVAL;
+        if (arg_remove_caches) { /* the caches follow, nothing else */
+                if (arg_netns_op || arg_bpffs || arg_figures || arg_serve || arg_pool || arg_space_op || arg_handover ||
+                    optind >= argc)
+                        return -EINVAL;
+                for (int i = optind; i < argc; i++)
+                        if (!cache_dir_is_valid(argv[i]))
+                                return -EINVAL;
+                return optind;
+        }
         if (arg_netns_op || arg_bpffs || arg_figures || arg_serve || arg_pool || arg_space_op) /* nothing else: no command */
                 return optind == argc ? optind : -EINVAL;
         if (optind >= argc)
@@ -803,7 +820,7 @@ static int resolve_dynamic_user(uid_t *ret) {
         if (n < 0)
                 return negative_errno();
         for (int i = 0; i < n; i++)
-                if (groups[i] >= 61184 && groups[i] <= 65519) {
+                if (uid_is_dynamic(groups[i])) {
                         uid = (uid_t) groups[i];
                         found++;
                 }
@@ -883,6 +900,21 @@ int main(int argc, char *argv[]) {
                         return SBX_EXIT_FAILURE;
                 }
                 return 0;
+        }
+        if (arg_remove_caches) {
+                int failed = 0;
+
+                r = cache_remove_leftovers();
+                if (r < 0)
+                        fprintf(stderr, "sbx: cannot remove what an earlier removal of caches left: %s\n", strerror(-r));
+                STRV_FOREACH(d, argv) {
+                        r = cache_remove(*d);
+                        if (r < 0) {
+                                fprintf(stderr, "sbx: cannot remove the cache %s: %s\n", *d, strerror(-r));
+                                failed++;
+                        }
+                }
+                return failed > 0 ? SBX_EXIT_FAILURE : 0;
         }
         if (arg_space_op) {
                 bool create = strneq(arg_space_op, "create:", 7);

@@ -1411,7 +1411,7 @@ static int verb_show(const char *id) {
 /* One pass of sbxd's reaper (docs/reaper.md): what it stopped, measured again and removed. */
 static int verb_gc(void) {
         _cleanup_free_ char *json = NULL;
-        json_object *o, *stopped = NULL, *incomplete = NULL, *v;
+        json_object *o, *stopped = NULL, *incomplete = NULL, *caches, *v;
         uint64_t verified = 0, removed = 0, kept = 0;
         int r;
 
@@ -1442,6 +1442,26 @@ static int verb_gc(void) {
                        json_object_get_string(json_object_array_get_idx(incomplete, i)));
         printf("%zu stopped, %" PRIu64 " measured again, %zu with something left, %" PRIu64 " records removed, %" PRIu64
                " kept\n", json_object_array_length(stopped), verified, json_object_array_length(incomplete), removed, kept);
+        if (json_object_object_get_ex(o, "caches", &caches) && json_object_object_get_ex(caches, "removed", &v)) {
+                json_object *k;
+                uint64_t kept_bytes = 0, n_kept = 0;
+                char b[32];
+
+                for (size_t i = 0; i < json_object_array_length(v); i++) {
+                        json_object *c = json_object_array_get_idx(v, i), *name, *why;
+
+                        if (json_object_object_get_ex(c, "cache", &name) && json_object_object_get_ex(c, "reason", &why))
+                                printf("removing cache %s (%s)\n", json_object_get_string(name),
+                                       streq(json_object_get_string(why), "unused") ? "unused past its retention"
+                                                                                    : "least recently used, above the size cap");
+                }
+                if (json_object_object_get_ex(caches, "kept", &k))
+                        n_kept = json_object_get_uint64(k);
+                if (json_object_object_get_ex(caches, "kept_bytes", &k))
+                        kept_bytes = json_object_get_uint64(k);
+                printf("caches: %zu removed, %" PRIu64 " kept (%s)\n", json_object_array_length(v), n_kept,
+                       format_bytes(b, sizeof(b), kept_bytes));
+        }
         json_object_put(o);
         return 0;
 }

@@ -19,6 +19,7 @@
 
 #include "egress.h"
 #include "egress.skel.h"
+#include "util.h"
 
 #define EGRESS_PROGS_MAX 16
 
@@ -71,11 +72,6 @@ static void egress_skel_destroyp(struct egress **s) {
 static void bpf_link_destroyp(struct bpf_link **l) {
         if (*l)
                 bpf_link__destroy(*l);
-}
-
-static void closedirp(DIR **d) {
-        if (*d)
-                closedir(*d);
 }
 
 _printf_(3, 4) static int fail(char **ret_error, int r, const char *fmt, ...) {

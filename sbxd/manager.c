@@ -23,6 +23,7 @@
 
 #include "bus-errors.h"
 #include "bus-fields.h"
+#include "caches.h"
 #include "objects.h"
 #include "pool.h"
 #include "sandbox.h"
@@ -75,6 +76,7 @@ static Run *run_free(Run *run) {
         free(run->client);
         free(run->cgroup_path);
         free(run->workspace);
+        free(run->cache_owner);
         free(run);
         return NULL;
 }
@@ -114,6 +116,36 @@ static bool space_gone(const Run *run) {
         struct stat st;
 
         return !run->space_path || (lstat(run->space_path, &st) < 0 && errno == ENOENT);
+}
+
+/* The dynamic user of unit ("sbx-<profile>-<ID>.service" runs as "sbx-<first 16 of ID>"): whether PID 1
+ * still has it (it releases it when the unit goes inactive). Asked on the bus, not through NSS, which
+ * knows dynamic users only with nss-systemd installed. An answer other than "no such user" counts as
+ * still there. */
+bool manager_unit_user_exists(Manager *m, const char *unit) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *id = unit ? strrchr(unit, '-') : NULL;
+        char name[32];
+        int r;
+
+        if (!id || strlen(id + 1) < 16)
+                return true;
+        snprintf(name, sizeof(name), "sbx-%.16s", id + 1);
+        r = sd_bus_call_method(m->bus, SD_DEST, SD_PATH, SD_MANAGER, "LookupDynamicUserByName", &error, &reply, "s",
+                               name);
+        return r >= 0 || !sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchDynamicUser");
+}
+
+/* What the end of the run must have undone besides its unit and cgroup: its dynamic user, and the
+ * hand-over of its workspace (whose root then belongs to no dynamic user). */
+static void run_measure_cleanup(Run *run) {
+        struct stat st;
+
+        run->record->user_gone = !manager_unit_user_exists(run->manager, run->unit);
+        run->record->has_workspace = run->workspace != NULL;
+        run->record->workspace_returned =
+                run->workspace && stat(run->workspace, &st) >= 0 && !uid_is_dynamic(st.st_uid);
 }
 
 /* Signals are only believed from their real sender: systemd's current unique name, or the bus itself.
@@ -229,6 +261,7 @@ static void run_complete(Run *run) {
                 sandbox_run_ended(run->sandbox);
 
         rec->cgroup_gone = !cgroup_exists(run->cgroup_path);
+        run_measure_cleanup(run);
         store_drop_figures(&run->manager->store, run->unit); /* if they were not read */
         rec->space_gone = space_gone(run);
         if (run->net)
@@ -606,6 +639,7 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
 
         if (!from_systemd(m, msg) || sd_bus_message_read(msg, "uoss", &id, &job, &unit, &result) < 0)
                 return 0;
+        caches_removal_done(m, unit, result);
         for (Run *run = m->runs; run; run = run->next) {
                 /* by unit name: the signal may come before StartTransientUnit's reply told us the job */
                 if (!streq(run->unit, unit) || run->job_done)
@@ -816,6 +850,7 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 run->record->unit_gone = true;
                 run->record->cgroup_gone = !cgroup_exists(run->cgroup_path);
                 run->record->space_gone = space_gone(run);
+                run_measure_cleanup(run);
                 if (run->net)
                         run_net_finish(run->net);
                 free(run->record->error);
@@ -850,46 +885,55 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
         return 0;
 }
 
-typedef enum ExecFlags {
-        EXEC_PRIVILEGED = 1 << 0,      /* "+": root, outside the unit's sandboxing */
-        EXEC_IGNORE_FAILURE = 1 << 1,  /* "-": its failure is not the unit's */
-} ExecFlags;
-
-static int append_exec(sd_bus_message *m, const char *name, char **argv, ExecFlags flags) {
+int manager_new_transient_call(Manager *m, const char *unit, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         int r;
 
-        r = sd_bus_message_open_container(m, 'r', "sv");
+        r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", name);
+                r = sd_bus_message_append(call, "ss", unit, "fail");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "a(sasas)");
+                r = sd_bus_message_open_container(call, 'a', "(sv)");
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(call);
+        return 0;
+}
+
+int manager_new_oneshot_call(Manager *m, const char *unit, const char *desc, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        int r;
+
+        r = manager_new_transient_call(m, unit, &call);
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sasas)");
+                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "Type", "s", "oneshot",
+                                          "CollectMode", "s", "inactive-or-failed", "Slice", "s", "system.slice");
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(call);
+        return 0;
+}
+
+int manager_send_oneshot_call(Manager *m, sd_bus_message *call, char **argv) {
+        int r;
+
+        r = manager_append_exec(call, "ExecStart", argv, false);
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "sasas");
+                r = sd_bus_message_close_container(call);
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", argv[0]);
+                r = sd_bus_message_append(call, "a(sa(sv))", 0);
         if (r >= 0)
-                r = sd_bus_message_append_strv(m, argv);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "s");
-        if (r >= 0 && (flags & EXEC_PRIVILEGED))
-                r = sd_bus_message_append(m, "s", "privileged");
-        if (r >= 0 && (flags & EXEC_IGNORE_FAILURE))
-                r = sd_bus_message_append(m, "s", "ignore-failure");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", "no-env-expand");
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        for (int i = 0; i < 4 && r >= 0; i++)
-                r = sd_bus_message_close_container(m);
+                r = sd_bus_call_async(m->bus, NULL, call, NULL, NULL, 0);
         return r;
 }
 
-/* ExecStart=/ExecStopPost= of the plain kind (no flags): systemd 252 writes the Ex kind into the transient
- * unit file under a key it does not read back, so a unit of that kind loses those commands at the next
- * daemon-reload; the space unit must keep its ExecStopPost= (it removes the space). */
-static int append_exec_plain(sd_bus_message *m, const char *name, char **argv) {
+/* Exec commands of the plain kind (ExecStart=, ExecStartPre=, ExecStopPost=: "a(sasb)"). systemd 252 writes
+ * the Ex kind into the transient unit file under keys it does not read back: at the next daemon-reload
+ * such a unit turns "bad-setting" and loses those commands (a running run's hand-over and figures). The
+ * plain kind survives; what its flags gave is had otherwise: "+" by PermissionsStartOnly=yes (every
+ * command but ExecStart= runs outside the unit's user and sandboxing, as all of sbx's are privileged),
+ * "no-env-expand" by doubling each "$" of the arguments ("$$" is a literal "$" to systemd). */
+int manager_append_exec(sd_bus_message *m, const char *name, char **argv, bool ignore_failure) {
         int r;
 
         r = sd_bus_message_open_container(m, 'r', "sv");
@@ -904,9 +948,20 @@ static int append_exec_plain(sd_bus_message *m, const char *name, char **argv) {
         if (r >= 0)
                 r = sd_bus_message_append(m, "s", argv[0]);
         if (r >= 0)
-                r = sd_bus_message_append_strv(m, argv);
+                r = sd_bus_message_open_container(m, 'a', "s");
+        STRV_FOREACH(a, argv) {
+                _cleanup_free_ char *escaped = NULL;
+
+                if (r < 0)
+                        break;
+                r = exec_arg_escape(*a, &escaped);
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", escaped);
+        }
         if (r >= 0)
-                r = sd_bus_message_append(m, "b", 0);
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "b", ignore_failure);
         for (int i = 0; i < 4 && r >= 0; i++)
                 r = sd_bus_message_close_container(m);
         return r;
@@ -1079,13 +1134,32 @@ static int read_request(sd_bus_message *msg, RunRequest *req, bool sandbox, sd_b
 }
 
 /* Caches are per caller and profile, handed to one run's user at a time: while another run of the same
- * caller and profile holds them, a new run gets ephemeral ones. */
-static int busy_caches(Manager *m, const Profile *p, const char *tenant, char ***ret) {
+ * caller and profile holds them, a new run gets ephemeral ones; so it does for a cache the reaper is
+ * removing. */
+static int busy_caches(Manager *m, const Profile *p, const char *tenant, const char *cache_owner, char ***ret) {
         _cleanup_strv_free_ char **l = NULL;
+        size_t n = 0;
 
+        for (size_t i = 0; i < p->n_caches; i++) {
+                _cleanup_free_ char *dir = NULL;
+                char **k;
+
+                if (asprintf(&dir, "%s/%s/%s", cache_owner, p->name, p->caches[i].name) < 0)
+                        return -ENOMEM;
+                if (!caches_removing(m, dir))
+                        continue;
+                k = realloc(l, (n + 2) * sizeof(char *));
+                if (!k)
+                        return -ENOMEM;
+                l = k;
+                if (!(l[n] = strdup(p->caches[i].name)))
+                        return -ENOMEM;
+                l[++n] = NULL;
+        }
         for (Run *r = m->runs; r; r = r->next)
                 if (r->record && streq_ptr(r->record->profile, p->name) && streq(r->record->tenant, tenant) &&
                     p->n_caches > 0) {
+                        l = strv_free(l);
                         l = calloc(p->n_caches + 1, sizeof(char *));
                         if (!l)
                                 return -ENOMEM;
@@ -1117,9 +1191,9 @@ static int append_space_unit(sd_bus_message *call, const RunPlan *plan, const ch
         if (r >= 0)
                 r = bus_append_prop_table(call, plan->space_props);
         if (r >= 0)
-                r = append_exec_plain(call, "ExecStart", plan->space_exec_argv);
+                r = manager_append_exec(call, "ExecStart", plan->space_exec_argv, false);
         if (r >= 0)
-                r = append_exec_plain(call, "ExecStopPost", plan->space_post_argv);
+                r = manager_append_exec(call, "ExecStopPost", plan->space_post_argv, false);
         for (int i = 0; i < 2 && r >= 0; i++)
                 r = sd_bus_message_close_container(call);
         return r;
@@ -1145,12 +1219,14 @@ static int append_net_unit(sd_bus_message *call, const RunPlan *plan, const char
                                           "Slice", "s", "system.slice");
         if (r >= 0)
                 r = bus_append_prop_table(call, plan->net_props);
+        if (r >= 0) /* its ExecStartPre= and ExecStopPost= run as root (manager_append_exec()) */
+                r = sd_bus_message_append(call, "(sv)", "PermissionsStartOnly", "b", 1);
         if (r >= 0)
-                r = append_exec(call, "ExecStartPreEx", plan->net_pre_argv, EXEC_PRIVILEGED);
+                r = manager_append_exec(call, "ExecStartPre", plan->net_pre_argv, false);
         if (r >= 0)
-                r = append_exec(call, "ExecStartEx", plan->net_exec_argv, 0);
+                r = manager_append_exec(call, "ExecStart", plan->net_exec_argv, false);
         if (r >= 0)
-                r = append_exec(call, "ExecStopPostEx", plan->net_post_argv, EXEC_PRIVILEGED);
+                r = manager_append_exec(call, "ExecStopPost", plan->net_post_argv, false);
         for (int i = 0; i < 2 && r >= 0; i++)
                 r = sd_bus_message_close_container(call);
         return r;
@@ -1301,9 +1377,12 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                                                  strerror(-r));
         }
         if (profile->n_caches > 0) {
-                if (!(req->tenant = strdup(tenant)))
+                char cache_owner[TENANT_ID_LEN + 1];
+
+                store_cache_owner_id(&m->store, uid, cache_owner);
+                if (!(req->cache_owner = strdup(cache_owner)))
                         return -ENOMEM;
-                r = busy_caches(m, profile, tenant, &req->busy_caches);
+                r = busy_caches(m, profile, tenant, cache_owner, &req->busy_caches);
                 if (r < 0)
                         return r;
         }
@@ -1387,6 +1466,9 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
             !run->record->profile_digest)
                 return -ENOMEM;
         memcpy(run->record->tenant, tenant, sizeof(tenant));
+        if (req->cache_owner && !(run->cache_owner = strdup(req->cache_owner)))
+                return -ENOMEM;
+        caches_note_use(m, plan);
         run->record->started_at = now_realtime();
         if (sandbox) {
                 r = run_record_sandbox_init(run->record, req->sandbox_name, req->idle_timeout, req->detach);
@@ -1528,11 +1610,7 @@ int manager_new_start_call(Manager *m, const char *unit, const char *id, const c
         if (asprintf(&desc, "sbx %s %s (profile %s)", kind, id, plan->profile->name) < 0)
                 return -ENOMEM;
         snprintf(user, sizeof(user), "sbx-%.16s", id);
-        r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
-        if (r >= 0)
-                r = sd_bus_message_append(call, "ss", unit, "fail");
-        if (r >= 0)
-                r = sd_bus_message_open_container(call, 'a', "(sv)");
+        r = manager_new_transient_call(m, unit, &call);
         /* A short dynamic user name of our own: systemd would derive "_du<hash>" from the long unit
          * name, which NSS does not resolve for the workspace hand-over. */
         if (r >= 0)
@@ -1580,18 +1658,20 @@ int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan, const c
         }
         if (r >= 0)
                 r = bus_append_prop_table(call, plan->props);
-        /* ExecStartEx with "no-env-expand": the command line reaches the helper byte for byte (plain
-         * ExecStart= would expand $VAR and $$ in it). */
+        /* The command line reaches the helper byte for byte (manager_append_exec() escapes "$"); the
+         * hand-over and the figures reader run as root (PermissionsStartOnly=). */
         if (r >= 0)
-                r = append_exec(call, "ExecStartEx", plan->exec_argv, 0);
+                r = sd_bus_message_append(call, "(sv)", "PermissionsStartOnly", "b", 1);
+        if (r >= 0)
+                r = manager_append_exec(call, "ExecStart", plan->exec_argv, false);
         if (r >= 0 && plan->pre_argv)
-                r = append_exec(call, "ExecStartPreEx", plan->pre_argv, EXEC_PRIVILEGED);
+                r = manager_append_exec(call, "ExecStartPre", plan->pre_argv, false);
         /* The figures first, while nothing of the run is left but its cgroup: a failure there leaves
          * them unknown in the record and the run's outcome as it was. */
         if (r >= 0 && plan->figures_argv)
-                r = append_exec(call, "ExecStopPostEx", plan->figures_argv, EXEC_PRIVILEGED | EXEC_IGNORE_FAILURE);
+                r = manager_append_exec(call, "ExecStopPost", plan->figures_argv, true);
         if (r >= 0 && plan->post_argv)
-                r = append_exec(call, "ExecStopPostEx", plan->post_argv, EXEC_PRIVILEGED);
+                r = manager_append_exec(call, "ExecStopPost", plan->post_argv, false);
         if (r >= 0)
                 r = sd_bus_message_close_container(call); /* a(sv) */
         if (r >= 0)
@@ -1870,30 +1950,12 @@ static int manager_remove_space(Manager *m, const char *id) {
             asprintf(&desc, "sbx removal of the space of ended run %s", id) < 0)
                 return -ENOMEM;
         log_warning("Removing the space %s of run %s, left after its unit.", path, id);
-        r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
+        r = manager_new_oneshot_call(m, unit, desc, &call);
         if (r >= 0)
-                r = sd_bus_message_append(call, "ss", unit, "fail");
-        if (r >= 0)
-                r = sd_bus_message_open_container(call, 'a', "(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "Type", "s", "oneshot",
-                                          "CollectMode", "s", "inactive-or-failed", "Slice", "s", "system.slice");
-        if (r >= 0)
-                r = append_exec_plain(call, "ExecStart", (char *[]) { (char *) SBX_EXEC_PATH, remove, NULL });
-        if (r >= 0)
-                r = sd_bus_message_close_container(call);
-        if (r >= 0)
-                r = sd_bus_message_append(call, "a(sa(sv))", 0);
-        if (r >= 0)
-                r = sd_bus_call_async(m->bus, NULL, call, NULL, NULL, 0);
+                r = manager_send_oneshot_call(m, call, (char *[]) { (char *) SBX_EXEC_PATH, remove, NULL });
         if (r < 0)
                 return log_warning_errno(r, "Failed to remove the space %s, ignoring: %m", path);
         return 0;
-}
-
-static void closedirp(DIR **d) {
-        if (*d)
-                closedir(*d);
 }
 
 /* When sbxd starts: the spaces whose unit is gone. Runs followed (adopted) keep theirs; a pooled unit of an
@@ -2201,6 +2263,7 @@ Manager *manager_free(Manager *m) {
                 run_free(m->runs);
         pool_free(m->pool);
         net_manager_free(m->net);
+        caches_done(m);
         sd_bus_slot_unref(m->slot_job_removed);
         sd_bus_slot_unref(m->slot_unit_removed);
         sd_bus_slot_unref(m->slot_systemd_owner);

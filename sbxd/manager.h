@@ -37,6 +37,7 @@ typedef struct Run {
         sd_event_source *removal_timeout;
         sd_event_source *attach_timeout; /* an adopted run without a client: how long it may wait for one */
         char *workspace;           /* host path bound as the workspace, or NULL */
+        char *cache_owner;         /* names its caller's caches (caches.h), or NULL: none, or not known */
         RunNet *net;               /* its egress policy, resolver and telemetry */
         char *netns_path;          /* its network namespace (modes public, allowlist), or NULL */
         uint64_t cpu_base_usec;    /* CPU time its unit had used before the run (a pooled unit's checks) */
@@ -61,6 +62,12 @@ typedef struct Run {
         struct Run *next;
 } Run;
 
+typedef struct CacheRemoving {
+        char *dir;                 /* OWNER/PROFILE/CACHE */
+        char *unit;                /* the one-shot unit removing it */
+        usec_t until;              /* monotonic: new runs keep off it until the unit is done, or then */
+} CacheRemoving;
+
 struct Manager {
         sd_event *event;
         sd_bus *bus;
@@ -72,6 +79,8 @@ struct Manager {
         PolkitRegistry polkit;     /* questions to polkit still out */
         Pool *pool;                /* the warm pool (pool.h) */
         unsigned n_starting;       /* runs' start jobs in flight (at most MANAGER_STARTS_MAX) */
+        CacheRemoving *caches_removing; /* caches whose removal the reaper started (caches.h) */
+        size_t n_caches_removing;
 };
 
 /* Takes what the run's unit used and met before the run (a pooled unit's checks): not the run's. */
@@ -88,6 +97,19 @@ Run *manager_find_run(Manager *m, const char *id);
 int manager_run_stop(Run *run, int sig);
 /* The caller's tenant id (and uid), from the credentials the bus recorded. */
 int manager_caller_tenant(Manager *m, sd_bus_message *msg, char tenant[static TENANT_ID_LEN + 1], uid_t *ret_uid);
+
+/* A StartTransientUnit call for unit (mode "fail"), its a(sv) of properties open. */
+int manager_new_transient_call(Manager *m, const char *unit, sd_bus_message **ret);
+/* A privileged one-shot unit of sbx's own (a removal): the call with its description, type, slice and
+ * collection, its a(sv) open for more; then sent with argv as its ExecStart=, not waited for. */
+int manager_new_oneshot_call(Manager *m, const char *unit, const char *desc, sd_bus_message **ret);
+int manager_send_oneshot_call(Manager *m, sd_bus_message *call, char **argv);
+/* An Exec property (ExecStart, ExecStartPre, ExecStopPost) of a StartTransientUnit call, of the kind a
+ * daemon-reload keeps; the unit needs PermissionsStartOnly=yes for privileged ExecStartPre/ExecStopPost. */
+int manager_append_exec(sd_bus_message *m, const char *name, char **argv, bool ignore_failure);
+
+/* Whether the dynamic user of a run's unit still exists (for the reaper). */
+bool manager_unit_user_exists(Manager *m, const char *unit);
 
 /* for pool.c */
 int manager_unit_object_path(const char *unit, char **ret);

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include "caches.h"
 #include "log.h"
 #include "reaper.h"
 #include "store.h"
@@ -109,6 +110,8 @@ int reaper_collect(Manager *m, const DaemonConf *conf, char **ret) {
                             policy_cgroup_path(rec->profile, rec->run_id, &cg) >= 0 && stat(cg, &st) < 0 &&
                             errno == ENOENT)
                                 rec->cgroup_gone = true;
+                        if (!rec->user_gone && !manager_unit_user_exists(m, rec->unit))
+                                rec->user_gone = true;
                         verified++;
                         if (store_write(&m->store, rec) < 0)
                                 log_warning("Failed to update the record of run %s.", rec->run_id);
@@ -134,6 +137,9 @@ int reaper_collect(Manager *m, const DaemonConf *conf, char **ret) {
         }
         run_records_free(recs, n);
 
+        r = caches_collect(m, conf, report);
+        if (r < 0)
+                return r;
         if (json_object_object_add(report, "verified", json_object_new_uint64(verified)) < 0 ||
             json_object_object_add(report, "removed", json_object_new_uint64(removed)) < 0 ||
             json_object_object_add(report, "kept", json_object_new_uint64(kept)) < 0 ||

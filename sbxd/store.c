@@ -113,13 +113,21 @@ void store_close(Store *s) {
         memset(s->tenant_key, 0, sizeof(s->tenant_key));
 }
 
-void store_tenant_id(const Store *s, uid_t uid, char ret[static TENANT_ID_LEN + 1]) {
+static void keyed_id(const Store *s, const char *prefix, uid_t uid, char ret[static TENANT_ID_LEN + 1]) {
         uint8_t mac[SHA256_DIGEST_SIZE];
-        char msg[32];
-        int n = snprintf(msg, sizeof(msg), "uid:%u", (unsigned) uid);
+        char msg[48];
+        int n = snprintf(msg, sizeof(msg), "%suid:%u", prefix, (unsigned) uid);
 
         hmac_sha256(s->tenant_key, sizeof(s->tenant_key), msg, (size_t) n, mac);
         hex_encode(mac, TENANT_ID_LEN / 2, ret);
+}
+
+void store_tenant_id(const Store *s, uid_t uid, char ret[static TENANT_ID_LEN + 1]) {
+        keyed_id(s, "", uid, ret);
+}
+
+void store_cache_owner_id(const Store *s, uid_t uid, char ret[static TENANT_ID_LEN + 1]) {
+        keyed_id(s, "cache:", uid, ret);
 }
 
 int store_write(Store *s, const RunRecord *r) {

@@ -35,3 +35,9 @@ int store_list_json(Store *s, const char *tenant, char **ret);
 
 /* The opaque tenant id of a uid: HMAC-SHA256(key, "uid:<uid>"), first 16 bytes in hex. */
 void store_tenant_id(const Store *s, uid_t uid, char ret[static TENANT_ID_LEN + 1]);
+
+/* The name of a uid's cache directories: HMAC-SHA256(key, "cache:uid:<uid>"), first 16 bytes in hex.
+ * Its paths are visible to every local user (the units' StateDirectory=, /var/lib/sbx-cache), where
+ * they stand beside the run's workspace path: they must not name the tenant id, which would link it
+ * to the uid. */
+void store_cache_owner_id(const Store *s, uid_t uid, char ret[static TENANT_ID_LEN + 1]);

@@ -61,14 +61,21 @@ int daemon_conf_parse(const char *text, DaemonConf *ret, char **ret_error) {
                 for (end = eq; end > key && strchr(" \t", end[-1]); end--)
                         ;
                 *end = 0;
-                if (streq(key, "RecordRetentionSec")) {
-                        r = parse_retention(value, &c.record_retention);
+                if (streq(key, "RecordRetentionSec") || streq(key, "CacheRetentionSec")) {
+                        r = parse_retention(value, streq(key, "RecordRetentionSec") ? &c.record_retention
+                                                                                     : &c.cache_retention);
                         if (r == -ENOMEM)
                                 return r;
                         if (r < 0)
                                 return error_setf(ret_error, -EINVAL,
-                                                  "line %u: RecordRetentionSec: '%s' is not a duration (e.g. 30d, 12h, 0)",
-                                                  line, value);
+                                                  "line %u: %s: '%s' is not a duration (e.g. 30d, 12h, 0)", line,
+                                                  key, value);
+                } else if (streq(key, "CacheMaxSize")) {
+                        r = parse_size(value, &c.cache_max_size);
+                        if (r < 0)
+                                return error_setf(ret_error, -EINVAL,
+                                                  "line %u: CacheMaxSize: '%s' is not a size (e.g. 10G, 512M, 0)", line,
+                                                  value);
                 } else
                         return error_setf(ret_error, -EINVAL, "line %u: unknown key '%s'", line, key);
         }

@@ -21,7 +21,7 @@ RunRequest *run_request_free(RunRequest *r) {
         free(r->term);
         free(r->run_id);
         free(r->netns_path);
-        free(r->tenant);
+        free(r->cache_owner);
         strv_free(r->busy_caches);
         strv_free(r->host_addresses);
         free(r);
@@ -68,10 +68,13 @@ static const char *const forbidden_workspaces[] = {
 static int check_host_dir(const char *what, const char *path, char **ret_error) {
         if (!path_is_absolute_normalized(path))
                 return error_setf(ret_error, -EINVAL, "%s: '%s' is not a normalized absolute path", what, path);
-        /* ':' separates bind mount fields, '%' starts a specifier in unit files */
-        if (strpbrk(path, ":\"\\ \t\n%"))
+        /* ':' separates bind mount fields, '%' starts a specifier in unit files; systemd 252 writes '$' of
+         * an Exec command's argument into the transient unit file in a way it cannot read back (the
+         * hand-over's argument after a daemon-reload) */
+        if (strpbrk(path, ":\"\\ \t\n%$"))
                 return error_setf(ret_error, -EINVAL,
-                              "%s: '%s' contains a character sbx does not accept (: \" \\ %% or white space)", what, path);
+                              "%s: '%s' contains a character sbx does not accept (: \" \\ %% $ or white space)", what,
+                              path);
         for (size_t i = 0; i < ELEMENTSOF(forbidden_workspaces); i++) {
                 const char *f = forbidden_workspaces[i];
                 size_t l = strlen(f);
@@ -590,7 +593,7 @@ static int add_caches(const Profile *p, const RunRequest *req, PropTable *t, cha
         size_t n_opts = 0;
         int r;
 
-        if (!req->tenant)
+        if (!req->cache_owner)
                 return 0;
         for (size_t i = 0; i < p->n_caches; i++) {
                 const ProfileCache *c = &p->caches[i];
@@ -605,7 +608,7 @@ static int add_caches(const Profile *p, const RunRequest *req, PropTable *t, cha
                         continue; /* another run of this caller has it: this run's copy is ephemeral */
                 /* systemd creates the state directory (below /var/lib/private for a DynamicUser unit) and
                  * hands it to the run's user; the exec helper links it into HOME. */
-                if (asprintf(&state, "sbx-cache/%s/%s/%s", req->tenant, p->name, c->name) < 0 ||
+                if (asprintf(&state, "sbx-cache/%s/%s/%s", req->cache_owner, p->name, c->name) < 0 ||
                     asprintf(&opt, "--cache=/var/lib/private/%s:%s", state, c->path) < 0)
                         return -ENOMEM;
                 r = prop_table_extend_strv(t, "StateDirectory", (char *[]) { state, NULL });

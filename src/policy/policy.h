@@ -35,7 +35,8 @@ typedef struct RunRequest {
         mode_t workspace_mode;/* its mode (permission bits), given back at the end (only if checked) */
         dev_t dataset_dev;
         ino_t dataset_ino;
-        char *tenant;         /* the caller's tenant id (names its caches), or NULL: no caches */
+        char *cache_owner;    /* names the caller's caches (an id of its own, not its tenant id), or NULL:
+                               * no caches */
         char **host_addresses;/* the host's own addresses ("ADDR/32", "ADDR/128"), denied to network mode
                                * "public" on top of the non-public ranges (set by sbxd) */
         char **busy_caches;   /* names of the profile's caches in use by another run: ephemeral here */

@@ -619,7 +619,8 @@ char *net_destination_format(const NetDestinationStat *d, char buf[static NET_DE
 }
 
 bool run_record_cleanup_completed(const RunRecord *r) {
-        return r->finished && r->unit_gone && r->cgroup_gone && (r->disk_max == 0 || r->space_gone) &&
+        return r->finished && r->unit_gone && r->cgroup_gone && r->user_gone &&
+               (!r->has_workspace || r->workspace_returned) && (r->disk_max == 0 || r->space_gone) &&
                (!r->network || r->network->entries_removed);
 }
 
@@ -1078,6 +1079,9 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(o, "cleanup", cleanup);
         ADD(cleanup, "unit_gone", json_object_new_boolean(r->unit_gone));
         ADD(cleanup, "cgroup_gone", json_object_new_boolean(r->cgroup_gone));
+        ADD(cleanup, "user_gone", json_object_new_boolean(r->user_gone));
+        if (r->has_workspace)
+                ADD(cleanup, "workspace_returned", json_object_new_boolean(r->workspace_returned));
         if (r->disk_max > 0)
                 ADD(cleanup, "space_gone", json_object_new_boolean(r->space_gone));
         ADD(cleanup, "completed", json_object_new_boolean(run_record_cleanup_completed(r)));
@@ -1090,6 +1094,11 @@ int run_record_to_json(const RunRecord *r, char **ret) {
                 if (!r->unit_gone && json_object_array_add(remaining, json_object_new_string("unit")) < 0)
                         return -ENOMEM;
                 if (!r->cgroup_gone && json_object_array_add(remaining, json_object_new_string("cgroup")) < 0)
+                        return -ENOMEM;
+                if (!r->user_gone && json_object_array_add(remaining, json_object_new_string("user")) < 0)
+                        return -ENOMEM;
+                if (r->has_workspace && !r->workspace_returned &&
+                    json_object_array_add(remaining, json_object_new_string("workspace")) < 0)
                         return -ENOMEM;
                 if (r->network && !r->network->entries_removed &&
                     json_object_array_add(remaining, json_object_new_string("network-entries")) < 0)
@@ -1708,6 +1717,19 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         if (!json_object_object_get_ex(sub, "cgroup_gone", &v) || !json_object_is_type(v, json_type_boolean))
                 return error_setf(ret_error, -EBADMSG, "cleanup.cgroup_gone: expected a boolean");
         r->cgroup_gone = json_object_get_boolean(v);
+        /* Added later in version 1: absent in older records, whose users were not measured */
+        r->user_gone = true;
+        if (json_object_object_get_ex(sub, "user_gone", &v)) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return error_setf(ret_error, -EBADMSG, "cleanup.user_gone: expected a boolean");
+                r->user_gone = json_object_get_boolean(v);
+        }
+        if (json_object_object_get_ex(sub, "workspace_returned", &v)) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return error_setf(ret_error, -EBADMSG, "cleanup.workspace_returned: expected a boolean");
+                r->has_workspace = true;
+                r->workspace_returned = json_object_get_boolean(v);
+        }
         /* Added later in version 1: absent in older records, which had no space */
         if (json_object_object_get_ex(o, "disk", &sub)) {
                 if (!sub || !json_object_is_type(sub, json_type_object))

@@ -202,6 +202,12 @@ typedef struct RunRecord {
         size_t n_denied;
         bool unit_gone;
         bool cgroup_gone;
+        /* The run's dynamic user no longer resolves (records of earlier versions: not measured, true), and,
+         * for a run with a workspace (has_workspace), the workspace's root is no longer a dynamic user's:
+         * its hand-over back to the caller happened. */
+        bool user_gone;
+        bool has_workspace;
+        bool workspace_returned;
         /* The run's space (HOME, /tmp, /var/tmp, /dev/shm on one tmpfs): its cap in bytes (0: no space,
          * records of earlier versions), what it held when the command ended (UINT64_MAX: unknown), whether
          * it was full then (a write past the cap failed with ENOSPC), and whether it is gone (unmounted,

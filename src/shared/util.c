@@ -174,6 +174,25 @@ bool path_is_absolute_normalized(const char *p) {
         return true;
 }
 
+int exec_arg_escape(const char *s, char **ret) {
+        size_t n = strlen(s) + 1;
+        char *e, *d;
+
+        for (const char *c = s; *c; c++)
+                n += *c == '$';
+        e = d = malloc(n);
+        if (!e)
+                return -ENOMEM;
+        for (const char *c = s; *c; c++) {
+                if (*c == '$')
+                        *d++ = '$';
+                *d++ = *c;
+        }
+        *d = 0;
+        *ret = e;
+        return 0;
+}
+
 int error_setf(char **ret_error, int r, const char *fmt, ...) {
         va_list ap;
 

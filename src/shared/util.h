@@ -1,11 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <time.h>
 
 #include "macro.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
+
+static inline bool dot_or_dot_dot(const char *name) {
+        return name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0));
+}
 
 /* Stores a one-line message (printf-style) in *ret_error, if ret_error is not NULL, and returns r:
  * "return error_setf(ret_error, -EINVAL, \"...\", ...);" */
@@ -24,6 +33,9 @@ int run_id_new(char ret[static RUN_ID_LEN + 1]);
 bool run_id_is_valid(const char *s);
 
 usec_t now_realtime(void);
+static inline usec_t timespec_to_usec(const struct timespec *ts) {
+        return ts->tv_sec < 0 ? 0 : (usec_t) ts->tv_sec * USEC_PER_SEC + (usec_t) ts->tv_nsec / 1000;
+}
 usec_t now_monotonic(void);
 /* RFC 3339 UTC with microseconds: 2026-11-29T10:30:00.123456Z (27 chars + NUL). */
 #define TIMESTAMP_MAX 64
@@ -41,6 +53,15 @@ char *format_bytes(char *buf, size_t l, uint64_t bytes);
 bool fd_is_writable_tty(int fd);
 
 bool path_is_absolute_normalized(const char *p);
+
+/* systemd's range of dynamic users (DynamicUser=), where every run's user comes from. */
+static inline bool uid_is_dynamic(uint32_t uid) {
+        return uid >= 61184 && uid <= 65519;
+}
+
+/* An argument of a unit's plain Exec command that systemd passes on as it is: each "$" doubled (systemd
+ * expands $VAR and ${VAR} there and reads "$$" as "$"). */
+int exec_arg_escape(const char *s, char **ret);
 
 /* A NULL-terminated copy of the NULL-terminated list of strings given; NULL on ENOMEM. */
 char **strv_new_internal(const char *first, ...) _sentinel_;

@@ -157,7 +157,8 @@ assert_clean
 
 t_begin "the one-run-per-workspace lock survives an sbxd restart"
 WS=$(mktemp -d /var/tmp/sbxws.XXXXXX); t_on_exit "rm -rf '$WS'"
-sbx_run_bg "$W/o" -w "$WS" -- sleep 8
+# long enough to outlast a restart on a loaded machine; stopped once checked
+sbx_run_bg "$W/o" -w "$WS" -- sleep 60
 cpid=$CPID id=$RUN
 assert_rc 125 sbxctl run -w "$WS" -- true
 assert_contains "$T_OUT" "is in use by run $id" "before the restart"
@@ -168,9 +169,38 @@ assert_contains "$T_OUT" "is in use by run $id" "after the restart"
 mkdir -p "$WS/sub"
 assert_rc 125 sbxctl run -w "$WS/sub" -- true
 assert_contains "$T_OUT" "is in use by run $id" "a directory below it, after the restart"
+assert_eq "running" "$(record_get "$id" .state)" "the run during these checks"
+sbxctl stop "$id" >/dev/null 2>&1
 wait "$cpid"
 # once the run ended, the workspace is free again
 assert_rc 0 sbxctl run -w "$WS" -- true
+assert_clean
+
+t_begin "a daemon-reload during a run keeps its hand-over, figures and command line"
+# systemd 252 cannot read back the Ex kind of Exec commands it writes into a transient unit file: a
+# reload would leave the unit "bad-setting" without its ExecStopPost= (the workspace would stay the
+# run's user's, the figures would be lost).
+WS=$(mktemp -d /var/tmp/sbxws.XXXXXX); t_on_exit "rm -rf '$WS'"
+sbx_run_bg "$W/o" -w "$WS" -- sh -c 'sleep 15; printf "%s|%s|%s\n" "$1" "$2" "$3" > out.txt' sh '$HOME' 'a$$b' '${PATH}'
+cpid=$CPID id=$RUN
+unit=$(record_get "$id" .unit)
+systemctl daemon-reload
+assert_eq "loaded" "$(systemctl show -P LoadState "$unit")" "the run's unit after the reload"
+assert_eq "loaded" "$(systemctl show -P LoadState "sbx-space@$id.service")" "the run's space unit after the reload"
+dyn_user() { busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager \
+  LookupDynamicUserByName s "sbx-${id:0:16}" >/dev/null 2>&1; }
+dyn_user || _t_err "PID 1 has no dynamic user sbx-${id:0:16} while the run runs"
+wait "$cpid"; rc=$?
+assert_eq 0 "$rc" "the client's exit status"
+assert_eq '$HOME|a$$b|${PATH}' "$(cat "$WS/out.txt" 2>/dev/null)" "arguments with \$ reach the command as given"
+assert_eq "" "$(find "$WS" ! -uid 0 -o ! -gid 0)" "files not owned by the caller after the run"
+journalctl -q -b -u "$unit" -o cat | grep -q "Refusing\|Unknown key" && _t_err "systemd could not read the unit back: $(journalctl -q -b -u "$unit" -o cat | grep "Refusing\|Unknown key")"
+[ "$(record_get "$id" .resources.memory_peak_bytes)" != null ] || _t_err "no memory peak in the record: the figures were lost"
+[ "$(record_get "$id" .limit_events)" != null ] || _t_err "no limit_events in the record: the figures were lost"
+# the cleanup measured: the dynamic user released, the workspace handed back
+assert_eq "true" "$(record_get "$id" .cleanup.user_gone)" "cleanup.user_gone"
+assert_eq "true" "$(record_get "$id" .cleanup.workspace_returned)" "cleanup.workspace_returned"
+dyn_user && _t_err "PID 1 still has the run's dynamic user after it ended"
 assert_clean
 
 t_begin "Ctrl-C after a re-attach still cancels the run"

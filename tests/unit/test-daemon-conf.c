@@ -41,6 +41,29 @@ static void test_parse(void **state) {
         assert_int_equal(failures, 0);
 }
 
+static void test_caches(void **state) {
+        DaemonConf c = DAEMON_CONF_DEFAULTS;
+        char *err = NULL;
+
+        assert_int_equal(c.cache_retention, 30 * DAY);
+        assert_int_equal(c.cache_max_size, 10ULL << 30);
+        assert_int_equal(daemon_conf_parse("CacheRetentionSec=7d\nCacheMaxSize=512M\n", &c, &err), 0);
+        assert_int_equal(c.cache_retention, 7 * DAY);
+        assert_int_equal(c.cache_max_size, 512ULL << 20);
+        assert_int_equal(c.record_retention, DAEMON_CONF_RECORD_RETENTION_DEFAULT);
+        assert_int_equal(daemon_conf_parse("CacheRetentionSec=0\nCacheMaxSize=0", &c, &err), 0);
+        assert_int_equal(c.cache_retention, 0);
+        assert_int_equal(c.cache_max_size, 0);
+        assert_int_equal(daemon_conf_parse("CacheMaxSize=lots", &c, &err), -EINVAL);
+        assert_string_equal(err, "line 1: CacheMaxSize: 'lots' is not a size (e.g. 10G, 512M, 0)");
+        free(err);
+        err = NULL;
+        assert_int_equal(daemon_conf_parse("\nCacheRetentionSec=later", &c, &err), -EINVAL);
+        assert_string_equal(err, "line 2: CacheRetentionSec: 'later' is not a duration (e.g. 30d, 12h, 0)");
+        free(err);
+        assert_int_equal(c.cache_max_size, 0); /* unchanged by a refused text */
+}
+
 static void test_refused(void **state) {
         static const struct {
                 const char *text, *error;
@@ -92,6 +115,7 @@ static void test_load(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse),
+                cmocka_unit_test(test_caches),
                 cmocka_unit_test(test_refused),
                 cmocka_unit_test(test_load),
         };

@@ -512,11 +512,11 @@ static void test_compile_no_duplicates(void **state) {
                                          *browser = profile_browser(true), *data = profile_data();
         RunRequest plain = { .argv = ARGV("true"), .workspace = "/home/user/project", .term = "xterm" },
                    cached = { .argv = ARGV("true"), .workspace = "/home/user/project", .network = "none",
-                              .tenant = TENANT, .term = "xterm" },
+                              .cache_owner = TENANT, .term = "xterm" },
                    narrowed = { .argv = ARGV("true"), .network = "none" },
                    dataset = { .argv = ARGV("true"), .workspace = "/home/user/out", .dataset = "/srv/data",
-                               .tenant = TENANT },
-                   egress = { .argv = ARGV("true"), .workspace = "/home/user/project", .tenant = TENANT, NETNS_REQ,
+                               .cache_owner = TENANT },
+                   egress = { .argv = ARGV("true"), .workspace = "/home/user/project", .cache_owner = TENANT, NETNS_REQ,
                               .host_netns_ino = HOST_NETNS_INO,
                               .host_addresses = ARGV("198.51.100.7/32", "2001:db8::7/128") },
                    public = { .argv = ARGV("true"), NETNS_REQ, .host_netns_ino = HOST_NETNS_INO,
@@ -1301,7 +1301,7 @@ static void test_fixed_prefix_of_plan(void **state) {
                    full = { .argv = ARGV("true"), .workspace = "/home/user/p", .memory_max = 64ULL << 20,
                             .tasks_max = 8, .runtime_max = 10 * USEC_PER_SEC, .cpu_quota_percent = 20,
                             .term = "xterm" },
-                   cached = { .argv = ARGV("true"), .network = "none", .tenant = TENANT, .workspace = "/srv/w" },
+                   cached = { .argv = ARGV("true"), .network = "none", .cache_owner = TENANT, .workspace = "/srv/w" },
                    narrowed = { .argv = ARGV("true"), .network = "none", .memory_max = 1ULL << 30 },
                    dataset = { .argv = ARGV("true"), .dataset = "/srv/d", .workspace = "/srv/w" },
                    egress = { .argv = ARGV("true"), NETNS_REQ, .host_netns_ino = HOST_NETNS_INO },
@@ -1420,11 +1420,11 @@ static void test_fixed_files_and_kernel(void **state) {
  * links it into HOME (--cache=STATEDIR:PATH). */
 static void test_caches(void **state) {
         _cleanup_(profile_freep) Profile *p = profile_coding(true);
-        RunRequest req = { .argv = ARGV("pip", "install", "x"), .network = "none", .tenant = TENANT,
+        RunRequest req = { .argv = ARGV("pip", "install", "x"), .network = "none", .cache_owner = TENANT,
                            .workspace = "/home/user/p" },
-                   busy = { .argv = ARGV("true"), .network = "none", .tenant = TENANT,
+                   busy = { .argv = ARGV("true"), .network = "none", .cache_owner = TENANT,
                             .busy_caches = ARGV("pip", "nosuch") },
-                   all_busy = { .argv = ARGV("true"), .network = "none", .tenant = TENANT,
+                   all_busy = { .argv = ARGV("true"), .network = "none", .cache_owner = TENANT,
                                 .busy_caches = ARGV("npm", "pip") },
                    anonymous = { .argv = ARGV("true"), .network = "none" };
 
@@ -1465,7 +1465,7 @@ static void test_caches(void **state) {
                 for (size_t i = 0; plan->exec_argv[i]; i++)
                         assert_false(strneq(plan->exec_argv[i], "--cache=", 8));
         }
-        /* no tenant: no caches */
+        /* no cache owner: no caches */
         {
                 _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &anonymous);
 
@@ -1482,7 +1482,7 @@ static void test_network_host_addresses(void **state) {
         _cleanup_(profile_freep) Profile *coding = profile_coding(true), *browser = profile_browser(true),
                                          *offline = profile_offline();
         char **hosts = ARGV("198.51.100.7/32", "2001:db8::7/128");
-        RunRequest req = { .argv = ARGV("pip", "install", "x"), .tenant = TENANT, .workspace = "/home/user/p",
+        RunRequest req = { .argv = ARGV("pip", "install", "x"), .cache_owner = TENANT, .workspace = "/home/user/p",
                            NETNS_REQ, .host_netns_ino = HOST_NETNS_INO, .host_addresses = hosts },
                    offline_req = { .argv = ARGV("true"), .host_addresses = hosts };
         const Profile *profiles[] = { coding, browser };
@@ -1493,7 +1493,7 @@ static void test_network_host_addresses(void **state) {
                 _cleanup_free_ char *text = NULL;
 
                 if (profiles[i] == browser)
-                        req.workspace = NULL, req.tenant = NULL; /* it offers neither */
+                        req.workspace = NULL, req.cache_owner = NULL; /* it offers neither */
                 plan = compile_ok(profiles[i], &req);
                 text = render(plan->props);
                 egress_lists(profiles[i], &allow, &deny);
@@ -1507,7 +1507,7 @@ static void test_network_host_addresses(void **state) {
 
         /* the whole command line of the allowlist: the denied addresses after the caches */
         req.workspace = "/home/user/p";
-        req.tenant = TENANT;
+        req.cache_owner = TENANT;
         {
                 _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(coding, &req);
 
@@ -1634,7 +1634,7 @@ static void test_refuse_workspace(void **state) {
 #define NOT_NORMALIZED(w) { "workspace " w, { .workspace = (char *) w, .argv = one }, -EINVAL, \
                             "workspace: '" w "' is not a normalized absolute path" }
 #define BAD_CHAR(w) { "workspace " w, { .workspace = (char *) w, .argv = one }, -EINVAL, \
-                      "workspace: '" w "' contains a character sbx does not accept (: \" \\ % or white space)" }
+                      "workspace: '" w "' contains a character sbx does not accept (: \" \\ % $ or white space)" }
 #define SYSTEM_DIR(w) { "workspace " w, { .workspace = (char *) w, .argv = one }, -EPERM, \
                         "workspace: '" w "' is a system directory" }
         const Refusal table[] = {
@@ -1647,6 +1647,7 @@ static void test_refuse_workspace(void **state) {
                 NOT_NORMALIZED("//home/user"),
                 BAD_CHAR("/home/user/a b"),
                 BAD_CHAR("/home/user/a:b"),
+                BAD_CHAR("/home/user/$HOME"),
                 BAD_CHAR("/home/user/a\"b"),
                 BAD_CHAR("/home/user/a\\b"),
                 BAD_CHAR("/home/user/a\tb"),
@@ -1861,11 +1862,11 @@ static void test_refuse_dataset(void **state) {
                 { "dot-dot", { .argv = one, .dataset = "/srv/../etc" }, -EINVAL,
                   "dataset: '/srv/../etc' is not a normalized absolute path" },
                 { "space", { .argv = one, .dataset = "/srv/a b" }, -EINVAL,
-                  "dataset: '/srv/a b' contains a character sbx does not accept (: \" \\ % or white space)" },
+                  "dataset: '/srv/a b' contains a character sbx does not accept (: \" \\ % $ or white space)" },
                 { "colon", { .argv = one, .dataset = "/srv/a:b" }, -EINVAL,
-                  "dataset: '/srv/a:b' contains a character sbx does not accept (: \" \\ % or white space)" },
+                  "dataset: '/srv/a:b' contains a character sbx does not accept (: \" \\ % $ or white space)" },
                 { "percent (a specifier in unit files)", { .argv = one, .dataset = "/srv/100%n" }, -EINVAL,
-                  "dataset: '/srv/100%n' contains a character sbx does not accept (: \" \\ % or white space)" },
+                  "dataset: '/srv/100%n' contains a character sbx does not accept (: \" \\ % $ or white space)" },
                 { "system dir", { .argv = one, .dataset = "/home" }, -EPERM, "dataset: '/home' is a system directory" },
                 { "same as workspace", { .argv = one, .dataset = "/srv/a", .workspace = "/srv/a" }, -EINVAL,
                   "dataset: '/srv/a' overlaps the workspace '/srv/a'" },
@@ -2190,7 +2191,7 @@ static void test_free_null(void **state) {
         req->argv = xstrv_copy(ARGV("true"));
         req->network = xstrdup("none");
         req->term = xstrdup("xterm");
-        req->tenant = xstrdup(TENANT);
+        req->cache_owner = xstrdup(TENANT);
         req->busy_caches = xstrv_copy(ARGV("pip"));
         req->host_addresses = xstrv_copy(ARGV("198.51.100.7/32"));
         req->run_id = xstrdup(RUN_ID);

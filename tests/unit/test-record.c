@@ -63,7 +63,7 @@ static RunRecord *finished_record(void) {
         r->cpu_usec = 1234;
         r->memory_peak = 5678;
         r->tasks_peak = 3;
-        r->unit_gone = r->cgroup_gone = true;
+        r->unit_gone = r->cgroup_gone = r->user_gone = true;
         return r;
 }
 
@@ -141,6 +141,9 @@ static void assert_records_equal(const RunRecord *a, const RunRecord *b) {
         assert_int_equal(a->tasks_peak, b->tasks_peak);
         assert_int_equal(a->unit_gone, b->unit_gone);
         assert_int_equal(a->cgroup_gone, b->cgroup_gone);
+        assert_int_equal(a->user_gone, b->user_gone);
+        assert_int_equal(a->has_workspace, b->has_workspace);
+        assert_int_equal(a->workspace_returned, b->workspace_returned);
         assert_true(streq_ptr(a->error, b->error));
         assert_int_equal(a->output_bytes, b->output_bytes);
         assert_int_equal(a->output_truncated, b->output_truncated);
@@ -468,6 +471,52 @@ static void test_to_json_completed(void **state) {
                 assert_non_null(o);
                 assert_json_bool(o, "cleanup.completed", table[i].completed);
                 json_object_put(o);
+        }
+}
+
+/* The run's dynamic user and its workspace's hand-over back: measured, listed when they remain; a record
+ * of an earlier version has neither (its user was not measured: taken as gone). */
+static void test_to_json_user_workspace(void **state) {
+        static const struct {
+                bool user_gone, has_workspace, returned, completed;
+                const char *remaining;
+        } table[] = {
+                { true, false, false, true, NULL },
+                { true, true, true, true, NULL },
+                { false, false, false, false, "[ \"user\" ]" },
+                { true, true, false, false, "[ \"workspace\" ]" },
+                { false, true, false, false, "[ \"user\", \"workspace\" ]" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_(run_record_freep) RunRecord *r = finished_record(), *back = NULL;
+                _cleanup_free_ char *text = NULL, *err = NULL;
+                json_object *o, *rem;
+
+                r->user_gone = table[i].user_gone;
+                r->has_workspace = table[i].has_workspace;
+                r->workspace_returned = table[i].returned;
+                assert_int_equal(run_record_to_json(r, &text), 0);
+                o = json_tokener_parse(text);
+                assert_non_null(o);
+                assert_json_bool(o, "cleanup.user_gone", table[i].user_gone);
+                if (table[i].has_workspace)
+                        assert_json_bool(o, "cleanup.workspace_returned", table[i].returned);
+                else
+                        assert_false(json_object_object_get_ex(lookup(o, "cleanup"), "workspace_returned", NULL));
+                assert_json_bool(o, "cleanup.completed", table[i].completed);
+                rem = NULL;
+                (void) json_object_object_get_ex(lookup(o, "cleanup"), "remaining", &rem);
+                if (table[i].remaining)
+                        assert_string_equal(json_object_to_json_string_ext(rem, JSON_C_TO_STRING_SPACED),
+                                            table[i].remaining);
+                else
+                        assert_null(rem);
+                json_object_put(o);
+                assert_int_equal(run_record_from_json(text, &back, &err), 0);
+                assert_int_equal(back->user_gone, r->user_gone);
+                assert_int_equal(back->has_workspace, r->has_workspace);
+                assert_int_equal(back->workspace_returned, r->workspace_returned);
         }
 }
 
@@ -935,7 +984,8 @@ static void test_round_trip_variants(void **state) {
                         r->unit = mfree(r->unit);
                         r->policy_digest = mfree(r->policy_digest);
                         r->cpu_usec = r->memory_peak = r->tasks_peak = UINT64_MAX;
-                        r->unit_gone = r->cgroup_gone = false;
+                        r->unit_gone = r->cgroup_gone = r->user_gone = false;
+                        r->has_workspace = true; /* its hand-over back failed */
                         break;
                 case 2: /* extremes */
                         r->stop_reason = STOP_SUCCESS;
@@ -1105,6 +1155,8 @@ static void test_from_json_refused(void **state) {
                 { "cleanup.unit_gone", "\"yes\"", "cleanup.unit_gone: expected a boolean" },
                 { "cleanup.cgroup_gone", DEL, "cleanup.cgroup_gone: expected a boolean" },
                 { "cleanup.cgroup_gone", "null", "cleanup.cgroup_gone: expected a boolean" },
+                { "cleanup.user_gone", "0", "cleanup.user_gone: expected a boolean" },
+                { "cleanup.workspace_returned", "\"yes\"", "cleanup.workspace_returned: expected a boolean" },
                 { "error", "5", "error: expected a string" },
                 { "resources.output_bytes", "-1", "resources.output_bytes: expected a non-negative integer or null" },
                 { "resources.output_bytes", "\"7\"", "resources.output_bytes: expected a non-negative integer or null" },
@@ -1214,6 +1266,8 @@ static void test_from_json_running(void **state) {
         assert_int_equal(r->tasks_peak, UINT64_MAX);
         assert_false(r->unit_gone);
         assert_false(r->cgroup_gone);
+        assert_true(r->user_gone); /* not measured then */
+        assert_false(r->has_workspace);
         assert_null(r->error);
 }
 
@@ -1717,6 +1771,7 @@ int main(void) {
                 cmocka_unit_test(test_start),
                 cmocka_unit_test(test_sandbox_section),
                 cmocka_unit_test(test_to_json_completed),
+                cmocka_unit_test(test_to_json_user_workspace),
                 cmocka_unit_test(test_to_json_disk),
                 cmocka_unit_test(test_to_json_unformattable_time),
                 cmocka_unit_test(test_round_trip_finished),

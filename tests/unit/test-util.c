@@ -425,6 +425,27 @@ static void test_path_is_absolute_normalized(void **state) {
         assert_false(path_is_absolute_normalized(NULL));
 }
 
+static void test_exec_arg_escape(void **state) {
+        static const struct {
+                const char *in, *out;
+        } table[] = {
+                { "", "" },
+                { "plain", "plain" },
+                { "$HOME", "$$HOME" },
+                { "${X}", "$${X}" },
+                { "a$b$", "a$$b$$" },
+                { "$$", "$$$$" },
+                { "%n \\x", "%n \\x" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_free_ char *e = NULL;
+
+                assert_int_equal(exec_arg_escape(table[i].in, &e), 0);
+                assert_string_equal(e, table[i].out);
+        }
+}
+
 /* ---- clocks ---- */
 
 static void test_clocks(void **state) {
@@ -454,6 +475,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_duration_refused),
                 cmocka_unit_test(test_format_bytes),
                 cmocka_unit_test(test_path_is_absolute_normalized),
+                cmocka_unit_test(test_exec_arg_escape),
                 cmocka_unit_test(test_clocks),
         };
 

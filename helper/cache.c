@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache-prune.h"
+#include "cache.h"
+#include "util.h"
+
+#define REMOVE_MAX_DEPTH 256
+#define ASIDE_PREFIX ".removing-"
+
+/* Deletes the contents of the directory dfd (taken), relative to fds opened with O_NOFOLLOW: the tree was
+ * a run's, which may have planted symlinks anywhere in it. */
+static int empty_dir(int dfd, dev_t dev, unsigned depth) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int r = 0;
+
+        if (depth > REMOVE_MAX_DEPTH) {
+                safe_close(dfd);
+                return -ELOOP;
+        }
+        d = fdopendir(dfd);
+        if (!d) {
+                safe_close(dfd);
+                return negative_errno();
+        }
+        while ((de = readdir(d))) {
+                struct stat st;
+
+                if (dot_or_dot_dot(de->d_name) || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (st.st_dev != dev) {
+                        r = r ?: -EXDEV; /* something mounted below: left alone */
+                        continue;
+                }
+                if (S_ISDIR(st.st_mode)) {
+                        int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        int k;
+
+                        if (sub < 0)
+                                continue;
+                        k = empty_dir(sub, dev, depth + 1);
+                        if (k < 0) {
+                                r = r ?: k;
+                                continue;
+                        }
+                        if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                                r = r ?: negative_errno();
+                } else if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT)
+                        r = r ?: negative_errno();
+        }
+        return r;
+}
+
+/* Removes the entry name of dir_fd, a directory's tree or anything else. */
+static int remove_entry(int dir_fd, const char *name) {
+        struct stat st;
+        int fd, r;
+
+        if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        if (!S_ISDIR(st.st_mode))
+                return unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT ? negative_errno() : 0;
+        fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        r = empty_dir(fd, st.st_dev, 0);
+        if (r < 0)
+                return r;
+        return unlinkat(dir_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? negative_errno() : 0;
+}
+
+/* root/OWNER/PROFILE/CACHE: the entry CACHE (removed with remove_entry() or by the caller), then PROFILE
+ * and OWNER if that left them empty. */
+static int remove_below(const char *root, const char *dir, bool entry) {
+        _cleanup_close_ int rfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_free_ char *copy = strdup(dir);
+        char *profile, *name;
+        int r = 0;
+
+        if (!copy)
+                return -ENOMEM;
+        if (rfd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        profile = strchr(copy, '/');
+        *profile++ = 0;
+        name = strchr(profile, '/');
+        *name++ = 0;
+        {
+                _cleanup_close_ int ofd = openat(rfd, copy, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int pfd = ofd < 0 ? -EBADF
+                                                  : openat(ofd, profile, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                if (pfd < 0)
+                        return errno == ENOENT ? 0 : negative_errno();
+                if (entry)
+                        r = remove_entry(pfd, name);
+                (void) unlinkat(ofd, profile, AT_REMOVEDIR); /* if empty */
+        }
+        (void) unlinkat(rfd, copy, AT_REMOVEDIR);
+        return r;
+}
+
+int cache_remove(const char *dir) {
+        _cleanup_close_ int rfd = -EBADF;
+        char aside[sizeof(ASIDE_PREFIX) + RUN_ID_LEN], id[RUN_ID_LEN + 1];
+        int r;
+
+        if (!cache_dir_is_valid(dir))
+                return -EINVAL;
+        rfd = open(CACHE_ROOT, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (rfd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        r = run_id_new(id);
+        if (r < 0)
+                return r;
+        snprintf(aside, sizeof(aside), ASIDE_PREFIX "%s", id);
+        /* OWNER and PROFILE are root's directories (systemd made them); the rename is of CACHE alone */
+        if (renameat(rfd, dir, rfd, aside) < 0) {
+                if (errno != ENOENT)
+                        return negative_errno();
+        } else {
+                r = remove_entry(rfd, aside);
+                if (r < 0)
+                        return r;
+        }
+        r = remove_below(CACHE_ROOT, dir, false);
+        if (r < 0)
+                return r;
+        /* systemd's link to it for DynamicUser= units; made again with the cache */
+        return remove_below(CACHE_LINK_ROOT, dir, true);
+}
+
+int cache_remove_leftovers(void) {
+        _cleanup_close_ int rfd = open(CACHE_ROOT, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int r = 0;
+
+        if (rfd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        d = fdopendir(TAKE_FD(rfd));
+        if (!d)
+                return negative_errno();
+        while ((de = readdir(d)))
+                if (strneq(de->d_name, ASIDE_PREFIX, strlen(ASIDE_PREFIX))) {
+                        int k = remove_entry(dirfd(d), de->d_name);
+
+                        r = r ?: k;
+                }
+        return r;
+}

@@ -16,7 +16,9 @@
 #define ASIDE_PREFIX ".removing-"
 
 /* Deletes the contents of the directory dfd (taken), relative to fds opened with O_NOFOLLOW: the tree was
- * a run's, which may have planted symlinks anywhere in it. */
+ * a run's, which may have planted symlinks anywhere in it. Directories of another file system (dev) are
+ * left alone; a non-directory's st_dev is not compared (overlayfs gives files their layer's device), and
+ * unlinking one never reaches below a mount. */
 static int empty_dir(int dfd, dev_t dev, unsigned depth) {
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
@@ -36,16 +38,18 @@ static int empty_dir(int dfd, dev_t dev, unsigned depth) {
 
                 if (dot_or_dot_dot(de->d_name) || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
-                if (st.st_dev != dev) {
-                        r = r ?: -EXDEV; /* something mounted below: left alone */
-                        continue;
-                }
                 if (S_ISDIR(st.st_mode)) {
                         int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        struct stat sst;
                         int k;
 
                         if (sub < 0)
                                 continue;
+                        if (fstat(sub, &sst) < 0 || sst.st_dev != dev) {
+                                safe_close(sub);
+                                r = r ?: -EXDEV; /* something mounted below: left alone */
+                                continue;
+                        }
                         k = empty_dir(sub, dev, depth + 1);
                         if (k < 0) {
                                 r = r ?: k;

@@ -128,7 +128,8 @@ void caches_done(Manager *m) {
         m->caches_removing = mfree(m->caches_removing);
 }
 
-/* What dfd's tree takes on disk, on its own file system, not following symlinks. */
+/* What dfd's tree takes on disk, on its own file system (directories of another are not entered; a file's
+ * st_dev is not compared: overlayfs gives files their layer's device), not following symlinks. */
 static uint64_t tree_bytes(int dfd, dev_t dev, unsigned depth) {
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
@@ -141,16 +142,21 @@ static uint64_t tree_bytes(int dfd, dev_t dev, unsigned depth) {
         while ((de = readdir(d))) {
                 struct stat st;
 
-                if (dot_or_dot_dot(de->d_name) ||
-                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
+                if (dot_or_dot_dot(de->d_name) || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
-                sum += (uint64_t) st.st_blocks * 512;
                 if (S_ISDIR(st.st_mode)) {
                         int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                        struct stat sst;
 
-                        if (sub >= 0)
-                                sum += tree_bytes(sub, dev, depth + 1);
-                }
+                        if (sub < 0)
+                                continue;
+                        if (fstat(sub, &sst) < 0 || sst.st_dev != dev) {
+                                safe_close(sub);
+                                continue;
+                        }
+                        sum += (uint64_t) sst.st_blocks * 512 + tree_bytes(sub, dev, depth + 1);
+                } else
+                        sum += (uint64_t) st.st_blocks * 512;
         }
         return sum;
 }

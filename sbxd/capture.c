@@ -5,7 +5,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
@@ -138,12 +137,14 @@ void capture_run_ended(Run *run) {
         capture_end(run, "the run ended");
 }
 
-/* The unit's main process, the exec helper, as a pidfd: its pid from systemd, checked to be in the run's
- * cgroup once the pidfd holds it (a pid reused meanwhile by a process elsewhere is not signalled). */
-static int run_helper_pidfd(Run *run, pid_t *ret_pid, int *ret_pidfd) {
+/* The unit's main process, the exec helper, as a /proc directory: its pid from systemd, checked to be in the
+ * run's cgroup. What is opened through that directory is that process's, also if the pid were reused
+ * meanwhile (its files are then gone: ESRCH). */
+static int run_helper_proc(Run *run, int *ret_proc_fd) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_free_ char *path = NULL, *cg = NULL, *want = NULL;
-        _cleanup_close_ int pidfd = -EBADF;
+        _cleanup_free_ char *cg = NULL, *want = NULL;
+        _cleanup_close_ int proc_fd = -EBADF;
+        char path[32];
         uint32_t pid = 0;
         int r;
 
@@ -153,40 +154,40 @@ static int run_helper_pidfd(Run *run, pid_t *ret_pid, int *ret_pidfd) {
                 return r;
         if (pid == 0)
                 return -ESRCH;
-        pidfd = pidfd_open((pid_t) pid, 0);
-        if (pidfd < 0)
-                return negative_errno();
-        if (asprintf(&path, "/proc/%" PRIu32 "/cgroup", pid) < 0)
-                return -ENOMEM;
-        r = read_file_at(AT_FDCWD, path, 4096, &cg, NULL);
+        (void) snprintf(path, sizeof(path), "/proc/%" PRIu32, pid);
+        proc_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0)
+                return errno == ENOENT ? -ESRCH : negative_errno();
+        r = read_file_at(proc_fd, "cgroup", 4096, &cg, NULL);
         if (r < 0)
-                return r;
-        if (!run->cgroup_path || !strneq(run->cgroup_path, "/sys/fs/cgroup/", strlen("/sys/fs/cgroup/")) ||
-            asprintf(&want, "0::%s\n", run->cgroup_path + strlen("/sys/fs/cgroup")) < 0)
+                return r == -ENOENT ? -ESRCH : r;
+        if (!run->cgroup_path || !strneq(run->cgroup_path, "/sys/fs/cgroup/", strlen("/sys/fs/cgroup/")))
+                return -ESRCH;
+        if (asprintf(&want, "0::%s\n", run->cgroup_path + strlen("/sys/fs/cgroup")) < 0)
                 return -ENOMEM;
         if (!streq(cg, want))
                 return -ESRCH;
-        *ret_pid = (pid_t) pid;
-        *ret_pidfd = TAKE_FD(pidfd);
+        *ret_proc_fd = TAKE_FD(proc_fd);
         return 0;
 }
 
-/* Opens the read end of the helper's capture pipe (capture-proto.h) and asks the helper to copy into it. */
+/* Opens the read end of the helper's capture pipe (capture-proto.h) and asks the helper to copy into it:
+ * the signal goes through systemd to the unit's main process (sbxd has no CAP_KILL). */
 static int capture_attach(Run *run, int *ret_pipe, sd_bus_error *error) {
-        _cleanup_close_ int pidfd = -EBADF, pipe_fd = -EBADF;
-        char path[64];
+        _cleanup_(sd_bus_error_free) sd_bus_error kill_error = SD_BUS_ERROR_NULL;
+        _cleanup_close_ int proc_fd = -EBADF, pipe_fd = -EBADF;
+        char path[32];
         struct stat st;
-        pid_t pid;
         int r;
 
-        r = run_helper_pidfd(run, &pid, &pidfd);
+        r = run_helper_proc(run, &proc_fd);
         if (r == -ESRCH)
                 return sd_bus_error_setf(error, ERR_CANNOT_CAPTURE, "run %s: its command has not started yet, or is "
                                          "ending", run->id);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "run %s: cannot find its exec helper: %m", run->id);
-        (void) snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) pid, SBX_CAPTURE_FD);
-        pipe_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        (void) snprintf(path, sizeof(path), "fd/%d", SBX_CAPTURE_FD);
+        pipe_fd = openat(proc_fd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         if (pipe_fd < 0 && errno == ENOENT)
                 return sd_bus_error_setf(error, ERR_CANNOT_CAPTURE, "run %s: its exec helper offers no capture "
                                          "(started by an earlier version of sbx, or it could not set it up)", run->id);
@@ -196,9 +197,11 @@ static int capture_attach(Run *run, int *ret_pipe, sd_bus_error *error) {
         if (fstat(pipe_fd, &st) < 0 || !S_ISFIFO(st.st_mode))
                 return sd_bus_error_setf(error, ERR_CANNOT_CAPTURE, "run %s: its exec helper's descriptor %d is not "
                                          "a capture pipe", run->id, SBX_CAPTURE_FD);
-        if (pidfd_send_signal(pidfd, SBX_CAPTURE_SIGNAL, NULL, 0) < 0)
-                return sd_bus_error_set_errnof(error, errno, "run %s: cannot ask its exec helper to capture: %m",
-                                               run->id);
+        r = sd_bus_call_method(run->manager->bus, SD_DEST, run->unit_path, "org.freedesktop.systemd1.Unit", "Kill",
+                               &kill_error, NULL, "si", "main", (int32_t) SBX_CAPTURE_SIGNAL);
+        if (r < 0)
+                return sd_bus_error_setf(error, ERR_CANNOT_CAPTURE, "run %s: cannot ask its exec helper to capture: %s",
+                                         run->id, kill_error.message ?: strerror(-r));
         *ret_pipe = TAKE_FD(pipe_fd);
         return 0;
 }

@@ -39,10 +39,10 @@ assert_rc 0 sbxctl profile reload
 
 # The command says "before", waits for $WS/go, says "after-SECRET", tries to open its helper's capture
 # pipe, waits for $WS/go2 and says "end". The workspace is the test's: root can drop the files in it.
-CMD='echo before; while [ ! -e go ]; do sleep 0.1; done; echo after-SECRET-4711;
+CMD='echo before; while [ ! -e go ]; do sleep 0.5; done; echo after-SECRET-4711;
 if (exec 3</proc/$PPID/fd/99) 2>/dev/null; then echo PIPE-OPENED; else echo pipe-denied; fi;
 if cat /var/lib/sbx/capture/* 2>/dev/null; then echo CAPTURE-READ; else echo capture-denied; fi;
-while [ ! -e go2 ]; do sleep 0.1; done; echo end'
+while [ ! -e go2 ]; do sleep 0.5; done; echo end'
 
 t_begin "a run starts; another user may not capture it (nor learn anything about it)"
 sbx_run_bg "$W/out" "${P[@]}" --workspace "$WS" -- sh -c "$CMD"

@@ -1189,11 +1189,12 @@ static int verb_rm(char **ids) {
 
 /* ---- list / show / stop ---------------------------------------------------------------------------- */
 
-static int call_daemon(const char *method, const char *arg, char **ret_json) {
+/* Calls a method of sbxd's with the arguments of types (NULL: none); its reply in *ret_reply. An exit status
+ * other than 0 when it failed, having said why. */
+static int call_daemon_reply(const char *method, sd_bus_message **ret_reply, const char *types, ...) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        const char *json;
+        va_list ap;
         int r;
 
         r = check_systemd();
@@ -1202,14 +1203,23 @@ static int call_daemon(const char *method, const char *arg, char **ret_json) {
         r = connect_bus(&bus);
         if (r != 0)
                 return r;
-        if (arg)
-                r = sd_bus_call_method(bus, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method, &error, &reply,
-                                       "s", arg);
-        else
-                r = sd_bus_call_method(bus, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method, &error, &reply,
-                                       NULL);
+        va_start(ap, types);
+        r = sd_bus_call_methodv(bus, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method, &error, ret_reply, types,
+                                ap);
+        va_end(ap);
         if (r < 0)
                 return bus_failure(bus, &error, r);
+        return 0;
+}
+
+static int call_daemon(const char *method, const char *arg, char **ret_json) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *json;
+        int r;
+
+        r = arg ? call_daemon_reply(method, &reply, "s", arg) : call_daemon_reply(method, &reply, NULL);
+        if (r != 0)
+                return r;
         if (!ret_json)
                 return 0;
         r = sd_bus_message_read(reply, "s", &json);
@@ -1471,9 +1481,7 @@ static int verb_stop(const char *id) {
 /* Temporary elevated capture (docs/capture.md): sbxd copies the run's output into a root-only file until
  * the expiry; the reaper deletes the file then. */
 static int verb_capture(const char *id) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         char ts[TIMESTAMP_MAX];
         uint64_t until;
         int r;
@@ -1484,16 +1492,9 @@ static int verb_capture(const char *id) {
                 return refused("capture: --until=DURATION is required (how long to capture, e.g. 30min; at most 24h)");
         if (capture_check_duration(arg_until) < 0)
                 return refused("capture: --until: at most 24h");
-        r = check_systemd();
+        r = call_daemon_reply("Capture", &reply, "st", id, (uint64_t) arg_until);
         if (r != 0)
                 return r;
-        r = connect_bus(&bus);
-        if (r != 0)
-                return r;
-        r = sd_bus_call_method(bus, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Capture", &error, &reply, "st", id,
-                               (uint64_t) arg_until);
-        if (r < 0)
-                return bus_failure(bus, &error, r);
         r = sd_bus_message_read(reply, "t", &until);
         if (r < 0 || !format_timestamp(ts, until))
                 return failed("sbxd sent an invalid reply");
@@ -1912,6 +1913,21 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
+/* Options may also follow a command's first argument: "exec SB --timeout 5s -- cmd", "capture RUN --until
+ * 1h". As parse_argv(), and -H and -M still exclude each other. */
+static int parse_argv_after_first(int argc, char *argv[]) {
+        int r;
+
+        optind = 1;
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r;
+        if (arg_host && arg_machine)
+                return -refused("--host and --machine exclude each other (a container on another host: "
+                                "-H HOST/MACHINE)");
+        return 1;
+}
+
 int main(int argc, char *argv[]) {
         const char *verb;
         int r;
@@ -1962,14 +1978,9 @@ int main(int argc, char *argv[]) {
                 if (argc == 0 || streq(argv[0], "--"))
                         return refused("exec: no sandbox given (usage: sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...])");
                 sandbox = argv[0];
-                /* options may also follow the sandbox: "exec SB --timeout 5s -- cmd" */
-                optind = 1;
-                r = parse_argv(argc, argv);
+                r = parse_argv_after_first(argc, argv);
                 if (r <= 0)
                         return -r;
-                if (arg_host && arg_machine)
-                        return refused("--host and --machine exclude each other (a container on another host: "
-                                       "-H HOST/MACHINE)");
                 argv += optind;
                 if (*argv && streq(*argv, "--"))
                         argv++;
@@ -1993,9 +2004,7 @@ int main(int argc, char *argv[]) {
                 if (argc == 0)
                         return refused("capture: no run given (usage: sbxctl capture RUN --until=DURATION)");
                 id = argv[0];
-                /* options may also follow the run: "capture RUN --until 1h" */
-                optind = 1;
-                r = parse_argv(argc, argv);
+                r = parse_argv_after_first(argc, argv);
                 if (r <= 0)
                         return -r;
                 if (optind < argc)

@@ -15,15 +15,6 @@ int capture_check_duration(usec_t duration) {
         return 0;
 }
 
-static bool tenant_is_valid(const char *s) {
-        if (!s || strlen(s) != CAPTURE_TENANT_LEN)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-                        return false;
-        return true;
-}
-
 /* The times of the capture object: { key, offset, may be null } */
 static const struct {
         const char *key;
@@ -97,7 +88,7 @@ int run_capture_from_json(json_object *x, RunCapture *ret, char **ret_error) {
         if (c.until < c.enabled_at)
                 return error_setf(ret_error, -EBADMSG, "capture.until: before capture.enabled_at");
         if (!json_object_object_get_ex(x, "by_tenant", &v) || !json_object_is_type(v, json_type_string) ||
-            !tenant_is_valid(json_object_get_string(v)))
+            !lower_hex_is_valid(json_object_get_string(v), CAPTURE_TENANT_LEN))
                 return error_setf(ret_error, -EBADMSG, "capture.by_tenant: expected a tenant id");
         strcpy(c.by_tenant, json_object_get_string(v));
         if (!json_object_object_get_ex(x, "bytes", &v) || !json_object_is_type(v, json_type_int) ||

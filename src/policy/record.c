@@ -1137,12 +1137,7 @@ int run_record_to_json(const RunRecord *r, char **ret) {
 }
 
 static bool is_hex(const char *s, size_t len) {
-        if (!s || strlen(s) != len)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-                        return false;
-        return true;
+        return lower_hex_is_valid(s, len);
 }
 
 static int get_string(json_object *o, const char *key, bool nullable, const char **ret, char **ret_error) {

@@ -65,13 +65,15 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
         return 0;
 }
 
-/* Copies what the pipe holds now into the file. Returns 0 when the pipe is empty for now, 1 at its end
- * (the helper is gone, or its writes failed), a negative errno when the file cannot be written. */
-static int capture_copy(Capture *c) {
+/* Copies what the pipe holds now into the file, at most max_chunks reads of 64 KiB (a run that writes without
+ * a pause does not keep sbxd from its other work: the pipe is read again on the next turn). Returns 0 when
+ * the pipe is empty for now (or max_chunks were read), 1 at its end (the helper is gone, or its writes
+ * failed), a negative errno when the file cannot be written. */
+static int capture_copy(Capture *c, unsigned max_chunks) {
         static uint8_t buf[64 * 1024];
         RunCapture *rc = &c->run->record->capture;
 
-        for (;;) {
+        for (unsigned i = 0; i < max_chunks; i++) {
                 ssize_t k = read(c->pipe_fd, buf, sizeof(buf));
                 int r;
 
@@ -86,6 +88,7 @@ static int capture_copy(Capture *c) {
                         return r;
                 rc->bytes += (uint64_t) k;
         }
+        return 0;
 }
 
 /* Capture ends: what is left in the pipe is copied, then sbxd's end closes (the helper's next write fails and
@@ -96,7 +99,8 @@ static void capture_end(Run *run, const char *why) {
 
         if (!c)
                 return;
-        r = capture_copy(c);
+        /* what the pipe still holds (at most its size, 1 MiB, and what a writer adds meanwhile) */
+        r = capture_copy(c, 32);
         if (r < 0)
                 log_warning_errno(r, "Run %s: cannot write the capture file, capture ends: %m", run->id);
         run->record->capture.ended_at = now_realtime();
@@ -118,7 +122,7 @@ static int on_capture_io(sd_event_source *s, int fd, uint32_t revents, void *use
         Capture *c = userdata;
         int r;
 
-        r = capture_copy(c);
+        r = capture_copy(c, 16);
         if (r < 0)
                 log_warning_errno(r, "Run %s: cannot write the capture file: %m", c->run->id);
         if (r != 0)
@@ -190,7 +194,8 @@ static int capture_attach(Run *run, int *ret_pipe, sd_bus_error *error) {
         pipe_fd = openat(proc_fd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         if (pipe_fd < 0 && errno == ENOENT)
                 return sd_bus_error_setf(error, ERR_CANNOT_CAPTURE, "run %s: its exec helper offers no capture "
-                                         "(started by an earlier version of sbx, or it could not set it up)", run->id);
+                                         "(not yet: its command is about to start; or it was started by an earlier "
+                                         "version of sbx, or could not set it up)", run->id);
         if (pipe_fd < 0)
                 return sd_bus_error_set_errnof(error, errno, "run %s: cannot open its exec helper's capture pipe: %m",
                                                run->id);
@@ -313,6 +318,8 @@ int capture_method(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         rc = &run->record->capture;
         if (run->finalizing || run->stop_requested || run->record->finished)
                 return sd_bus_error_setf(error, ERR_NO_RUN, "run %s is ending: there is no output left to capture", id);
+        if (run->claim || run->pending)
+                return sd_bus_error_setf(error, ERR_CANNOT_CAPTURE, "run %s: its command has not started yet", id);
         if (run->sandbox)
                 return sd_bus_error_setf(error, ERR_CANNOT_CAPTURE, "run %s is a sandbox: each of its commands' output "
                                          "is relayed by a supervisor of its own, which capture does not reach", id);

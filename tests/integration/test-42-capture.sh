@@ -33,6 +33,13 @@ EOF
 ADDED+=("$RUNPROF/sbxtest_capture.json")
 P=(-p sbxtest_capture)
 bus_capture() { busctl call org.sbx.Manager1 /org/sbx/Manager1 org.sbx.Manager1 Capture st "$@"; }
+# wait_before FILE: until the command's first line reached its caller (so that it was written before any
+# capture the test enables next)
+wait_before() {
+  local i
+  for i in $(seq 300); do grep -q '^before$' "$1" 2>/dev/null && return 0; sleep 0.1; done
+  _t_err "the command never said 'before': $(cat "$1")"
+}
 
 t_begin "the test profile loads"
 assert_rc 0 sbxctl profile reload
@@ -47,6 +54,7 @@ while [ ! -e go2 ]; do sleep 0.5; done; echo end'
 t_begin "a run starts; another user may not capture it (nor learn anything about it)"
 sbx_run_bg "$W/out" "${P[@]}" --workspace "$WS" -- sh -c "$CMD"
 rrun=$RUN
+wait_before "$W/out"
 if id nobody >/dev/null 2>&1; then
   t_run runuser -u nobody -- sbxctl capture "$rrun" --until 1h
   assert_eq 125 "$T_RC" "exit status of capture as nobody"
@@ -152,6 +160,7 @@ t_begin "a new expiry while on; at the expiry capture stops, the run and its cal
 WS2=$W/ws2; mkdir "$WS2"
 sbx_run_bg "$W/out3" "${P[@]}" --workspace "$WS2" -- sh -c "$CMD"
 run2=$RUN
+wait_before "$W/out3"
 assert_rc 0 sbxctl capture "$run2" --until 1h
 touch "$WS2/go"
 for i in $(seq 100); do grep -q capture-denied "$CAPDIR/$run2" 2>/dev/null && break; sleep 0.2; done
@@ -180,6 +189,7 @@ t_begin "sbxd restarted while capturing: capture ends, the record says so, the r
 WS3=$W/ws3; mkdir "$WS3"
 sbx_run_bg "$W/out4" "${P[@]}" --workspace "$WS3" -- sh -c "$CMD"
 run3=$RUN
+wait_before "$W/out4"
 t_on_exit "rm -f '$CAPDIR/$run3'"
 assert_rc 0 sbxctl capture "$run3" --until 1h
 assert_rc 0 systemctl restart sbxd

@@ -33,6 +33,14 @@ EOF
 ADDED+=("$RUNPROF/sbxtest_capture.json")
 P=(-p sbxtest_capture)
 bus_capture() { busctl call org.sbx.Manager1 /org/sbx/Manager1 org.sbx.Manager1 Capture st "$@"; }
+# finish_run WORKSPACE OUT: lets the command end, and checks that its caller got every line, as ever
+finish_run() {
+  local rc
+  touch "$1/go2"
+  wait "$CPID"; rc=$?; CPID=
+  assert_eq 0 "$rc" "sbxctl run's exit status"
+  assert_eq "$(printf 'before\nafter-SECRET-4711\npipe-denied\ncapture-denied\nend')" "$(cat "$2")" "the caller's output"
+}
 # wait_before FILE: until the command's first line reached its caller (so that it was written before any
 # capture the test enables next)
 wait_before() {
@@ -121,10 +129,7 @@ if id nobody >/dev/null 2>&1; then
 fi
 
 t_begin "the caller got exactly what the command wrote; the record says when capture ended and how much"
-touch "$WS/go2"
-wait "$CPID"; rc=$?; CPID=
-assert_eq 0 "$rc" "sbxctl run's exit status"
-assert_eq "$(printf 'before\nafter-SECRET-4711\npipe-denied\ncapture-denied\nend')" "$(cat "$W/out")" "the caller's output"
+finish_run "$WS" "$W/out"
 assert_eq "$(printf 'after-SECRET-4711\npipe-denied\ncapture-denied\nend\n' | od -c)" "$(od -c < "$CAPDIR/$rrun")" "the capture file, byte for byte"
 assert_eq "$(stat -c %s "$CAPDIR/$rrun")" "$(record_get "$rrun" .capture.bytes)" "capture.bytes"
 assert_ne null "$(record_get "$rrun" .capture.ended_at)" "capture.ended_at"
@@ -176,10 +181,7 @@ now=$(date +%s)
 for i in $(seq 50); do [ "$(record_get "$run2" .capture.ended_at)" != null ] && break; sleep 0.2; done
 assert_ne null "$(record_get "$run2" .capture.ended_at)" "capture.ended_at after the expiry, the run still running"
 assert_eq running "$(record_get "$run2" .state)" "the run's state"
-touch "$WS2/go2"
-wait "$CPID"; rc=$?; CPID=
-assert_eq 0 "$rc" "sbxctl run's exit status"
-assert_eq "$(printf 'before\nafter-SECRET-4711\npipe-denied\ncapture-denied\nend')" "$(cat "$W/out3")" "the caller's output"
+finish_run "$WS2" "$W/out3"
 assert_eq "$(printf 'after-SECRET-4711\npipe-denied\ncapture-denied\n')" "$(cat "$CAPDIR/$run2")" "the capture file (nothing after the expiry)"
 assert_eq "$(stat -c %s "$CAPDIR/$run2")" "$(record_get "$run2" .capture.bytes)" "capture.bytes"
 assert_rc 0 sbxctl gc
@@ -195,10 +197,8 @@ assert_rc 0 sbxctl capture "$run3" --until 1h
 assert_rc 0 systemctl restart sbxd
 for i in $(seq 50); do [ "$(record_get "$run3" .capture.ended_at)" != null ] && break; sleep 0.2; done
 assert_ne null "$(record_get "$run3" .capture.ended_at)" "capture.ended_at after sbxd's restart"
-touch "$WS3/go" "$WS3/go2"
-wait "$CPID"; rc=$?; CPID=
-assert_eq 0 "$rc" "sbxctl run's exit status"
-assert_eq "$(printf 'before\nafter-SECRET-4711\npipe-denied\ncapture-denied\nend')" "$(cat "$W/out4")" "the caller's output"
+touch "$WS3/go"
+finish_run "$WS3" "$W/out4"
 assert_eq "" "$(cat "$CAPDIR/$run3")" "the capture file (nothing after sbxd went away)"
 assert_eq 0 "$(record_get "$run3" .capture.bytes)" "capture.bytes"
 t_run sbxctl capture "$run3" --until 1h

@@ -1033,6 +1033,11 @@ int main(int argc, char *argv[]) {
         r = supervisor_prepare(&sup, arg_seccomp_filter, arg_output_max, &error);
         if (r < 0)
                 return refuse("%s", error ?: strerror(-r));
+        /* Temporary elevated capture (docs/capture.md): offered where the output is relayed. Where it cannot be,
+         * the run goes on as it would (nothing is said on the caller's stderr) and sbxd refuses to capture it:
+         * it finds no pipe to open. */
+        if (arg_output_max > 0)
+                (void) supervisor_offer_capture(&sup);
 
         pid = fork();
         if (pid < 0)

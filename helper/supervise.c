@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <termios.h>
 
+#include "capture-proto.h"
 #include "supervise.h"
 #include "util.h"
 
@@ -23,6 +24,8 @@ void supervisor_done(Supervisor *s) {
         s->sock[1] = safe_close(s->sock[1]);
         s->listener = safe_close(s->listener);
         s->signal_fd = safe_close(s->signal_fd);
+        s->capture_signal_fd = safe_close(s->capture_signal_fd);
+        s->capture_fd = safe_close(s->capture_fd);
         seccomp_denials_done(&s->denials);
         for (size_t i = 0; i < ELEMENTSOF(s->streams); i++) {
                 s->streams[i].src = safe_close(s->streams[i].src);
@@ -122,6 +125,52 @@ int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_m
         return 0;
 }
 
+int supervisor_offer_capture(Supervisor *s) {
+        _cleanup_close_ int sfd = -EBADF, r_end = -EBADF, w_end = -EBADF;
+        sigset_t sig;
+        int fds[2];
+
+        if (s->output_max == 0)
+                return -EOPNOTSUPP; /* nothing relayed: nothing to copy */
+        /* the number sbxd opens must be free: never take over a descriptor of something else */
+        if (fcntl(SBX_CAPTURE_FD, F_GETFD) >= 0 || errno != EBADF)
+                return -EBUSY;
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return negative_errno();
+        r_end = fds[0];
+        w_end = fds[1];
+        /* room for a burst while sbxd writes the file (the default 64 KiB where this is refused) */
+        (void) fcntl(w_end, F_SETPIPE_SZ, 1024 * 1024);
+
+        /* blocked before the pipe can be found: a signal sbxd sends is never one that ends us */
+        sigemptyset(&sig);
+        sigaddset(&sig, SBX_CAPTURE_SIGNAL);
+        if (sigprocmask(SIG_BLOCK, &sig, NULL) < 0)
+                return negative_errno();
+        sigaddset(&s->wait_mask, SBX_CAPTURE_SIGNAL);
+        sfd = signalfd(-1, &sig, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0)
+                return negative_errno();
+        if (dup3(r_end, SBX_CAPTURE_FD, O_CLOEXEC) < 0)
+                return negative_errno();
+        s->capture_signal_fd = TAKE_FD(sfd);
+        s->capture_fd = TAKE_FD(w_end);
+        return 0;
+}
+
+/* sbxd holds the pipe's read end and asks for the copy: ours goes, so that sbxd's is the only one (when it
+ * closes it, our writes fail and capture ends). */
+static void capture_start(Supervisor *s) {
+        struct signalfd_siginfo si;
+
+        if (read(s->capture_signal_fd, &si, sizeof(si)) != (ssize_t) sizeof(si) ||
+            si.ssi_signo != (uint32_t) SBX_CAPTURE_SIGNAL)
+                return;
+        s->capture_signal_fd = safe_close(s->capture_signal_fd);
+        (void) close(SBX_CAPTURE_FD);
+        s->capture_on = s->capture_fd >= 0;
+}
+
 int supervisor_child_output(Supervisor *s) {
         int out = s->streams[0].child_fd, err = s->stderr_shared ? s->streams[0].child_fd : s->streams[1].child_fd;
 
@@ -190,6 +239,17 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
         return 0;
 }
 
+/* The copy: what the caller was passed, in the order read. A failure (sbxd closed its end: the capture
+ * expired, or sbxd went away) ends capture for the rest of the run. */
+static void capture_write(Supervisor *s, const uint8_t *p, size_t n) {
+        if (!s->capture_on || n == 0)
+                return;
+        if (write_all(s->capture_fd, p, n) < 0) {
+                s->capture_fd = safe_close(s->capture_fd);
+                s->capture_on = false;
+        }
+}
+
 /* The caller's end is gone (a pipe without readers: POLLERR; a hung-up terminal or socket: POLLHUP).
  * Without us the command's next write there would fail (EPIPE, SIGPIPE); closing our end of its stream
  * does the same, also once the limit is reached and nothing is written any more (`yes | head`). */
@@ -219,6 +279,7 @@ static size_t relay(Supervisor *s, OutputStream *o) {
                 size_t w = (size_t) MIN((uint64_t) k, s->output_max - s->output_written);
 
                 s->output_written += w;
+                capture_write(s, buf, w);
                 if (!o->discard) {
                         r = write_all(o->dst, buf, w);
                         if (r == -EPIPE) {
@@ -241,10 +302,10 @@ static void give_up_listener(Supervisor *s, int error) {
 }
 
 int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
-        enum { LISTENER, SOURCE, DESTINATION, SIGNALS };
+        enum { LISTENER, SOURCE, DESTINATION, SIGNALS, CAPTURE };
 
         for (;;) {
-                struct pollfd p[2 + 2 * ELEMENTSOF(s->streams)];
+                struct pollfd p[3 + 2 * ELEMENTSOF(s->streams)];
                 struct timespec ts, *timeout = NULL;
                 struct {
                         int kind;
@@ -283,6 +344,11 @@ int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
                         ts.tv_nsec = (long) ((s->deadline - now) % 1000000) * 1000;
                         timeout = &ts;
                 }
+                if (s->capture_signal_fd >= 0) {
+                        what[n].kind = CAPTURE;
+                        what[n].stream = NULL;
+                        p[n++] = (struct pollfd) { .fd = s->capture_signal_fd, .events = POLLIN };
+                }
                 if (s->listener >= 0) {
                         what[n].kind = LISTENER;
                         what[n].stream = NULL;
@@ -314,6 +380,9 @@ int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
                         case SOURCE:
                                 (void) relay(s, what[i].stream);
                                 break;
+                        case CAPTURE:
+                                capture_start(s);
+                                break;
                         case SIGNALS: {
                                 struct signalfd_siginfo si;
 
@@ -343,7 +412,9 @@ int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
 
 void supervisor_finish(Supervisor *s) {
         /* Every writer is gone (the cgroup is empty): read to the end. The fds are non-blocking, so a
-         * writer outside the cgroup could not stall us. */
+         * writer outside the cgroup could not stall us. A capture asked for meanwhile takes it too. */
+        if (s->capture_signal_fd >= 0)
+                capture_start(s);
         for (size_t i = 0; i < ELEMENTSOF(s->streams); i++)
                 while (s->streams[i].src >= 0 && relay(s, &s->streams[i]) > 0)
                         ;

@@ -6,7 +6,9 @@
  *     right before execve() and hands its listener over; the helper answers every caught call with
  *     EPERM and counts it per syscall;
  *   - the output ceiling (--output-max=N): the command's stdout and stderr reach the caller through the
- *     helper, which passes the first N bytes of both together and drains the rest.
+ *     helper, which passes the first N bytes of both together and drains the rest;
+ *   - with the output relayed, temporary elevated capture (src/shared/capture-proto.h, docs/capture.md):
+ *     once sbxd asks, what is passed to the caller is also written to sbxd's end of a pipe.
  * Without either, the command gets the caller's fds directly and the helper only waits. */
 
 #include <linux/filter.h>
@@ -38,6 +40,11 @@ typedef struct Supervisor {
         uint64_t output_read;     /* bytes the command wrote */
         uint64_t output_written;  /* bytes passed on: at most output_max */
 
+        /* capture (capture-proto.h): offered when the output is relayed */
+        int capture_signal_fd;    /* a signalfd of SBX_CAPTURE_SIGNAL while capture is offered, or -EBADF */
+        int capture_fd;           /* the pipe's write end; written to once capture is on */
+        bool capture_on;          /* sbxd holds the read end and asked: what is passed on goes there too */
+
         sigset_t wait_mask;       /* the signal mask while waiting: SIGCHLD deliverable */
 
         /* a sandbox's command (helper/serve.c): it runs in a process group of its own */
@@ -52,7 +59,7 @@ typedef struct Supervisor {
                 .sock = { -EBADF, -EBADF }, .listener = -EBADF,                                      \
                 .streams = { { .src = -EBADF, .child_fd = -EBADF, .dst = 1 },                        \
                              { .src = -EBADF, .child_fd = -EBADF, .dst = 2 } },                      \
-                .signal_fd = -EBADF,                                                                 \
+                .signal_fd = -EBADF, .capture_signal_fd = -EBADF, .capture_fd = -EBADF,              \
         }
 
 void supervisor_done(Supervisor *s);
@@ -60,6 +67,11 @@ void supervisor_done(Supervisor *s);
 /* Before the fork (SIGCHLD is blocked from here on; the child's signal reset unblocks it). On failure a
  * negative errno and a message for the refusal in *ret_error. */
 int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_max, char **ret_error);
+
+/* After supervisor_prepare() of a run whose output is relayed: offers capture. Makes the pipe (its read end at
+ * SBX_CAPTURE_FD, for sbxd to open) and blocks SBX_CAPTURE_SIGNAL, read from a signalfd while waiting. A
+ * negative errno when it cannot: the run goes on, and sbxd refuses to capture it (no pipe to open). */
+int supervisor_offer_capture(Supervisor *s);
 
 /* In the child, first thing: stdout and stderr become the relay's ends. */
 int supervisor_child_output(Supervisor *s);

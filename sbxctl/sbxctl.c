@@ -30,6 +30,7 @@ static const char *arg_network = NULL;
 static uint64_t arg_memory = 0, arg_tasks = 0, arg_cpu = 0;
 static usec_t arg_timeout = 0;
 static bool arg_json = false;
+static usec_t arg_until = 0;            /* capture --until: a duration from now; 0: not given */
 static bool arg_quiet = false;          /* run: no end-of-run summary lines */
 static bool arg_legend = true;
 static bool arg_all = false;
@@ -58,6 +59,7 @@ static int help(void) {
                "  show [--json] RUN               Show the record of a run\n"
                "  stop RUN                        Stop a running run\n"
                "  gc                              Stop overdue runs, check cleanups, prune old records\n"
+               "  capture RUN --until=DURATION    Copy a running run's output to a root-only file (admin)\n"
                "  profile list                    List profiles (and invalid profile files)\n"
                "  profile show [NAME|FILE]        Show a profile's effective policy and unit properties\n"
                "  profile check FILE...           Validate profile files\n"
@@ -87,7 +89,8 @@ static int help(void) {
                "                        run and exec run sbxctl on HOST through ssh\n"
                "  -M --machine=MACHINE  The sbxd of a local container (systemd-machined)\n\n"
                "Other options:\n"
-               "     --json             JSON output (list, show, gc; run: the limit lines as JSON)\n"
+               "     --until=DURATION   How long to capture, and keep the copy (capture)\n"
+               "     --json             JSON output (list, show, gc, capture; run: the limit lines as JSON)\n"
                "     --quiet            No end-of-run lines on stderr (run: limits, egress)\n"
                "     --no-legend        No header line (list)\n"
                "     --all              Every user's runs (list; root or polkit's\n"
@@ -394,7 +397,8 @@ static int bus_failure(sd_bus *bus, const sd_bus_error *e, int r) {
                                    "org.sbx.Error.AccessDenied", "org.sbx.Error.Exists"))
                 return refused("%s", e->message);
         /* a broken profile or a policy sbx cannot enforce here: nothing ran, and not the caller's fault */
-        if (sd_bus_error_has_names(e, "org.sbx.Error.BadProfile", "org.sbx.Error.CannotEnforce"))
+        if (sd_bus_error_has_names(e, "org.sbx.Error.BadProfile", "org.sbx.Error.CannotEnforce",
+                                   "org.sbx.Error.CannotCapture"))
                 return failed("%s", e->message);
         if (sd_bus_error_has_names(e, "org.freedesktop.DBus.Error.ServiceUnknown",
                                    "org.freedesktop.DBus.Error.NameHasNoOwner"))
@@ -1185,11 +1189,12 @@ static int verb_rm(char **ids) {
 
 /* ---- list / show / stop ---------------------------------------------------------------------------- */
 
-static int call_daemon(const char *method, const char *arg, char **ret_json) {
+/* Calls a method of sbxd's with the arguments of types (NULL: none); its reply in *ret_reply. An exit status
+ * other than 0 when it failed, having said why. */
+static int call_daemon_reply(const char *method, sd_bus_message **ret_reply, const char *types, ...) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        const char *json;
+        va_list ap;
         int r;
 
         r = check_systemd();
@@ -1198,14 +1203,23 @@ static int call_daemon(const char *method, const char *arg, char **ret_json) {
         r = connect_bus(&bus);
         if (r != 0)
                 return r;
-        if (arg)
-                r = sd_bus_call_method(bus, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method, &error, &reply,
-                                       "s", arg);
-        else
-                r = sd_bus_call_method(bus, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method, &error, &reply,
-                                       NULL);
+        va_start(ap, types);
+        r = sd_bus_call_methodv(bus, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method, &error, ret_reply, types,
+                                ap);
+        va_end(ap);
         if (r < 0)
                 return bus_failure(bus, &error, r);
+        return 0;
+}
+
+static int call_daemon(const char *method, const char *arg, char **ret_json) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *json;
+        int r;
+
+        r = arg ? call_daemon_reply(method, &reply, "s", arg) : call_daemon_reply(method, &reply, NULL);
+        if (r != 0)
+                return r;
         if (!ret_json)
                 return 0;
         r = sd_bus_message_read(reply, "s", &json);
@@ -1401,6 +1415,18 @@ static int verb_show(const char *id) {
                                e->output_truncated ? " (cut)" : "");
                 }
         }
+        if (run_capture_enabled(&rec->capture)) {
+                const RunCapture *c = &rec->capture;
+                char ts2[TIMESTAMP_MAX];
+
+                printf("%-14s enabled %s by tenant %s, until %s, %" PRIu64 " bytes%s\n", "Capture:",
+                       format_timestamp(ts, c->enabled_at), c->by_tenant, format_timestamp(ts2, c->until), c->bytes,
+                       c->ended_at ? "" : " so far");
+                if (c->ended_at)
+                        printf("%-14s ended %s, file %s%s\n", "", format_timestamp(ts, c->ended_at),
+                               c->deleted_at ? "deleted " : "kept until the reaper deletes it",
+                               c->deleted_at ? format_timestamp(ts2, c->deleted_at) : "");
+        }
         printf("%-14s %s\n", "Cleanup:",
                rec->finished ? (run_record_cleanup_completed(rec) ? "completed" : "INCOMPLETE") : "-");
         if (rec->error)
@@ -1470,6 +1496,34 @@ static int verb_stop(const char *id) {
         if (!run_id_is_valid(id))
                 return refused("stop: '%s' is not a run id (32 hex characters)", id);
         return call_daemon("Stop", id, NULL);
+}
+
+/* Temporary elevated capture (docs/capture.md): sbxd copies the run's output into a root-only file until
+ * the expiry; the reaper deletes the file then. */
+static int verb_capture(const char *id) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        char ts[TIMESTAMP_MAX];
+        uint64_t until;
+        int r;
+
+        if (!run_id_is_valid(id))
+                return refused("capture: '%s' is not a run id (32 hex characters)", id);
+        if (arg_until == 0)
+                return refused("capture: --until=DURATION is required (how long to capture, e.g. 30min; at most 24h)");
+        if (capture_check_duration(arg_until) < 0)
+                return refused("capture: --until: at most 24h");
+        r = call_daemon_reply("Capture", &reply, "st", id, (uint64_t) arg_until);
+        if (r != 0)
+                return r;
+        r = sd_bus_message_read(reply, "t", &until);
+        if (r < 0 || !format_timestamp(ts, until))
+                return failed("sbxd sent an invalid reply");
+        if (arg_json)
+                printf("{\"run_id\": \"%s\", \"until\": \"%s\", \"file\": \"" SBX_CAPTURE_DIR "/%s\"}\n", id, ts, id);
+        else
+                printf("Capturing the output of run %s until %s into " SBX_CAPTURE_DIR "/%s (root's only; deleted "
+                       "by the reaper once that time has passed).\n", id, ts, id);
+        return 0;
 }
 
 /* ---- profile ---------------------------------------------------------------------------------------- */
@@ -1754,7 +1808,7 @@ static int verb_profile(char **args) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_MEMORY, ARG_TASKS, ARG_TIMEOUT, ARG_CPU, ARG_NETWORK,
-               ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX, ARG_ALL, ARG_QUIET };
+               ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX, ARG_ALL, ARG_QUIET, ARG_UNTIL };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -1770,6 +1824,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "name", required_argument, NULL, ARG_NAME },
                 { "detach", no_argument, NULL, ARG_DETACH },
                 { "output-max", required_argument, NULL, ARG_OUTPUT_MAX },
+                { "until", required_argument, NULL, ARG_UNTIL },
                 { "json", no_argument, NULL, ARG_JSON },
                 { "quiet", no_argument, NULL, ARG_QUIET },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
@@ -1854,6 +1909,10 @@ static int parse_argv(int argc, char *argv[]) {
                         if (parse_size(optarg, &arg_output_max) < 0 || arg_output_max == 0)
                                 return -refused("--output-max: '%s' is not a size (e.g. 1M)", optarg);
                         break;
+                case ARG_UNTIL:
+                        if (parse_duration(optarg, &arg_until) < 0 || arg_until == 0)
+                                return -refused("--until: '%s' is not a duration (e.g. 30min, 2h)", optarg);
+                        break;
                 case ARG_JSON:
                         arg_json = true;
                         break;
@@ -1874,6 +1933,21 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
+/* Options may also follow a command's first argument: "exec SB --timeout 5s -- cmd", "capture RUN --until
+ * 1h". As parse_argv(), and -H and -M still exclude each other. */
+static int parse_argv_after_first(int argc, char *argv[]) {
+        int r;
+
+        optind = 1;
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r;
+        if (arg_host && arg_machine)
+                return -refused("--host and --machine exclude each other (a container on another host: "
+                                "-H HOST/MACHINE)");
+        return 1;
+}
+
 int main(int argc, char *argv[]) {
         const char *verb;
         int r;
@@ -1890,12 +1964,12 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return -r;
         if (optind >= argc)
-                return refused("no command given (run, create, exec, rm, list, show, stop, profile, gc); see --help");
+                return refused("no command given (run, create, exec, rm, list, show, stop, profile, gc, capture); see --help");
         verb = argv[optind];
         optind++;
         if (streq(verb, "run") || streq(verb, "show") || streq(verb, "list") || streq(verb, "stop") ||
             streq(verb, "profile") || streq(verb, "create") || streq(verb, "exec") || streq(verb, "rm") ||
-            streq(verb, "gc")) {
+            streq(verb, "gc") || streq(verb, "capture")) {
                 r = parse_argv(argc, argv);
                 if (r <= 0)
                         return -r;
@@ -1924,14 +1998,9 @@ int main(int argc, char *argv[]) {
                 if (argc == 0 || streq(argv[0], "--"))
                         return refused("exec: no sandbox given (usage: sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...])");
                 sandbox = argv[0];
-                /* options may also follow the sandbox: "exec SB --timeout 5s -- cmd" */
-                optind = 1;
-                r = parse_argv(argc, argv);
+                r = parse_argv_after_first(argc, argv);
                 if (r <= 0)
                         return -r;
-                if (arg_host && arg_machine)
-                        return refused("--host and --machine exclude each other (a container on another host: "
-                                       "-H HOST/MACHINE)");
                 argv += optind;
                 if (*argv && streq(*argv, "--"))
                         argv++;
@@ -1949,6 +2018,19 @@ int main(int argc, char *argv[]) {
                         return refused("%s: expected exactly one run id", verb);
                 return streq(verb, "show") ? verb_show(argv[0]) : verb_stop(argv[0]);
         }
+        if (streq(verb, "capture")) {
+                const char *id;
+
+                if (argc == 0)
+                        return refused("capture: no run given (usage: sbxctl capture RUN --until=DURATION)");
+                id = argv[0];
+                r = parse_argv_after_first(argc, argv);
+                if (r <= 0)
+                        return -r;
+                if (optind < argc)
+                        return refused("capture: unexpected argument '%s'", argv[optind]);
+                return verb_capture(id);
+        }
         if (streq(verb, "profile"))
                 return verb_profile(argv);
         if (streq(verb, "gc")) {
@@ -1956,5 +2038,5 @@ int main(int argc, char *argv[]) {
                         return refused("gc: unexpected argument '%s'", argv[0]);
                 return verb_gc();
         }
-        return refused("unknown command '%s' (run, create, exec, rm, list, show, stop, profile, gc); see --help", verb);
+        return refused("unknown command '%s' (run, create, exec, rm, list, show, stop, profile, gc, capture); see --help", verb);
 }

@@ -12,3 +12,4 @@
 #define ERR_BUSY "org.sbx.Error.Busy"
 #define ERR_NO_SANDBOX "org.sbx.Error.NoSuchSandbox"
 #define ERR_EXISTS "org.sbx.Error.Exists"
+#define ERR_CANNOT_CAPTURE "org.sbx.Error.CannotCapture"

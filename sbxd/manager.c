@@ -18,6 +18,7 @@
 #include "seccomp-filter.h"
 #include "manager.h"
 #include "observe.h"
+#include "capture.h"
 #include "reaper.h"
 #include "unit-bus.h"
 
@@ -66,6 +67,7 @@ static Run *run_free(Run *run) {
                 run->manager->n_starting--;
         sandbox_free(run->sandbox);
         pool_claim_free(run->claim);
+        capture_free(run->capture);
         run_net_free(run->net);
         free(run->netns_path);
         free(run->space_path);
@@ -266,6 +268,7 @@ static void run_complete(Run *run) {
         rec->space_gone = space_gone(run);
         if (run->net)
                 run_net_finish(run->net);
+        capture_run_ended(run);
         rec->finished = true;
         if (rec->ended_at == 0)
                 rec->ended_at = now_realtime();
@@ -2225,6 +2228,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("CollectGarbage", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", report_json),
                                 method_collect_garbage, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Capture", SD_BUS_ARGS("s", run_id, "t", duration_usec), SD_BUS_RESULT("t", until_usec),
+                                capture_method, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetSandbox", SD_BUS_ARGS("s", sandbox), SD_BUS_RESULT("o", object),
                                 sandbox_method_get_object, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("CreateSandbox", SD_BUS_ARGS("a{sv}", request), SD_BUS_RESULT("s", sandbox_id),
@@ -2381,6 +2386,8 @@ int manager_start(Manager *m) {
         /* figures of units that ended while no sbxd ran: their records are closed already */
         store_sweep_figures(&m->store, unit_has_run, m);
         manager_sweep_spaces(m);
+        /* captures past their expiry, and those of adopted runs (their copy ended with the earlier sbxd) */
+        (void) capture_reap(m, now_realtime());
 
         /* after the adoption: what is not a run's among sbx's units is left from an earlier pool */
         r = pool_new(m, &m->pool);

@@ -58,6 +58,7 @@ typedef struct Run {
         bool idle_stop;            /* a sandbox stopped at its idle timeout */
         struct Sandbox *sandbox;   /* a sandbox (sandbox.h), or NULL for a run of one command */
         struct PoolClaim *claim;   /* a pooled unit being handed this run (pool.h), or NULL */
+        struct Capture *capture;   /* its output being captured (capture.h), or NULL */
         sd_bus_track *watchers;    /* peers that called Subscribe() on its object (objects.h) */
         struct Run *next;
 } Run;

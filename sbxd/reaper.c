@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "caches.h"
+#include "capture.h"
 #include "log.h"
 #include "reaper.h"
 #include "store.h"
@@ -62,7 +63,7 @@ int reaper_collect(Manager *m, const DaemonConf *conf, char **ret) {
         _cleanup_(json_object_putp) json_object *report = json_object_new_object();
         json_object *stopped = json_object_new_array(), *incomplete = json_object_new_array();
         RunRecord **recs = NULL;
-        size_t n = 0, verified = 0, removed = 0, kept = 0;
+        size_t n = 0, verified = 0, removed = 0, kept = 0, captures_deleted;
         usec_t now = now_realtime();
         const char *text;
         int r;
@@ -85,6 +86,9 @@ int reaper_collect(Manager *m, const DaemonConf *conf, char **ret) {
                 if (manager_run_stop(run, SIGTERM) >= 0 && add_string(stopped, run->id) < 0)
                         return -ENOMEM;
         }
+
+        /* capture files past their expiry (docs/capture.md) */
+        captures_deleted = capture_reap(m, now);
 
         r = store_load_all(&m->store, &recs, &n);
         if (r < 0)
@@ -143,12 +147,15 @@ int reaper_collect(Manager *m, const DaemonConf *conf, char **ret) {
         if (json_object_object_add(report, "verified", json_object_new_uint64(verified)) < 0 ||
             json_object_object_add(report, "removed", json_object_new_uint64(removed)) < 0 ||
             json_object_object_add(report, "kept", json_object_new_uint64(kept)) < 0 ||
+            json_object_object_add(report, "captures_deleted", json_object_new_uint64(captures_deleted)) < 0 ||
             json_object_object_add(report, "record_retention_usec", json_object_new_uint64(conf->record_retention)) < 0)
                 return -ENOMEM;
         text = json_object_to_json_string_ext(report, JSON_C_TO_STRING_PLAIN);
         if (!text || !(*ret = strdup(text)))
                 return -ENOMEM;
-        log_info("Reaper: %zu stopped, %zu records measured again (%zu with something left), %zu removed, %zu kept.",
-                 json_object_array_length(stopped), verified, json_object_array_length(incomplete), removed, kept);
+        log_info("Reaper: %zu stopped, %zu records measured again (%zu with something left), %zu removed, %zu kept, "
+                 "%zu capture files deleted.",
+                 json_object_array_length(stopped), verified, json_object_array_length(incomplete), removed, kept,
+                 captures_deleted);
         return 0;
 }

@@ -1003,7 +1003,7 @@ int run_record_parse_figures(RunRecord *r, const char *text) {
 
 int run_record_to_json(const RunRecord *r, char **ret) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
-        json_object *exit_o, *res, *cleanup, *started, *ended, *denied;
+        json_object *exit_o, *res, *cleanup, *started, *ended, *denied, *capture;
         const char *s;
         char *text;
         int k;
@@ -1110,6 +1110,9 @@ int run_record_to_json(const RunRecord *r, char **ret) {
 
         if (r->error)
                 ADD(o, "error", json_object_new_string(r->error));
+        if ((k = run_capture_to_json(&r->capture, &capture)) < 0)
+                return k;
+        ADD(o, "capture", capture);
 
         if (r->network) {
                 json_object *net = json_object_new_object();
@@ -1143,12 +1146,7 @@ int run_record_to_json(const RunRecord *r, char **ret) {
 }
 
 static bool is_hex(const char *s, size_t len) {
-        if (!s || strlen(s) != len)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-                        return false;
-        return true;
+        return lower_hex_is_valid(s, len);
 }
 
 static int get_string(json_object *o, const char *key, bool nullable, const char **ret, char **ret_error) {
@@ -1758,6 +1756,9 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         if (json_object_object_get_ex(o, "sandbox", &sub) && (k = sandbox_from_json(sub, r, ret_error)) < 0)
                 return k;
         if (json_object_object_get_ex(o, "network", &sub) && (k = network_from_json(sub, &r->network, ret_error)) < 0)
+                return k;
+        /* added later in version 1: absent in older records (never enabled) */
+        if (json_object_object_get_ex(o, "capture", &sub) && (k = run_capture_from_json(sub, &r->capture, ret_error)) < 0)
                 return k;
 
         *ret = TAKE_PTR(r);

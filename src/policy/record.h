@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "capture.h"
 #include "egress/egress-api.h"
 #include "profile.h"
 #include "util.h"
@@ -223,6 +224,7 @@ typedef struct RunRecord {
                                     * a unit started for it ("cold"); docs/pool.md */
         RunLimits limits;
         RunLimitEvents limit_events;
+        RunCapture capture;        /* temporary elevated capture of its output (docs/capture.md) */
 } RunRecord;
 
 RunRecord *run_record_new(void);

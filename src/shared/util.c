@@ -28,13 +28,17 @@ int run_id_new(char ret[static RUN_ID_LEN + 1]) {
         return 0;
 }
 
-bool run_id_is_valid(const char *s) {
-        if (!s || strlen(s) != RUN_ID_LEN)
+bool lower_hex_is_valid(const char *s, size_t len) {
+        if (!s || strlen(s) != len)
                 return false;
         for (const char *p = s; *p; p++)
                 if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
                         return false;
         return true;
+}
+
+bool run_id_is_valid(const char *s) {
+        return lower_hex_is_valid(s, RUN_ID_LEN);
 }
 
 static usec_t now(clockid_t c) {

@@ -31,6 +31,8 @@ typedef uint64_t usec_t;
 /* A fresh random run id (RUN_ID_LEN lower-case hex chars + NUL). */
 int run_id_new(char ret[static RUN_ID_LEN + 1]);
 bool run_id_is_valid(const char *s);
+/* s is exactly len characters of [0-9a-f] (run ids, tenant ids). */
+bool lower_hex_is_valid(const char *s, size_t len);
 
 usec_t now_realtime(void);
 static inline usec_t timespec_to_usec(const struct timespec *ts) {

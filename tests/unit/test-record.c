@@ -159,6 +159,12 @@ static void assert_records_equal(const RunRecord *a, const RunRecord *b) {
         assert_int_equal(!a->network, !b->network);
         if (a->network)
                 assert_networks_equal(a->network, b->network);
+        assert_int_equal(a->capture.enabled_at, b->capture.enabled_at);
+        assert_int_equal(a->capture.until, b->capture.until);
+        assert_string_equal(a->capture.by_tenant, b->capture.by_tenant);
+        assert_int_equal(a->capture.bytes, b->capture.bytes);
+        assert_int_equal(a->capture.ended_at, b->capture.ended_at);
+        assert_int_equal(a->capture.deleted_at, b->capture.deleted_at);
 }
 
 /* JSON helpers for checking what was written. */
@@ -246,7 +252,9 @@ static void test_to_json_finished(void **state) {
         /* no limits recorded here (test-observe.c has them), limit events not measured: null */
         assert_false(json_object_object_get_ex(o, "limits", NULL));
         assert_json_null(o, "limit_events");
-        assert_int_equal(json_object_object_length(o), 17);
+        /* capture never enabled: null */
+        assert_json_null(o, "capture");
+        assert_int_equal(json_object_object_length(o), 18);
         json_object_put(o);
 }
 
@@ -841,7 +849,7 @@ static void test_net_to_json(void **state) {
         assert_json_bool(o, "network.entries_removed", true);
         assert_json_bool(o, "cleanup.completed", true);
         assert_int_equal(json_object_object_length(lookup(o, "network")), 8);
-        assert_int_equal(json_object_object_length(o), 18);
+        assert_int_equal(json_object_object_length(o), 19);
 
         dests = lookup(o, "network.destinations");
         assert_int_equal(json_object_array_length(dests), 4);
@@ -966,7 +974,7 @@ static void test_round_trip_running(void **state) {
 }
 
 static void test_round_trip_variants(void **state) {
-        for (int v = 0; v < 11; v++) {
+        for (int v = 0; v < 13; v++) {
                 _cleanup_(run_record_freep) RunRecord *r = finished_record();
 
                 switch (v) {
@@ -1029,6 +1037,16 @@ static void test_round_trip_variants(void **state) {
                         break;
                 case 10: /* a space never measured (the run did not start), still there */
                         r->disk_max = 4096;
+                        break;
+                case 11: /* a capture that is still on */
+                        r->capture = (RunCapture) { .enabled_at = 1764412200123456ULL, .until = 1764415800123456ULL,
+                                                    .by_tenant = TENANT, .bytes = 0 };
+                        break;
+                case 12: /* one that ended, and whose file is deleted */
+                        r->capture = (RunCapture) { .enabled_at = 1764412200123456ULL, .until = 1764412260000000ULL,
+                                                    .by_tenant = TENANT, .bytes = UINT64_MAX - 1,
+                                                    .ended_at = 1764412230000001ULL,
+                                                    .deleted_at = 1764414000000000ULL };
                         break;
                 }
                 print_message("variant %d\n", v);
@@ -1227,6 +1245,8 @@ static void test_from_json_accepted(void **state) {
                 { "output_truncated", "true" },
                 { "denied_syscalls", "{}" },
                 { "denied_syscalls", "{\"ioctl\": 2, \"io_uring_setup\": 0, \"425\": 1}" },
+                { "capture", NULL },
+                { "capture", "null" },
         };
         unsigned failures = 0;
 

@@ -1488,6 +1488,8 @@ static int verb_gc(void) {
                 printf("caches: %zu removed, %" PRIu64 " kept (%s)\n", json_object_array_length(v), n_kept,
                        format_bytes(b, sizeof(b), kept_bytes));
         }
+        if (json_object_object_get_ex(o, "captures_deleted", &v) && json_object_get_uint64(v) > 0)
+                printf("captures: %" PRIu64 " files past their expiry deleted\n", json_object_get_uint64(v));
         json_object_put(o);
         return 0;
 }

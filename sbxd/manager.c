@@ -1842,10 +1842,12 @@ static int manager_adopt_runs(Manager *m) {
                 r = sd_bus_match_signal(m->bus, &run->slot_props, SD_DEST, run->unit_path,
                                         "org.freedesktop.DBus.Properties", "PropertiesChanged", on_properties_changed,
                                         run);
+                /* RefUnit by name, not Ref on the unit's object: a call to the object of a unit that is
+                 * not loaded makes systemd load it (as never started, inactive), and a run killed with its
+                 * sbxd before StartTransientUnit would look like one that ended well. */
                 if (r >= 0)
-                        r = sd_bus_call_method_async(m->bus, &run->slot_start, SD_DEST, run->unit_path,
-                                                     "org.freedesktop.systemd1.Unit", "Ref", on_adopt_ref_reply, run,
-                                                     NULL);
+                        r = sd_bus_call_method_async(m->bus, &run->slot_start, SD_DEST, SD_PATH, SD_MANAGER, "RefUnit",
+                                                     on_adopt_ref_reply, run, "s", run->unit);
                 if (r < 0) {
                         log_warning_errno(r, "Failed to adopt run %s, ignoring: %m", run->id);
                         r = 0;

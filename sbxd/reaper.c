@@ -109,6 +109,14 @@ int reaper_collect(Manager *m, const DaemonConf *conf, char **ret) {
                             policy_cgroup_path(rec->profile, rec->run_id, &cg) >= 0 && stat(cg, &st) < 0 &&
                             errno == ENOENT)
                                 rec->cgroup_gone = true;
+                        /* the run's space (its directory; the mount goes before it) */
+                        if (!rec->space_gone && rec->disk_max > 0) {
+                                _cleanup_free_ char *space = NULL;
+
+                                if (policy_space_path(rec->run_id, &space) >= 0 && lstat(space, &st) < 0 &&
+                                    errno == ENOENT)
+                                        rec->space_gone = true;
+                        }
                         verified++;
                         if (store_write(&m->store, rec) < 0)
                                 log_warning("Failed to update the record of run %s.", rec->run_id);

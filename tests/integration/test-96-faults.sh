@@ -9,9 +9,10 @@
 #                             rename1 before-start after-start running write2 renamed2; see the list below)
 #   SBX_FAULT_ROUNDS          passes over them (default 1)
 #   SBX_FAULT_CLIENT_STOP_MS  how soon a run's processes must be gone once its sbxctl is killed (2000)
-#   SBX_FAULT_PROBE_MAX_MS    the probe's slowest answer under the adversaries (1000)
-#   SBX_FAULT_PROBE_RATIO     its median under the adversaries, at most this many times the idle median,
-#                             or SBX_FAULT_PROBE_FLOOR_MS (50), whichever is larger (10)
+#   SBX_FAULT_PROBE_RATIO     the probe under the adversaries: its median at most this many times the
+#                             idle median, its slowest answer this many times the idle slowest (10)
+#   SBX_FAULT_PROBE_FLOOR_MS  ... or this for the median, whichever is larger (50)
+#   SBX_FAULT_PROBE_MAX_MS    ... or this for the slowest answer, whichever is larger (1000)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -914,6 +914,9 @@ static int verb_run(char **cmd) {
                 ret = failed("no valid record for run %s", s.run_id);
         else if (s.record->stop_reason == STOP_REFUSED || s.record->stop_reason == STOP_START_FAILED)
                 ret = failed("run %s did not start: %s", s.run_id, strna(s.record->error));
+        else if (s.record->stop_reason == STOP_LOST)
+                ret = failed("run %s ended with an outcome sbx does not know: %s", s.run_id,
+                             strna(s.record->error));
         else if (s.record->stop_reason == STOP_CANCELLED && s.got_signal > 0)
                 ret = 128 + s.got_signal;
         else

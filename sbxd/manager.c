@@ -1512,7 +1512,8 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 if (r < 0) {
                         pool_member_release(m->pool, member);
                         run_net_finish(run->net);
-                        return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record: %s", strerror(-r));
+                        return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record in %s/runs: %s",
+                                                 SBX_STATEDIR, strerror(-r));
                 }
                 r = pool_claim(m->pool, member, run, plan, fds, req->argv);
                 if (r < 0) {
@@ -1535,7 +1536,8 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
          * as "lost" by the next sbxd), never a unit without a record. */
         r = store_write(&m->store, run->record);
         if (r < 0)
-                return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record: %s", strerror(-r));
+                return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record in %s/runs: %s",
+                                         SBX_STATEDIR, strerror(-r));
 
         if (m->n_starting >= MANAGER_STARTS_MAX) {
                 Run *queued = TAKE_PTR(run);
@@ -1923,10 +1925,12 @@ static int manager_adopt_runs(Manager *m) {
                 r = sd_bus_match_signal(m->bus, &run->slot_props, SD_DEST, run->unit_path,
                                         "org.freedesktop.DBus.Properties", "PropertiesChanged", on_properties_changed,
                                         run);
+                /* RefUnit by name, not Ref on the unit's object: a call to the object of a unit that is
+                 * not loaded makes systemd load it (as never started, inactive), and a run killed with its
+                 * sbxd before StartTransientUnit would look like one that ended well. */
                 if (r >= 0)
-                        r = sd_bus_call_method_async(m->bus, &run->slot_start, SD_DEST, run->unit_path,
-                                                     "org.freedesktop.systemd1.Unit", "Ref", on_adopt_ref_reply, run,
-                                                     NULL);
+                        r = sd_bus_call_method_async(m->bus, &run->slot_start, SD_DEST, SD_PATH, SD_MANAGER, "RefUnit",
+                                                     on_adopt_ref_reply, run, "s", run->unit);
                 if (r < 0) {
                         log_warning_errno(r, "Failed to adopt run %s, ignoring: %m", run->id);
                         r = 0;
@@ -2303,6 +2307,18 @@ static bool unit_has_run(const char *unit, void *userdata) {
         return false;
 }
 
+/* Finished records the store could not write (disk full, read-only) are written once it can again. */
+#define STORE_RETRY_USEC (5 * USEC_PER_SEC)
+
+static int on_store_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->store.pending)
+                (void) store_write_pending(&m->store);
+        (void) sd_event_source_set_time_relative(s, STORE_RETRY_USEC);
+        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
 int manager_start(Manager *m) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         int r;
@@ -2310,6 +2326,9 @@ int manager_start(Manager *m) {
         r = store_open(&m->store, SBX_STATEDIR);
         if (r < 0)
                 return r;
+        r = sd_event_add_time_relative(m->event, NULL, CLOCK_MONOTONIC, STORE_RETRY_USEC, 0, on_store_retry, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up a timer: %m");
 
         r = sd_bus_open_system_with_description(&m->bus, "sbxd");
         if (r < 0)
@@ -2317,6 +2336,10 @@ int manager_start(Manager *m) {
         r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+        /* without the bus sbxd can do nothing: its event loop ends with status 1 (see main()) */
+        r = sd_bus_set_exit_on_disconnect(m->bus, true);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the bus connection: %m");
         m->polkit.bus = m->bus;
 
         r = sd_bus_match_signal(m->bus, &m->slot_systemd_owner, "org.freedesktop.DBus", "/org/freedesktop/DBus",

@@ -116,6 +116,14 @@ int reaper_collect(Manager *m, const DaemonConf *conf, char **ret) {
                                 rec->cgroup_gone = true;
                         if (!rec->user_gone && !manager_unit_user_exists(m, rec->unit))
                                 rec->user_gone = true;
+                        /* the run's space (its directory; the mount goes before it) */
+                        if (!rec->space_gone && rec->disk_max > 0) {
+                                _cleanup_free_ char *space = NULL;
+
+                                if (policy_space_path(rec->run_id, &space) >= 0 && lstat(space, &st) < 0 &&
+                                    errno == ENOENT)
+                                        rec->space_gone = true;
+                        }
                         verified++;
                         if (store_write(&m->store, rec) < 0)
                                 log_warning("Failed to update the record of run %s.", rec->run_id);

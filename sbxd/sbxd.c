@@ -50,5 +50,11 @@ int main(int argc, char *argv[]) {
         r = sd_event_loop(m->event);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m"), 1;
+        if (r > 0) {
+                /* the bus connection ended (the D-Bus daemon was restarted): a failure, so that systemd
+                 * starts sbxd again (Restart=on-failure), which adopts the runs on the new bus */
+                log_error("The connection to the system bus ended; exiting.");
+                return 1;
+        }
         return 0;
 }

@@ -39,6 +39,56 @@ static int load_or_create_key(int dir_fd, uint8_t key[static 32]) {
         return 0;
 }
 
+struct StorePending {
+        char run_id[RUN_ID_LEN + 1];
+        char *json;
+        StorePending *next;
+};
+
+static StorePending **pending_find(Store *s, const char *run_id) {
+        StorePending **p = &s->pending;
+
+        while (*p && !streq((*p)->run_id, run_id))
+                p = &(*p)->next;
+        return p;
+}
+
+static void pending_drop(Store *s, const char *run_id) {
+        StorePending **p = pending_find(s, run_id), *e = *p;
+
+        if (!e)
+                return;
+        *p = e->next;
+        free(e->json);
+        free(e);
+}
+
+/* A record is written to ".#RUN.json.RANDOM" and renamed over RUN.json (write_file_atomic_at()): a temporary
+ * file still there when sbxd starts is what an sbxd killed while writing left. RUN.json is the record as it
+ * was before that write (or none: the run never started), the next write makes it whole. */
+static void sweep_temp_records(int dir_fd, const char *statedir) {
+        unsigned n = 0;
+        int fd;
+        DIR *d;
+
+        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return;
+        }
+        for (struct dirent *de; (de = readdir(d));)
+                if (strneq(de->d_name, ".#", 2) && strstr(de->d_name, ".json.") &&
+                    unlinkat(dir_fd, de->d_name, 0) >= 0)
+                        n++;
+        closedir(d);
+        if (n > 0)
+                log_warning("Removed %u unfinished record file(s) from %s/runs (an earlier sbxd ended while writing).",
+                            n, statedir);
+}
+
 int store_open(Store *s, const char *statedir) {
         _cleanup_close_ int state_fd = -EBADF;
         int r;
@@ -59,6 +109,7 @@ int store_open(Store *s, const char *statedir) {
         s->dir_fd = openat(state_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (s->dir_fd < 0)
                 return log_error_errno(negative_errno(), "Failed to open %s/runs: %m", statedir);
+        sweep_temp_records(s->dir_fd, statedir);
         /* root's only: written by the units' privileged figures readers */
         if (mkdir(SBX_FIGURES_DIR, 0700) < 0 && errno != EEXIST)
                 return log_error_errno(negative_errno(), "Failed to create " SBX_FIGURES_DIR ": %m");
@@ -108,6 +159,8 @@ void store_sweep_figures(Store *s, bool (*keep)(const char *unit, void *userdata
 }
 
 void store_close(Store *s) {
+        while (s->pending)
+                pending_drop(s, s->pending->run_id);
         s->dir_fd = safe_close(s->dir_fd);
         s->figures_fd = safe_close(s->figures_fd);
         memset(s->tenant_key, 0, sizeof(s->tenant_key));
@@ -130,16 +183,62 @@ void store_cache_owner_id(const Store *s, uid_t uid, char ret[static TENANT_ID_L
         keyed_id(s, "cache:", uid, ret);
 }
 
+static int write_json(Store *s, const char *run_id, const char *json) {
+        _cleanup_free_ char *name = NULL;
+
+        if (asprintf(&name, "%s.json", run_id) < 0)
+                return -ENOMEM;
+        return write_file_atomic_at(s->dir_fd, name, json, strlen(json), 0640);
+}
+
 int store_write(Store *s, const RunRecord *r) {
-        _cleanup_free_ char *json = NULL, *name = NULL;
+        _cleanup_free_ char *json = NULL;
+        StorePending *e;
         int k;
 
         k = run_record_to_json(r, &json);
         if (k < 0)
                 return k;
-        if (asprintf(&name, "%s.json", r->run_id) < 0)
-                return -ENOMEM;
-        return write_file_atomic_at(s->dir_fd, name, json, strlen(json), 0640);
+        k = write_json(s, r->run_id, json);
+        if (k >= 0 || !r->finished || strlen(r->run_id) != RUN_ID_LEN) {
+                if (k >= 0)
+                        pending_drop(s, r->run_id);
+                return k;
+        }
+        /* The record on disk says the run is still running: keep the finished one until it can be written. */
+        e = *pending_find(s, r->run_id);
+        if (!e) {
+                e = calloc(1, sizeof(*e));
+                if (!e)
+                        return k;
+                strcpy(e->run_id, r->run_id);
+                e->next = s->pending;
+                s->pending = e;
+        }
+        free(e->json);
+        e->json = TAKE_PTR(json);
+        log_warning("The record of run %s is kept in memory until it can be written (%s); sbxd tries again every "
+                    "few seconds.", r->run_id, strerror(-k));
+        return k;
+}
+
+unsigned store_write_pending(Store *s) {
+        unsigned left = 0;
+
+        for (StorePending **p = &s->pending; *p;) {
+                StorePending *e = *p;
+
+                if (write_json(s, e->run_id, e->json) < 0) {
+                        left++;
+                        p = &e->next;
+                        continue;
+                }
+                log_info("Wrote the record of run %s, kept in memory until now.", e->run_id);
+                *p = e->next;
+                free(e->json);
+                free(e);
+        }
+        return left;
 }
 
 int store_read(Store *s, const char *run_id, RunRecord **ret) {
@@ -150,6 +249,12 @@ int store_read(Store *s, const char *run_id, RunRecord **ret) {
                 return -EINVAL;
         if (asprintf(&name, "%s.json", run_id) < 0)
                 return -ENOMEM;
+        {
+                StorePending *e = *pending_find(s, run_id);
+
+                if (e)
+                        return run_record_from_json(e->json, ret, &err);
+        }
         r = read_file_at(s->dir_fd, name, RECORD_MAX_SIZE, &json, NULL);
         if (r < 0)
                 return r;

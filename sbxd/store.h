@@ -5,11 +5,14 @@
 
 #include "record.h"
 
+typedef struct StorePending StorePending;
+
 /* Run records on disk: one JSON file per run in SBX_STATEDIR/runs, each written atomically. */
 typedef struct Store {
         int dir_fd;
         int figures_fd;            /* SBX_FIGURES_DIR: what units' figures readers left (sbx-exec --figures) */
         uint8_t tenant_key[32];
+        StorePending *pending;     /* finished records that could not be written (disk full, read-only) */
 } Store;
 
 int store_open(Store *s, const char *statedir);
@@ -22,7 +25,12 @@ void store_drop_figures(Store *s, const char *unit);
  * was not running). */
 void store_sweep_figures(Store *s, bool (*keep)(const char *unit, void *userdata), void *userdata);
 
+/* A finished record that cannot be written (the file system is full or read-only) is kept in memory: read
+ * back from there by store_read() and written by store_write_pending(), which sbxd calls every few
+ * seconds. The error is returned all the same. */
 int store_write(Store *s, const RunRecord *r);
+/* Writes the kept records; returns how many are still waiting. */
+unsigned store_write_pending(Store *s);
 int store_read(Store *s, const char *run_id, RunRecord **ret);
 /* Removes a run's record (the reaper's retention). */
 int store_remove(Store *s, const char *run_id);

@@ -16,7 +16,7 @@
 #      SBX_TESTBED_KIND        vm | nspawn | host: where the integration tests run (default: host
 #                              when this machine's PID 1 is systemd, else vm; nspawn is quick but
 #                              does not enforce MemoryMax/TasksMax/CPUQuota)
-#      SBX_VM_TIMEOUT          seconds for the whole VM run (default 2700)
+#      SBX_VM_TIMEOUT          seconds for the whole VM run (default 3300)
 #      SBX_TESTS, SBX_TEST_TIMEOUT: passed to payload.sh (which test files; per-file timeout)
 set -uo pipefail
 # shellcheck source=scripts/common.sh
@@ -120,7 +120,7 @@ else
     t=$(now)
     rm -f "$BUILD/integration.log"
     [ "$DEB_OK" = 1 ] && export SBX_PASS_ENV="${SBX_PASS_ENV:-} SBX_DEB SBX_DEB_PREV"
-    run_payload tests/integration/payload.sh "${SBX_VM_TIMEOUT:-2700}"; rc=$?
+    run_payload tests/integration/payload.sh "${SBX_VM_TIMEOUT:-3300}"; rc=$?
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$BUILD/integration.log" 2>/dev/null | tail -n 1)
     if [ "$rc" = 0 ] && [ -n "$line" ]; then
       counts "$line"; record "integration ($where$([ "$DEB_OK" = 1 ] && echo ", .deb"))" ok "$t" "$line"

@@ -4,14 +4,14 @@
 # figures, temporary records), and sbxd's memory after the series no more than 1.2x what it was
 # before it.
 #   SBX_LOAD_CONCURRENT  runs at once (default 64)
-#   SBX_LOAD_SEQUENTIAL  runs one after the other (default 30 here; 1000 is the figure sbx is held to,
+#   SBX_LOAD_SEQUENTIAL  runs one after the other (default 20 here; 1000 is the figure sbx is held to,
 #                        run by hand: SBX_LOAD_SEQUENTIAL=1000 SBX_TESTS=test-95-load.sh, ~15 min in TCG)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary
 W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
 CONC=${SBX_LOAD_CONCURRENT:-64}
-SEQ=${SBX_LOAD_SEQUENTIAL:-30}
+SEQ=${SBX_LOAD_SEQUENTIAL:-20}
 
 # sbxd's own memory: its anonymous pages (heap); VmRSS also counts the BPF ring buffer's and the
 # libraries' pages, which a burst touches once and which do not grow with the number of runs

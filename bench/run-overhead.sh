@@ -19,21 +19,33 @@ export LC_ALL=C SYSTEMD_COLORS=0
 [ -d /run/systemd/system ] || { echo "bench: systemd is not PID 1 here; run inside testbed/vm.sh" >&2; exit 2; }
 command -v sbxctl >/dev/null || { echo "bench: sbxctl is not installed" >&2; exit 2; }
 
-props=()
-while IFS= read -r line; do [ -n "$line" ] && props+=(-p "$line"); done < <(sbxctl --no-legend profile show offline)
+# The property set names each run's own places with RUN (its space, its cgroup): every systemd-run
+# below is a unit of that name with a fresh id, and a space of plain directories (the helper is not
+# asked to check the space).
+mapfile -t PROPS < <(sbxctl --no-legend profile show offline | grep .)
+props=("${PROPS[@]}")
 [ "${#props[@]}" -gt 20 ] || { echo "bench: could not read the property set" >&2; exit 2; }
 mem=$(sbxctl --no-legend profile show offline | sed -n 's/^MemoryMax=//p')
 tasks=$(sbxctl --no-legend profile show offline | sed -n 's/^TasksMax=//p')
 helper=("$EXEC" "--expect-memory-max=$mem" "--expect-tasks-max=$tasks" --expect-network=none --workspace=private --)
 
 ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
-run_a() { systemd-run --quiet --wait --pipe --slice=sbx.slice "${props[@]}" /bin/true < /dev/null; }
-run_b() { systemd-run --quiet --wait --pipe --slice=sbx.slice "${props[@]}" "${helper[@]}" /bin/true < /dev/null; }
+# srun ARGS...: systemd-run of a unit sbx-offline-ID.service with the property set for ID
+srun() {
+  local id p args=()
+  id=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  mkdir -p "/run/sbx/space/$id"/{home,tmp,var-tmp,shm}
+  for p in "${PROPS[@]}"; do args+=(-p "${p//RUN/$id}"); done
+  systemd-run --quiet --wait --pipe --unit="sbx-offline-$id.service" --slice=sbx-offline.slice "${args[@]}" "$@" < /dev/null
+  local rc=$?
+  rm -rf "/run/sbx/space/$id" "/var/lib/sbx/figures/sbx-offline-$id.service"
+  return $rc
+}
+run_a() { srun /bin/true; }
+run_b() { srun "${helper[@]}" /bin/true; }
 run_c() { sbxctl run -- /bin/true < /dev/null; }
-run_d() { systemd-run --quiet --wait --pipe --slice=sbx.slice "${props[@]}" -p PermissionsStartOnly=yes \
-            -p "ExecStopPost=-$EXEC --figures=/var/lib/sbx/figures" "${helper[@]}" /bin/true < /dev/null; }
-# the figures of D's units: no sbxd run takes them
-trap 'rm -f /var/lib/sbx/figures/run-*' EXIT
+run_d() { srun -p PermissionsStartOnly=yes -p "ExecStopPost=-$EXEC --figures=/var/lib/sbx/figures" \
+            "${helper[@]}" /bin/true; }
 
 # warm up every path (first D-Bus activation of sbxd, page cache)
 for f in run_a run_b run_d run_c; do $f || { echo "bench: $f failed" >&2; exit 1; }; done

@@ -20,8 +20,8 @@ export LC_ALL=C SYSTEMD_COLORS=0
 command -v sbxctl >/dev/null || { echo "bench: sbxctl is not installed" >&2; exit 2; }
 
 # The property set names each run's own places with RUN (its space, its cgroup): every systemd-run
-# below is a unit of that name with a fresh id, and a space of plain directories (the helper is not
-# asked to check the space).
+# below is a unit of that name with a fresh id, and a space of plain directories with the space's
+# modes (the helper is not asked to check that it is one tmpfs).
 mapfile -t PROPS < <(sbxctl --no-legend profile show offline | grep .)
 props=("${PROPS[@]}")
 [ "${#props[@]}" -gt 20 ] || { echo "bench: could not read the property set" >&2; exit 2; }
@@ -34,7 +34,8 @@ ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
 srun() {
   local id p args=()
   id=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
-  mkdir -p "/run/sbx/space/$id"/{home,tmp,var-tmp,shm}
+  mkdir -p "/run/sbx/space/$id"/{home,tmp,var-tmp,shm}   # modes as the space unit makes them
+  chmod 0777 "/run/sbx/space/$id/home"; chmod 1777 "/run/sbx/space/$id"/{tmp,var-tmp,shm}
   for p in "${PROPS[@]}"; do args+=(-p "${p//RUN/$id}"); done
   systemd-run --quiet --wait --pipe --unit="sbx-offline-$id.service" --slice=sbx-offline.slice "${args[@]}" "$@" < /dev/null
   local rc=$?

@@ -51,20 +51,6 @@ static int capture_dir_open(void) {
         return fd < 0 ? negative_errno() : fd;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno();
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 /* Copies what the pipe holds now into the file, at most max_chunks reads of 64 KiB (a run that writes without
  * a pause does not keep sbxd from its other work: the pipe is read again on the next turn). Returns 0 when
  * the pipe is empty for now (or max_chunks were read), 1 at its end (the helper is gone, or its writes
@@ -83,7 +69,7 @@ static int capture_copy(Capture *c, unsigned max_chunks) {
                         return 0;
                 if (k <= 0)
                         return 1;
-                r = write_all(c->file_fd, buf, (size_t) k);
+                r = loop_write(c->file_fd, buf, (size_t) k);
                 if (r < 0)
                         return r;
                 rc->bytes += (uint64_t) k;

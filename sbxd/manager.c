@@ -2273,6 +2273,8 @@ Manager *manager_free(Manager *m) {
         pool_free(m->pool);
         net_manager_free(m->net);
         caches_done(m);
+        sd_event_source_disable_unref(m->store_retry);
+        sd_event_source_disable_unref(m->store_post);
         sd_bus_slot_unref(m->slot_job_removed);
         sd_bus_slot_unref(m->slot_unit_removed);
         sd_bus_slot_unref(m->slot_systemd_owner);
@@ -2313,10 +2315,23 @@ static bool unit_has_run(const char *unit, void *userdata) {
 static int on_store_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
-        if (m->store.pending)
-                (void) store_write_pending(&m->store);
-        (void) sd_event_source_set_time_relative(s, STORE_RETRY_USEC);
-        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        if (m->store.pending && store_write_pending(&m->store) > 0) {
+                (void) sd_event_source_set_time_relative(s, STORE_RETRY_USEC);
+                return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        }
+        return 0;
+}
+
+/* After each event: a record kept in memory arms the retry (idle otherwise, sbxd does not wake up). */
+static int on_post_event(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+        int enabled = SD_EVENT_OFF;
+
+        if (!m->store.pending || !m->store_retry ||
+            sd_event_source_get_enabled(m->store_retry, &enabled) < 0 || enabled != SD_EVENT_OFF)
+                return 0;
+        (void) sd_event_source_set_time_relative(m->store_retry, STORE_RETRY_USEC);
+        return sd_event_source_set_enabled(m->store_retry, SD_EVENT_ONESHOT);
 }
 
 int manager_start(Manager *m) {
@@ -2326,7 +2341,12 @@ int manager_start(Manager *m) {
         r = store_open(&m->store, SBX_STATEDIR);
         if (r < 0)
                 return r;
-        r = sd_event_add_time_relative(m->event, NULL, CLOCK_MONOTONIC, STORE_RETRY_USEC, 0, on_store_retry, m);
+        r = sd_event_add_time_relative(m->event, &m->store_retry, CLOCK_MONOTONIC, STORE_RETRY_USEC, 0,
+                                       on_store_retry, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->store_retry, SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_add_post(m->event, &m->store_post, on_post_event, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up a timer: %m");
 

@@ -80,6 +80,7 @@ struct Manager {
         PolkitRegistry polkit;     /* questions to polkit still out */
         Pool *pool;                /* the warm pool (pool.h) */
         unsigned n_starting;       /* runs' start jobs in flight (at most MANAGER_STARTS_MAX) */
+        sd_event_source *store_retry, *store_post; /* records kept in memory written again (store.h) */
         CacheRemoving *caches_removing; /* caches whose removal the reaper started (caches.h) */
         size_t n_caches_removing;
 };

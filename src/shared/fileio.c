@@ -7,7 +7,7 @@
 #include "fileio.h"
 #include "macro.h"
 
-static int write_all(int fd, const void *data, size_t size) {
+int loop_write(int fd, const void *data, size_t size) {
         const char *p = data;
 
         while (size > 0) {
@@ -41,7 +41,7 @@ int write_file_atomic_at(int dir_fd, const char *name, const void *data, size_t 
         if (fd < 0)
                 return negative_errno();
 
-        r = write_all(fd, data, size);
+        r = loop_write(fd, data, size);
         if (r >= 0 && fchmod(fd, mode) < 0)
                 r = negative_errno();
         if (r >= 0 && fsync(fd) < 0)

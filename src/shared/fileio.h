@@ -8,6 +8,9 @@
  * new contents, never a partial file: write to a hidden temporary file, fsync, rename, fsync dir. */
 int write_file_atomic_at(int dir_fd, const char *name, const void *data, size_t size, mode_t mode);
 
+/* Writes all of data to fd (a blocking one), again after EINTR. */
+int loop_write(int fd, const void *data, size_t size);
+
 /* Reads a whole (small) file, NUL-terminated. */
 int read_file_at(int dir_fd, const char *name, size_t max_size, char **ret, size_t *ret_size);
 

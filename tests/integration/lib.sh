@@ -31,13 +31,14 @@
 # (each returns 1 after t_skip when the requirement is not met).
 
 T_PASSED=0 T_FAILED=0 T_SKIPPED=0
-T_NAME="" T_OPEN=0 T_ERR="" T_DONE=0
+T_NAME="" T_OPEN=0 T_ERR="" T_DONE=0 T_T0=""
 T_OUT="" T_RC=0 T_CLEANUP=()
 export LC_ALL=C SYSTEMD_COLORS=0 SYSTEMD_PAGER=cat
 
 _t_close() {   # $1 = pass | fail | skip, $2 = message
   local how=$1 msg=${2:-}
   [ "$T_OPEN" = 1 ] || return 0
+  [ -n "$T_T0" ] && echo "  # case time: $(_t_since "$T_T0") s"
   if [ "$how" = pass ] && [ -n "$T_ERR" ]; then how=fail msg=$T_ERR; fi
   if [ "$how" = fail ] && [ -z "$msg" ]; then msg=${T_ERR:-failed}; fi
   case $how in
@@ -45,7 +46,13 @@ _t_close() {   # $1 = pass | fail | skip, $2 = message
     fail) T_FAILED=$((T_FAILED + 1)); echo "FAIL $T_NAME: $msg" ;;
     skip) T_SKIPPED=$((T_SKIPPED + 1)); echo "SKIP $T_NAME: $msg" ;;
   esac
-  T_OPEN=0 T_NAME="" T_ERR=""
+  T_OPEN=0 T_NAME="" T_ERR="" T_T0=""
+}
+
+_t_since() {   # seconds since $1 (an $EPOCHREALTIME), one decimal
+  local a=${1/./} b=${EPOCHREALTIME/./}
+  local d=$(( (b - a) / 100000 ))
+  echo "$((d / 10)).$((d % 10))"
 }
 
 _t_implicit() {   # an assert or result outside a case gets a case of its own
@@ -57,7 +64,7 @@ _t_implicit() {   # an assert or result outside a case gets a case of its own
 t_begin() {
   [ -n "${1:-}" ] || { echo "t_begin: a name is required" >&2; return 2; }
   _t_close pass
-  T_NAME=$1 T_OPEN=1 T_ERR=""
+  T_NAME=$1 T_OPEN=1 T_ERR="" T_T0=$EPOCHREALTIME
   echo "---- $T_NAME"
 }
 

@@ -9,9 +9,12 @@
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include "exit-codes.h"
+#include "fileio.h"
 #include "log.h"
 #include "message-ids.h"
 #include "profile-load.h"
@@ -28,6 +31,7 @@
 #include "objects.h"
 #include "pool.h"
 #include "sandbox.h"
+#include "unit-journal.h"
 
 #define UNIT_REMOVAL_TIMEOUT_USEC (5 * USEC_PER_SEC)
 /* A run adopted from an earlier sbxd has no client until one calls Attach (sbxctl tries for 20 s):
@@ -61,6 +65,7 @@ static Run *run_free(Run *run) {
         sd_bus_track_unref(run->watchers);
         sd_event_source_disable_unref(run->removal_timeout);
         sd_event_source_disable_unref(run->attach_timeout);
+        sd_event_source_disable_unref(run->journal_retry);
         sd_bus_message_unref(run->pending);
         sd_bus_message_unref(run->queued_start);
         if (run->start_counted && run->manager)
@@ -139,12 +144,23 @@ bool manager_unit_user_exists(Manager *m, const char *unit) {
         return r >= 0 || !sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchDynamicUser");
 }
 
-/* What the end of the run must have undone besides its unit and cgroup: its dynamic user, and the
- * hand-over of its workspace (whose root then belongs to no dynamic user). */
+/* Whether no mount point in the mount table names the run (sbxd's mount namespace receives the host's
+ * mounts and unmounts: ProtectSystem= makes it a slave). An unreadable table counts as not gone. */
+bool manager_run_mounts_gone(const char *run_id) {
+        _cleanup_free_ char *text = NULL;
+
+        if (read_file_at(AT_FDCWD, "/proc/self/mountinfo", 64 * 1024 * 1024, &text, NULL) < 0)
+                return false;
+        return !mountinfo_has_mount_point_with(text, run_id);
+}
+
+/* What the end of the run must have undone besides its unit and cgroup: its dynamic user, its mounts,
+ * and the hand-over of its workspace (whose root then belongs to no dynamic user). */
 static void run_measure_cleanup(Run *run) {
         struct stat st;
 
         run->record->user_gone = !manager_unit_user_exists(run->manager, run->unit);
+        run->record->mounts_gone = manager_run_mounts_gone(run->id);
         run->record->has_workspace = run->workspace != NULL;
         run->record->workspace_returned =
                 run->workspace && stat(run->workspace, &st) >= 0 && !uid_is_dynamic(st.st_uid);
@@ -415,12 +431,19 @@ void run_take_base_figures(Run *run) {
 }
 
 /* At stop-post the run's processes are gone and its cgroup is still there (the figures reader runs in
- * it): sbxd reads the figures itself too, in case a host under load times the reader out. */
+ * it): sbxd reads the figures itself too, in case a host under load times the reader out; and its
+ * space, mounted on the host until the run's unit is gone (the space unit stops when unneeded). */
 static void run_read_stop_figures(Run *run) {
+        struct statfs sfs;
+
         if (run->stop_events.known || !run_read_limit_events(run, &run->stop_events))
                 return;
         run->stop_memory_peak = run_cgroup_figure(run, "memory.peak", NULL);
         run->stop_tasks_peak = run_cgroup_figure(run, "pids.peak", NULL);
+        if (run->space_path && statfs(run->space_path, &sfs) >= 0 && (uint64_t) sfs.f_type == TMPFS_MAGIC) {
+                run->stop_disk_used = ((uint64_t) sfs.f_blocks - (uint64_t) sfs.f_bfree) * (uint64_t) sfs.f_bsize;
+                run->stop_disk_full = sfs.f_bavail == 0 || (sfs.f_files > 0 && sfs.f_ffree == 0);
+        }
 }
 
 /* What the unit's privileged figures reader left (sbx-exec --figures): the peaks and limit events. */
@@ -447,6 +470,73 @@ static void run_take_figures(Run *run) {
                         log_warning("Unit %s left malformed figures, ignoring: %s", run->unit, text);
                 else
                         run_limit_events_subtract(&run->record->limit_events, &run->base_events);
+        }
+        /* neither the helper nor the reader could measure the space (killed, or timed out) */
+        if (run->record->disk_max > 0 && run->record->disk_used == UINT64_MAX && run->stop_disk_used != UINT64_MAX) {
+                run->record->disk_used = run->stop_disk_used;
+                run->record->disk_full = run->stop_disk_full;
+        }
+}
+
+/* How the run ended, into its record: systemd's Result for the unit, its main process's end (code
+ * CLD_EXITED 1, CLD_KILLED 2, CLD_DUMPED 3; 0: the command never started; -1: it ran, its end is not
+ * known) and the helper's last status line (NULL: none), from the unit's properties or from PID 1's
+ * journal (run_end_unwatched()). */
+static void run_apply_outcome(Run *run, const char *result, int32_t code, int32_t exit_status, const char *status) {
+        RunRecord *rec = run->record;
+
+        /* CLD_EXITED=1, CLD_KILLED=2, CLD_DUMPED=3 */
+        if (code == 1)
+                rec->exit_code = exit_status;
+        else if (code == 2 || code == 3)
+                rec->exit_signal = exit_status;
+
+        rec->stop_reason = stop_reason_from_unit_result(result);
+        if (rec->stop_reason < 0)
+                rec->stop_reason = STOP_START_FAILED;
+        /* systemd counts SIGHUP/SIGINT/SIGTERM/SIGPIPE deaths as a clean exit ("success"); for a
+         * sandbox they are what they are: the command was killed by a signal. */
+        if (rec->stop_reason == STOP_SUCCESS && rec->exit_signal > 0)
+                rec->stop_reason = STOP_SIGNAL;
+        parse_status_text(rec, status);
+        run_take_figures(run);
+
+        /* The command never started (ExecStartPre= or the unit's set-up failed). */
+        if (code == 0 && rec->stop_reason != STOP_SUCCESS && rec->stop_reason != STOP_REFUSED) {
+                rec->stop_reason = STOP_START_FAILED;
+                if (!rec->error && asprintf(&rec->error, "the unit failed before the command started (result '%s')",
+                                            strna(result)) < 0)
+                        rec->error = NULL;
+        }
+        /* systemd's "timeout" is also a start-up or a clean-up (ExecStopPost=) that took too long
+         * (a host under load): the wall-time ceiling only when the run lasted it, otherwise the
+         * command's own end is the run's. */
+        if (rec->stop_reason == STOP_TIMEOUT && code > 0 && rec->limits.known && rec->limits.wall_time > 0 &&
+            rec->ended_at < rec->started_at + rec->limits.wall_time) {
+                log_warning("Unit %s timed out after its command ended (its clean-up took too long).", run->unit);
+                rec->stop_reason = code == 1 ? (exit_status == 0 ? STOP_SUCCESS : STOP_EXIT_CODE)
+                                             : code == 3 ? STOP_CORE_DUMP : STOP_SIGNAL;
+        }
+        /* The helper reports "finished" right before it exits; without it, and with an exit
+         * status from systemd's own range, the command never ran. */
+        if (rec->stop_reason == STOP_EXIT_CODE && code == 1 && exit_status >= 200 && exit_status <= 243 &&
+            !(status && strneq(status, "finished", 8))) {
+                rec->stop_reason = STOP_START_FAILED;
+                if (!rec->error && asprintf(&rec->error, "systemd could not set up the unit (exit status %d)",
+                                            exit_status) < 0)
+                        rec->error = NULL;
+        }
+        if (run->refused)
+                rec->stop_reason = STOP_REFUSED;
+        else if (run->job_failed)
+                rec->stop_reason = STOP_START_FAILED;
+        if (run->idle_stop && rec->stop_reason != STOP_REFUSED && rec->stop_reason != STOP_START_FAILED)
+                rec->stop_reason = STOP_IDLE_TIMEOUT;
+        else if (run->stop_requested && rec->stop_reason != STOP_REFUSED &&
+                 rec->stop_reason != STOP_START_FAILED) {
+                rec->stop_reason = STOP_CANCELLED;
+                if (run->cancel_signal > 0)
+                        rec->exit_signal = run->cancel_signal;
         }
 }
 
@@ -492,62 +582,10 @@ static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 if (r < 0)
                         log_warning_errno(r, "Failed to parse the properties of %s: %m", run->unit);
 
-                /* CLD_EXITED=1, CLD_KILLED=2, CLD_DUMPED=3 */
-                if (code == 1)
-                        rec->exit_code = exit_status;
-                else if (code == 2 || code == 3)
-                        rec->exit_signal = exit_status;
-
-                rec->stop_reason = stop_reason_from_unit_result(result);
-                if (rec->stop_reason < 0)
-                        rec->stop_reason = STOP_START_FAILED;
-                /* systemd counts SIGHUP/SIGINT/SIGTERM/SIGPIPE deaths as a clean exit ("success"); for a
-                 * sandbox they are what they are: the command was killed by a signal. */
-                if (rec->stop_reason == STOP_SUCCESS && rec->exit_signal > 0)
-                        rec->stop_reason = STOP_SIGNAL;
                 /* a pooled unit's helper used some before the run's command came: not the run's */
                 if (cpu_nsec != UINT64_MAX)
                         rec->cpu_usec = cpu_nsec / 1000 > run->cpu_base_usec ? cpu_nsec / 1000 - run->cpu_base_usec : 0;
-                parse_status_text(rec, status);
-                run_take_figures(run);
-
-                /* The command never started (ExecStartPre= or the unit's set-up failed). */
-                if (code == 0 && rec->stop_reason != STOP_SUCCESS && rec->stop_reason != STOP_REFUSED) {
-                        rec->stop_reason = STOP_START_FAILED;
-                        if (!rec->error && asprintf(&rec->error, "the unit failed before the command started (result '%s')",
-                                                    strna(result)) < 0)
-                                rec->error = NULL;
-                }
-                /* systemd's "timeout" is also a start-up or a clean-up (ExecStopPost=) that took too long
-                 * (a host under load): the wall-time ceiling only when the run lasted it, otherwise the
-                 * command's own end is the run's. */
-                if (rec->stop_reason == STOP_TIMEOUT && code != 0 && rec->limits.known && rec->limits.wall_time > 0 &&
-                    rec->ended_at < rec->started_at + rec->limits.wall_time) {
-                        log_warning("Unit %s timed out after its command ended (its clean-up took too long).", run->unit);
-                        rec->stop_reason = code == 1 ? (exit_status == 0 ? STOP_SUCCESS : STOP_EXIT_CODE)
-                                                     : code == 3 ? STOP_CORE_DUMP : STOP_SIGNAL;
-                }
-                /* The helper reports "finished" right before it exits; without it, and with an exit
-                 * status from systemd's own range, the command never ran. */
-                if (rec->stop_reason == STOP_EXIT_CODE && code == 1 && exit_status >= 200 && exit_status <= 243 &&
-                    !(status && strneq(status, "finished", 8))) {
-                        rec->stop_reason = STOP_START_FAILED;
-                        if (!rec->error && asprintf(&rec->error, "systemd could not set up the unit (exit status %d)",
-                                                    exit_status) < 0)
-                                rec->error = NULL;
-                }
-                if (run->refused)
-                        rec->stop_reason = STOP_REFUSED;
-                else if (run->job_failed)
-                        rec->stop_reason = STOP_START_FAILED;
-                if (run->idle_stop && rec->stop_reason != STOP_REFUSED && rec->stop_reason != STOP_START_FAILED)
-                        rec->stop_reason = STOP_IDLE_TIMEOUT;
-                else if (run->stop_requested && rec->stop_reason != STOP_REFUSED &&
-                         rec->stop_reason != STOP_START_FAILED) {
-                        rec->stop_reason = STOP_CANCELLED;
-                        if (run->cancel_signal > 0)
-                                rec->exit_signal = run->cancel_signal;
-                }
+                run_apply_outcome(run, result, code, exit_status, status);
         }
 
         /* Drop our reference: the unit is garbage-collected, and UnitRemoved tells us it is gone. */
@@ -1438,6 +1476,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         if (!run)
                 return -ENOMEM;
         run->manager = m;
+        run->stop_disk_used = UINT64_MAX;
         if (req->workspace && !(run->workspace = strdup(req->workspace)))
                 return -ENOMEM;
         run->ws_dev = ws_dev;
@@ -1569,6 +1608,7 @@ static void record_start_failed(Manager *m, Run *run, bool gone, const char *err
         run->record->finished = true;
         run->record->unit_gone = run->record->cgroup_gone = gone;
         run->record->space_gone = gone || space_gone(run);
+        run->record->mounts_gone = manager_run_mounts_gone(run->id);
         run->record->stop_reason = STOP_START_FAILED;
         run->record->ended_at = now_realtime();
         free(run->record->error);
@@ -1776,22 +1816,65 @@ static int on_attach_timeout(sd_event_source *src, uint64_t usec, void *userdata
         return 0;
 }
 
+static int on_journal_retry(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* The run's unit ended while no sbxd ran, and systemd collected it: how it ended is read from PID 1's
+ * entries in the journal, its peaks and limit events from what its figures reader left. journald may be
+ * a moment behind a restart: with retry, once more after a second. Without an end in the journal
+ * (journald stopped), the run is lost. What only the helper knew (output bytes, denied calls) is not
+ * known either way. */
+static void run_end_unwatched(Run *run, bool retry) {
+        UnitOutcome o = {};
+        int r;
+
+        run->record->unit_gone = true;
+        r = unit_journal_outcome(run->unit, &o);
+        if (r == -ENOENT && retry &&
+            sd_event_add_time_relative(run->manager->event, &run->journal_retry, CLOCK_MONOTONIC, USEC_PER_SEC, 0,
+                                       on_journal_retry, run) >= 0)
+                return;
+        if (r < 0) {
+                log_event(LOG_WARNING, SBX_MESSAGE_RUN_LOST,
+                          LOG_FIELDS({ "SBX_RUN_ID", run->id }, { "SBX_UNIT", run->unit }),
+                          "Run %s: unit %s ended while sbxd was not running and the journal has no end of it (%s); "
+                          "recording it as lost.", run->id, run->unit,
+                          r == -ENOENT ? "not logged" : strerror(-r));
+                run->record->stop_reason = STOP_LOST;
+                run->record->ended_at = now_realtime();
+                free(run->record->error);
+                run->record->error = strdup("the unit ended while sbxd was not running");
+                run_take_figures(run);
+                run_complete(run);
+                return;
+        }
+        run->record->ended_at = o.ended_at > 0 ? o.ended_at : now_realtime();
+        /* no logged exit of a unit that failed: its command ran (it was running when sbxd went), how it
+         * ended is not known */
+        run_apply_outcome(run, o.result, o.code == 0 && !streq(o.result, "success") ? -1 : o.code, o.status, NULL);
+        log_event(LOG_NOTICE, SBX_MESSAGE_RUN_RECOVERED,
+                  LOG_FIELDS({ "SBX_RUN_ID", run->id }, { "SBX_UNIT", run->unit }),
+                  "Run %s: unit %s ended while sbxd was not running: result '%s', recorded from the journal.",
+                  run->id, run->unit, o.result);
+        unit_outcome_done(&o);
+        run_complete(run);
+}
+
+static int on_journal_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        Run *run = userdata;
+
+        run->journal_retry = sd_event_source_disable_unref(run->journal_retry);
+        run_end_unwatched(run, false);
+        return 0;
+}
+
 static int on_adopt_ref_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
 
         run->slot_start = sd_bus_slot_unref(run->slot_start);
         if (e) {
-                /* The unit ended while no sbxd was watching: what it did is unknown. */
-                log_event(LOG_WARNING, SBX_MESSAGE_RUN_LOST,
-                          LOG_FIELDS({ "SBX_RUN_ID", run->id }, { "SBX_UNIT", run->unit }),
-                          "Run %s: unit %s is gone (%s); recording it as lost.", run->id, run->unit, e->message);
-                run->record->stop_reason = STOP_LOST;
-                run->record->unit_gone = true;
-                run->record->ended_at = now_realtime();
-                free(run->record->error);
-                run->record->error = strdup("the unit ended while sbxd was not running");
-                run_complete(run);
+                log_debug("Run %s: unit %s is gone: %s", run->id, run->unit, e->message);
+                run_end_unwatched(run, true);
                 return 0;
         }
         log_event(LOG_INFO, SBX_MESSAGE_RUN_ADOPTED,
@@ -1900,6 +1983,7 @@ static int manager_adopt_runs(Manager *m) {
                         break;
                 }
                 run->manager = m;
+                run->stop_disk_used = UINT64_MAX;
                 run->record = TAKE_PTR(recs[i]);
                 strcpy(run->id, rec->run_id);
                 run->job_done = true;
@@ -2127,6 +2211,7 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         if (r < 0)
                 return r;
         r = sd_bus_reply_method_return(msg, "s", json);
+        json = mfree(json); /* before the trim (the reply's copy goes once it is sent) */
         heap_trim();
         return r;
 }
@@ -2160,6 +2245,7 @@ static int method_list_all(sd_bus_message *msg, void *userdata, sd_bus_error *er
         if (r < 0)
                 return r;
         r = sd_bus_reply_method_return(msg, "s", json);
+        json = mfree(json); /* before the trim (the reply's copy goes once it is sent) */
         heap_trim();
         return r;
 }
@@ -2182,6 +2268,7 @@ static int method_collect_garbage(sd_bus_message *msg, void *userdata, sd_bus_er
         if (r < 0)
                 return r;
         r = sd_bus_reply_method_return(msg, "s", json);
+        json = mfree(json); /* before the trim (the reply's copy goes once it is sent) */
         heap_trim();
         return r;
 }

@@ -36,6 +36,7 @@ typedef struct Run {
                 *slot_unref;
         sd_event_source *removal_timeout;
         sd_event_source *attach_timeout; /* an adopted run without a client: how long it may wait for one */
+        sd_event_source *journal_retry;  /* its unit ended while no sbxd ran: read the journal once more */
         char *workspace;           /* host path bound as the workspace, or NULL */
         char *cache_owner;         /* names its caller's caches (caches.h), or NULL: none, or not known */
         RunNet *net;               /* its egress policy, resolver and telemetry */
@@ -44,6 +45,8 @@ typedef struct Run {
         RunLimitEvents base_events;/* and the limit events it had met then */
         RunLimitEvents stop_events;/* read by sbxd at the unit's stop-post (known: read), and its peaks: */
         uint64_t stop_memory_peak, stop_tasks_peak; /* what the figures reader's file stands in for */
+        uint64_t stop_disk_used;   /* its space then (UINT64_MAX: not measured), and whether it was full */
+        bool stop_disk_full;
         char *space_path;          /* its space (SBX_SPACE_DIR/RUN), or NULL: none */
         char *space_unit;          /* the unit that makes and removes it (sbx-space@RUN.service) */
         bool awaiting_space;       /* its unit is gone; the record is written once its space is too */
@@ -112,6 +115,7 @@ int manager_append_exec(sd_bus_message *m, const char *name, char **argv, bool i
 
 /* Whether the dynamic user of a run's unit still exists (for the reaper). */
 bool manager_unit_user_exists(Manager *m, const char *unit);
+bool manager_run_mounts_gone(const char *run_id);
 
 /* for pool.c */
 int manager_unit_object_path(const char *unit, char **ret);

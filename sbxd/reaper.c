@@ -116,6 +116,8 @@ int reaper_collect(Manager *m, const DaemonConf *conf, char **ret) {
                                 rec->cgroup_gone = true;
                         if (!rec->user_gone && !manager_unit_user_exists(m, rec->unit))
                                 rec->user_gone = true;
+                        if (!rec->mounts_gone && manager_run_mounts_gone(rec->run_id))
+                                rec->mounts_gone = true;
                         /* the run's space (its directory; the mount goes before it) */
                         if (!rec->space_gone && rec->disk_max > 0) {
                                 _cleanup_free_ char *space = NULL;

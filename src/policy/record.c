@@ -619,7 +619,7 @@ char *net_destination_format(const NetDestinationStat *d, char buf[static NET_DE
 }
 
 bool run_record_cleanup_completed(const RunRecord *r) {
-        return r->finished && r->unit_gone && r->cgroup_gone && r->user_gone &&
+        return r->finished && r->unit_gone && r->cgroup_gone && r->user_gone && r->mounts_gone &&
                (!r->has_workspace || r->workspace_returned) && (r->disk_max == 0 || r->space_gone) &&
                (!r->network || r->network->entries_removed);
 }
@@ -1080,6 +1080,7 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(cleanup, "unit_gone", json_object_new_boolean(r->unit_gone));
         ADD(cleanup, "cgroup_gone", json_object_new_boolean(r->cgroup_gone));
         ADD(cleanup, "user_gone", json_object_new_boolean(r->user_gone));
+        ADD(cleanup, "mounts_gone", json_object_new_boolean(r->mounts_gone));
         if (r->has_workspace)
                 ADD(cleanup, "workspace_returned", json_object_new_boolean(r->workspace_returned));
         if (r->disk_max > 0)
@@ -1096,6 +1097,8 @@ int run_record_to_json(const RunRecord *r, char **ret) {
                 if (!r->cgroup_gone && json_object_array_add(remaining, json_object_new_string("cgroup")) < 0)
                         return -ENOMEM;
                 if (!r->user_gone && json_object_array_add(remaining, json_object_new_string("user")) < 0)
+                        return -ENOMEM;
+                if (!r->mounts_gone && json_object_array_add(remaining, json_object_new_string("mounts")) < 0)
                         return -ENOMEM;
                 if (r->has_workspace && !r->workspace_returned &&
                     json_object_array_add(remaining, json_object_new_string("workspace")) < 0)
@@ -1721,6 +1724,13 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
                 if (!json_object_is_type(v, json_type_boolean))
                         return error_setf(ret_error, -EBADMSG, "cleanup.user_gone: expected a boolean");
                 r->user_gone = json_object_get_boolean(v);
+        }
+        /* likewise: not measured before */
+        r->mounts_gone = true;
+        if (json_object_object_get_ex(sub, "mounts_gone", &v)) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return error_setf(ret_error, -EBADMSG, "cleanup.mounts_gone: expected a boolean");
+                r->mounts_gone = json_object_get_boolean(v);
         }
         if (json_object_object_get_ex(sub, "workspace_returned", &v)) {
                 if (!json_object_is_type(v, json_type_boolean))

@@ -207,6 +207,10 @@ typedef struct RunRecord {
          * for a run with a workspace (has_workspace), the workspace's root is no longer a dynamic user's:
          * its hand-over back to the caller happened. */
         bool user_gone;
+        /* No mount point in the host's mount table names the run (its id): its space, its network
+         * namespace and whatever else was mounted for it are unmounted (records of earlier versions: not
+         * measured, true). */
+        bool mounts_gone;
         bool has_workspace;
         bool workspace_returned;
         /* The run's space (HOME, /tmp, /var/tmp, /dev/shm on one tmpfs): its cap in bytes (0: no space,

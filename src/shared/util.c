@@ -178,6 +178,36 @@ bool path_is_absolute_normalized(const char *p) {
         return true;
 }
 
+bool mountinfo_has_mount_point_with(const char *mountinfo, const char *needle) {
+        if (!mountinfo || !needle || !*needle)
+                return false;
+        for (const char *line = mountinfo; *line;) {
+                size_t len = strcspn(line, "\n");
+                const char *p = line, *end = line + len;
+                char point[4096];
+                size_t k = 0;
+
+                /* "ID PARENT MAJ:MIN ROOT MOUNT-POINT OPTIONS ...": the fifth field */
+                for (int field = 0; field < 4 && p < end; field++) {
+                        p = memchr(p, ' ', (size_t) (end - p));
+                        p = p ? p + 1 : end;
+                }
+                while (p < end && *p != ' ' && k + 1 < sizeof(point)) {
+                        if (p[0] == '\\' && end - p >= 4 && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+                            p[3] >= '0' && p[3] <= '7') {
+                                point[k++] = (char) ((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+                                p += 4;
+                        } else
+                                point[k++] = *p++;
+                }
+                point[k] = 0;
+                if (k > 0 && strstr(point, needle))
+                        return true;
+                line = end + (*end == '\n');
+        }
+        return false;
+}
+
 int exec_arg_escape(const char *s, char **ret) {
         size_t n = strlen(s) + 1;
         char *e, *d;

@@ -65,6 +65,10 @@ static inline bool uid_is_dynamic(uint32_t uid) {
  * expands $VAR and ${VAR} there and reads "$$" as "$"). */
 int exec_arg_escape(const char *s, char **ret);
 
+/* Whether a mount point in MOUNTINFO (the text of /proc/<pid>/mountinfo) contains NEEDLE (its octal
+ * escapes undone first); false for a NULL or empty needle. */
+bool mountinfo_has_mount_point_with(const char *mountinfo, const char *needle);
+
 /* A NULL-terminated copy of the NULL-terminated list of strings given; NULL on ENOMEM. */
 char **strv_new_internal(const char *first, ...) _sentinel_;
 #define strv_new(...) strv_new_internal(__VA_ARGS__, NULL)

@@ -199,6 +199,7 @@ journalctl -q -b -u "$unit" -o cat | grep -q "Refusing\|Unknown key" && _t_err "
 [ "$(record_get "$id" .limit_events)" != null ] || _t_err "no limit_events in the record: the figures were lost"
 # the cleanup measured: the dynamic user released, the workspace handed back
 assert_eq "true" "$(record_get "$id" .cleanup.user_gone)" "cleanup.user_gone"
+assert_eq "true" "$(record_get "$id" .cleanup.mounts_gone)" "cleanup.mounts_gone"
 assert_eq "true" "$(record_get "$id" .cleanup.workspace_returned)" "cleanup.workspace_returned"
 dyn_user && _t_err "PID 1 still has the run's dynamic user after it ended"
 assert_clean

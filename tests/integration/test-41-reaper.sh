@@ -46,6 +46,22 @@ assert_eq "false" "$(printf '%s' "$T_OUT" | jq --arg id "$fake" '.incomplete | i
 assert_eq "true" "$(record_get "$fake" .cleanup.completed)" "cleanup.completed after the pass (the unit is unknown)"
 assert_eq "null" "$(record_get "$fake" .cleanup.remaining)" "cleanup.remaining after"
 
+t_begin "a mount naming the run at its end: listed in cleanup.remaining; gc clears it once unmounted"
+# what sbx measures is the mount table: a mount point with the run's id in it, here one of the test's
+if sbx_run_bg "$W/m.out" -- sleep 2; then
+  mp=/run/sbxt41-mount-$RUN
+  mkdir -p "$mp" && mount -t tmpfs -o size=64k sbxt41 "$mp" && t_on_exit "umount '$mp' 2>/dev/null; rmdir '$mp' 2>/dev/null"
+  wait "$CPID"
+  for _ in $(seq 50); do [ "$(record_get "$RUN" .state)" = finished ] && break; sleep 0.2; done
+  assert_eq false "$(record_get "$RUN" .cleanup.mounts_gone)" "cleanup.mounts_gone with the mount there"
+  assert_eq false "$(record_get "$RUN" .cleanup.completed)" "cleanup.completed with the mount there"
+  assert_eq '["mounts"]' "$(sbxctl show --json "$RUN" | jq -c .cleanup.remaining)" "cleanup.remaining"
+  umount "$mp"; rmdir "$mp"
+  assert_rc 0 sbxctl gc
+  assert_eq true "$(record_get "$RUN" .cleanup.mounts_gone)" "cleanup.mounts_gone after the unmount and a pass"
+  assert_eq true "$(record_get "$RUN" .cleanup.completed)" "cleanup.completed after the pass"
+fi
+
 t_begin "gc removes records past RecordRetentionSec, never a running run's"
 assert_rc 0 sbxctl run -- true
 old=$(last_run_id)

@@ -6,7 +6,7 @@
 # every run bounded, every record complete (valid JSON, finished, a stop reason, cleanup completed),
 # nothing left behind.
 #   SBX_FAULT_POINTS          the sbxd kill points to go through: "all" (11), or names of them (default:
-#                             rename1 after-start running renamed2; see the list below)
+#                             rename1 after-start running cgroup-gone renamed2; see the list below)
 #   SBX_FAULT_ROUNDS          passes over them (default 1)
 #   SBX_FAULT_CLIENT_STOP_MS  how soon a run's processes must be gone once its sbxctl is killed (2000)
 #   SBX_FAULT_PROBE_RATIO     the probe under the adversaries: its median at most this many times the
@@ -19,7 +19,7 @@ t_require_systemd || t_summary
 W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
 PY=/usr/bin/python3
 ROUNDS=${SBX_FAULT_ROUNDS:-1}
-POINTS=${SBX_FAULT_POINTS:-rename1 after-start running renamed2}
+POINTS=${SBX_FAULT_POINTS:-rename1 after-start running cgroup-gone renamed2}
 STOP_MS=${SBX_FAULT_CLIENT_STOP_MS:-2000}
 PROBE_MAX_MS=${SBX_FAULT_PROBE_MAX_MS:-1000}
 PROBE_RATIO=${SBX_FAULT_PROBE_RATIO:-10}
@@ -281,8 +281,8 @@ sendmsg_index() {
 
 # kill_point KEY NAME start|end EXPECT HOW: one run (in a workspace of its own) and a kill -9 of sbxd at
 # a point. EXPECT: "none" (no record: killed before its first record was in place) or the record's stop
-# reason and exit code ("exit-code 7": the command's; "lost": its unit ended, or never started, while no
-# sbxd ran), alternatives separated by "|". HOW: "strace ARGS..." (injection), "cgroup-appears", "cgroup-gone", "running"
+# reason and exit code ("exit-code 7": the command's, also when its unit ended while no sbxd ran: from
+# PID 1's journal; "lost": its unit never started), alternatives separated by "|". HOW: "strace ARGS..." (injection), "cgroup-appears", "cgroup-gone", "running"
 KP=0 KP_HIT=0
 kill_point() {
   local key=$1 name=$2 phase=$3 expect=$4 how=$5 ws oldpid before cpid sp="" id="" f rc i cg new out t0 nrec=1
@@ -393,9 +393,10 @@ for round in $(seq "$ROUNDS"); do
   kill_point after-start "StartTransientUnit sent, its reply not read" start "lost|exit-code 7" strace -e trace=sendmsg -e inject=sendmsg:signal=KILL:when=START+1
   kill_point cgroup-up "the unit's cgroup appeared" start "exit-code 7" cgroup-appears
   kill_point running "the command running" end "exit-code 7" running
-  kill_point cgroup-gone "the unit's cgroup gone" end lost cgroup-gone
-  kill_point figures "the figures read, not yet removed" end lost strace -e trace=unlinkat -e inject=unlinkat:signal=KILL:when=1
-  kill_point write2 "while writing the finished record" end lost strace -e trace=fchmod -e inject=fchmod:signal=KILL:when=1
+  # the unit ended while no sbxd ran: its outcome from PID 1's journal
+  kill_point cgroup-gone "the unit's cgroup gone" end "exit-code 7" cgroup-gone
+  kill_point figures "the figures read, not yet removed" end "exit-code 7" strace -e trace=unlinkat -e inject=unlinkat:signal=KILL:when=1
+  kill_point write2 "while writing the finished record" end "exit-code 7" strace -e trace=fchmod -e inject=fchmod:signal=KILL:when=1
   kill_point renamed2 "the finished record renamed, Finished not sent" end "exit-code 7" strace -e trace=fsync -e inject=fsync:signal=KILL:when=2
 done
 
@@ -484,11 +485,13 @@ if [ "$STATE_MOUNTED" = 1 ]; then
   wait "$cpid"; rc=$?
   assert_eq 5 "$rc" "the adopted run's status (its client re-attached)"
   # its mount namespace keeps /var/lib/sbx as it was when it started (read-only): writable again for
-  # a restarted sbxd only, which closes the record it could not write as lost (docs/scale.md)
+  # a restarted sbxd only, which completes the record it could not write from PID 1's journal (the
+  # unit is gone: docs/scale.md)
   mount -o remount,rw "$SBX_STATEDIR"
   systemctl restart sbxd.service
   wait_complete "$SBX_RUNS_DIR/$id.json" 30 > /dev/null || records_complete "$id.json"
-  assert_eq lost "$(jq -r .stop_reason "$SBX_RUNS_DIR/$id.json")" "the record sbxd could not write, closed by the next one"
+  assert_eq "exit-code 5" "$(jq -r '"\(.stop_reason) \(.exit.code)"' "$SBX_RUNS_DIR/$id.json")" \
+    "the record sbxd could not write, completed by the next one"
   assert_rc 0 sbxctl run -- true
   assert_clean
   state_unmount

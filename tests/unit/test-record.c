@@ -63,7 +63,7 @@ static RunRecord *finished_record(void) {
         r->cpu_usec = 1234;
         r->memory_peak = 5678;
         r->tasks_peak = 3;
-        r->unit_gone = r->cgroup_gone = r->user_gone = true;
+        r->unit_gone = r->cgroup_gone = r->user_gone = r->mounts_gone = true;
         return r;
 }
 
@@ -142,6 +142,7 @@ static void assert_records_equal(const RunRecord *a, const RunRecord *b) {
         assert_int_equal(a->unit_gone, b->unit_gone);
         assert_int_equal(a->cgroup_gone, b->cgroup_gone);
         assert_int_equal(a->user_gone, b->user_gone);
+        assert_int_equal(a->mounts_gone, b->mounts_gone);
         assert_int_equal(a->has_workspace, b->has_workspace);
         assert_int_equal(a->workspace_returned, b->workspace_returned);
         assert_true(streq_ptr(a->error, b->error));
@@ -482,18 +483,20 @@ static void test_to_json_completed(void **state) {
         }
 }
 
-/* The run's dynamic user and its workspace's hand-over back: measured, listed when they remain; a record
- * of an earlier version has neither (its user was not measured: taken as gone). */
+/* The run's dynamic user, its mounts and its workspace's hand-over back: measured, listed when they
+ * remain; a record of an earlier version has none of them (its user and mounts were not measured: taken
+ * as gone). */
 static void test_to_json_user_workspace(void **state) {
         static const struct {
-                bool user_gone, has_workspace, returned, completed;
+                bool user_gone, mounts_gone, has_workspace, returned, completed;
                 const char *remaining;
         } table[] = {
-                { true, false, false, true, NULL },
-                { true, true, true, true, NULL },
-                { false, false, false, false, "[ \"user\" ]" },
-                { true, true, false, false, "[ \"workspace\" ]" },
-                { false, true, false, false, "[ \"user\", \"workspace\" ]" },
+                { true, true, false, false, true, NULL },
+                { true, true, true, true, true, NULL },
+                { false, true, false, false, false, "[ \"user\" ]" },
+                { true, false, false, false, false, "[ \"mounts\" ]" },
+                { true, true, true, false, false, "[ \"workspace\" ]" },
+                { false, false, true, false, false, "[ \"user\", \"mounts\", \"workspace\" ]" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
@@ -502,12 +505,14 @@ static void test_to_json_user_workspace(void **state) {
                 json_object *o, *rem;
 
                 r->user_gone = table[i].user_gone;
+                r->mounts_gone = table[i].mounts_gone;
                 r->has_workspace = table[i].has_workspace;
                 r->workspace_returned = table[i].returned;
                 assert_int_equal(run_record_to_json(r, &text), 0);
                 o = json_tokener_parse(text);
                 assert_non_null(o);
                 assert_json_bool(o, "cleanup.user_gone", table[i].user_gone);
+                assert_json_bool(o, "cleanup.mounts_gone", table[i].mounts_gone);
                 if (table[i].has_workspace)
                         assert_json_bool(o, "cleanup.workspace_returned", table[i].returned);
                 else
@@ -523,6 +528,7 @@ static void test_to_json_user_workspace(void **state) {
                 json_object_put(o);
                 assert_int_equal(run_record_from_json(text, &back, &err), 0);
                 assert_int_equal(back->user_gone, r->user_gone);
+                assert_int_equal(back->mounts_gone, r->mounts_gone);
                 assert_int_equal(back->has_workspace, r->has_workspace);
                 assert_int_equal(back->workspace_returned, r->workspace_returned);
         }
@@ -992,7 +998,7 @@ static void test_round_trip_variants(void **state) {
                         r->unit = mfree(r->unit);
                         r->policy_digest = mfree(r->policy_digest);
                         r->cpu_usec = r->memory_peak = r->tasks_peak = UINT64_MAX;
-                        r->unit_gone = r->cgroup_gone = r->user_gone = false;
+                        r->unit_gone = r->cgroup_gone = r->user_gone = r->mounts_gone = false;
                         r->has_workspace = true; /* its hand-over back failed */
                         break;
                 case 2: /* extremes */
@@ -1174,6 +1180,7 @@ static void test_from_json_refused(void **state) {
                 { "cleanup.cgroup_gone", DEL, "cleanup.cgroup_gone: expected a boolean" },
                 { "cleanup.cgroup_gone", "null", "cleanup.cgroup_gone: expected a boolean" },
                 { "cleanup.user_gone", "0", "cleanup.user_gone: expected a boolean" },
+                { "cleanup.mounts_gone", "0", "cleanup.mounts_gone: expected a boolean" },
                 { "cleanup.workspace_returned", "\"yes\"", "cleanup.workspace_returned: expected a boolean" },
                 { "error", "5", "error: expected a string" },
                 { "resources.output_bytes", "-1", "resources.output_bytes: expected a non-negative integer or null" },
@@ -1287,6 +1294,7 @@ static void test_from_json_running(void **state) {
         assert_false(r->unit_gone);
         assert_false(r->cgroup_gone);
         assert_true(r->user_gone); /* not measured then */
+        assert_true(r->mounts_gone); /* likewise */
         assert_false(r->has_workspace);
         assert_null(r->error);
 }

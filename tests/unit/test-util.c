@@ -456,6 +456,27 @@ static void test_clocks(void **state) {
         assert_true(now_realtime() > 1577836800ULL * USEC_PER_SEC);
 }
 
+static void test_mountinfo_has_mount_point_with(void **state) {
+        const char *t =
+                "22 1 0:21 / / rw,relatime shared:1 - overlay sbxroot rw\n"
+                "35 22 0:33 / /run/sbx/space/0123abcd rw,nosuid shared:20 - tmpfs tmpfs rw,size=1024k\n"
+                "36 22 0:4 net:[4026532] /run/sbx/netns/feed\\040beef rw shared:21 - nsfs nsfs rw\n"
+                "37 22 0:34 /0123abcd-root /mnt/bound rw - ext4 /dev/vda rw"; /* no final newline */
+
+        assert_true(mountinfo_has_mount_point_with(t, "0123abcd"));
+        assert_true(mountinfo_has_mount_point_with(t, "/run/sbx/space/"));
+        assert_true(mountinfo_has_mount_point_with(t, "feed beef"));     /* \040 is a space */
+        assert_true(mountinfo_has_mount_point_with(t, "/mnt/bound"));
+        assert_false(mountinfo_has_mount_point_with(t, "feed\\040beef")); /* escapes are undone */
+        assert_false(mountinfo_has_mount_point_with(t, "0123abcd-root")); /* the root field is not the mount point */
+        assert_false(mountinfo_has_mount_point_with(t, "tmpfs"));         /* nor the file system type */
+        assert_false(mountinfo_has_mount_point_with(t, "ffff"));
+        assert_false(mountinfo_has_mount_point_with(t, ""));
+        assert_false(mountinfo_has_mount_point_with(NULL, "x"));
+        assert_false(mountinfo_has_mount_point_with("garbage", "garbage"));
+        assert_false(mountinfo_has_mount_point_with("", "x"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_run_id_new),
@@ -477,6 +498,7 @@ int main(void) {
                 cmocka_unit_test(test_path_is_absolute_normalized),
                 cmocka_unit_test(test_exec_arg_escape),
                 cmocka_unit_test(test_clocks),
+                cmocka_unit_test(test_mountinfo_has_mount_point_with),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,9 +6,12 @@
 #   B  the same, with sbx's exec helper in front of /bin/true (what sbx's unit really runs)
 #   D  B with sbx's privileged figures reader as ExecStopPost= (what every run's unit ends with: peaks,
 #      limit events, the space's use, read from the cgroup into /var/lib/sbx/figures)
+#   E  B with an ExecStopPost= that does nothing (/bin/true) instead: what any process systemd starts
+#      after the command costs, whatever it does
 #   C  sbxctl run -- /bin/true     (client -> sbxd -> StartTransientUnit -> record -> reply)
 # and reports medians and the ratios C/A (target <= 1.15), C/B and D/B (the figures' cost on a cold
-# run, target < 1.05), then sbxd's idle resident memory (target < 8 MiB). Prints one "BENCH key value"
+# run, target < 1.05) with E/B and D/E (that cost split into the extra process and the reading),
+# then sbxd's idle resident memory (target < 8 MiB). Prints one "BENCH key value"
 # line per figure for scripts.
 #   bench/run-overhead.sh [N]      (default 20)
 set -uo pipefail
@@ -47,24 +50,27 @@ run_b() { srun "${helper[@]}" /bin/true; }
 run_c() { sbxctl run -- /bin/true < /dev/null; }
 run_d() { srun -p PermissionsStartOnly=yes -p "ExecStopPost=-$EXEC --figures=/var/lib/sbx/figures" \
             "${helper[@]}" /bin/true; }
+run_e() { srun -p PermissionsStartOnly=yes -p "ExecStopPost=-/bin/true" "${helper[@]}" /bin/true; }
 
 # warm up every path (first D-Bus activation of sbxd, page cache)
-for f in run_a run_b run_d run_c; do $f || { echo "bench: $f failed" >&2; exit 1; }; done
+for f in run_a run_b run_d run_e run_c; do $f || { echo "bench: $f failed" >&2; exit 1; }; done
 
-A=() B=() C=() D=()
+A=() B=() C=() D=() E=()
 for i in $(seq "$N"); do
-  for f in run_a run_b run_d run_c; do
+  for f in run_a run_b run_d run_e run_c; do
     t0=$(date +%s%N); $f || { echo "bench: $f failed" >&2; exit 1; }; t1=$(date +%s%N)
     case $f in
       run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;;
       run_c) C+=("$(ms "$t0" "$t1")") ;; run_d) D+=("$(ms "$t0" "$t1")") ;;
+      run_e) E+=("$(ms "$t0" "$t1")") ;;
     esac
   done
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 mA=$(median "${A[@]}"); mB=$(median "${B[@]}"); mC=$(median "${C[@]}"); mD=$(median "${D[@]}")
+mE=$(median "${E[@]}")
 rCA=$(echo "scale=3; $mC / $mA" | bc); rCB=$(echo "scale=3; $mC / $mB" | bc); rBA=$(echo "scale=3; $mB / $mA" | bc)
-rDB=$(echo "scale=3; $mD / $mB" | bc)
+rDB=$(echo "scale=3; $mD / $mB" | bc); rEB=$(echo "scale=3; $mE / $mB" | bc); rDE=$(echo "scale=3; $mD / $mE" | bc)
 
 # sbxd idle: let it settle, then read its resident set
 sleep 2
@@ -76,6 +82,7 @@ echo "sbx run overhead, $N interleaved runs each, median wall time of /bin/true 
 printf '  A systemd-run, same properties        %9.1f ms\n' "$mA"
 printf '  B systemd-run, same properties+helper %9.1f ms   B/A %.3f\n' "$mB" "$rBA"
 printf '  D B + the figures reader             %9.1f ms   D/B %.3f (target < 1.05)\n' "$mD" "$rDB"
+printf '  E B + an ExecStopPost=/bin/true       %9.1f ms   E/B %.3f, D/E %.3f (the process; the reading)\n' "$mE" "$rEB" "$rDE"
 printf '  C sbxctl run                          %9.1f ms   C/A %.3f (target <= 1.15)   C/B %.3f\n' "$mC" "$rCA" "$rCB"
 printf '  sbxd idle resident memory             %9.1f MiB (Pss %s KiB; target < 8 MiB)\n' "$(echo "scale=2; $rss_kb/1024" | bc)" "${pss_kb:-?}"
 echo "BENCH median_ms_systemd_run $mA"
@@ -85,4 +92,6 @@ echo "BENCH ratio_sbxctl_vs_systemd_run $rCA"
 echo "BENCH ratio_sbxctl_vs_systemd_run_helper $rCB"
 echo "BENCH median_ms_systemd_run_helper_figures $mD"
 echo "BENCH ratio_figures_vs_helper $rDB"
+echo "BENCH median_ms_systemd_run_helper_empty_stoppost $mE"
+echo "BENCH ratio_empty_stoppost_vs_helper $rEB"
 echo "BENCH sbxd_idle_rss_kib $rss_kb"

@@ -19,8 +19,15 @@ CONF=/etc/ssh/ssh_config.d/sbxt47-$$.conf  # read by root's ssh (Debian's ssh_co
 T=$(mktemp -d /var/tmp/sbxt47.XXXXXX)
 SBS=()                                     # sandboxes to remove if a case failed half-way
 
+# end the multiplexing ssh masters (processes of the test's own: one per host alias)
+masters_exit() {
+  local c
+  for c in "$T"/cm-*; do [ -S "$c" ] && ssh -o ControlPath="$c" -O exit "$H" >/dev/null 2>&1; done
+  true
+}
 cleanup() {
   local s
+  masters_exit
   for s in "${SBS[@]}"; do sbxctl rm "$s" >/dev/null 2>&1; done
   systemctl stop "$CTR_UNIT" >/dev/null 2>&1
   systemctl stop "$SSHD_UNIT" >/dev/null 2>&1
@@ -74,6 +81,10 @@ Host $H 127.0.0.1
     User root
     IdentityFile $T/client_key
     IdentitiesOnly yes
+    # one connection per host, its sessions multiplexed (an ssh handshake takes seconds under emulation)
+    ControlMaster auto
+    ControlPath $T/cm-%C
+    ControlPersist 300
     StrictHostKeyChecking no
     UserKnownHostsFile /dev/null
     BatchMode yes
@@ -350,6 +361,7 @@ systemctl stop "$CTR_UNIT" >/dev/null 2>&1
 t_begin "nothing is left: runs, sandboxes, the sshd, the container"
 sbxctl rm "${SBS[@]}" >/dev/null 2>&1
 SBS=()
+masters_exit
 systemctl stop "$SSHD_UNIT" >/dev/null 2>&1
 for _ in $(seq 50); do systemctl is-active -q "$SSHD_UNIT" || break; sleep 0.1; done
 assert_ne active "$(systemctl is-active "$SSHD_UNIT" 2>/dev/null)" "the test's sshd"

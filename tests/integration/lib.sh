@@ -16,7 +16,7 @@
 #
 # Each file runs alone (as root, inside a testbed: see docs/testbed.md) and prints one line per case,
 #   PASS name | FAIL name: why | SKIP name: reason
-# then exactly one closing line "N passed, N failed, N skipped"; its exit status is 1 if any failed.
+# (after "  # case time: N.N s", the seconds since its t_begin), then exactly one closing line "N passed, N failed, N skipped"; its exit status is 1 if any failed.
 #
 # Case rules: t_begin opens a case; a failed assert marks it failed (the first message is kept, later
 # asserts still run and are reported); t_pass closes it (as failed if an assert failed); t_fail MSG

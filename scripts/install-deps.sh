@@ -13,7 +13,7 @@ set -euo pipefail
 PKGS=(
   # build
   meson ninja-build pkg-config gcc libc6-dev clang llvm
-  libsystemd-dev libbpf-dev bpftool libseccomp-dev libjson-c-dev
+  libsystemd-dev libbpf-dev bpftool libseccomp-dev libjson-c-dev libssl-dev libcurl4-openssl-dev
   # unit tests
   libcmocka-dev
   # man pages (pandoc renders them; man checks them), shell completion
@@ -23,6 +23,8 @@ PKGS=(
   # what the testbeds boot and what the integration tests use inside them (the testbeds boot this
   # machine's own root, so everything the guest needs must be installed here)
   systemd systemd-container dbus libnss-systemd python3 iproute2 jq procps util-linux
+  # the credential tests' HTTPS servers: a test CA and certificates (tests/integration/test-57-credentials.sh)
+  openssl
   # runs of network mode public and allowlist (slirp4netns connects their namespaces); the egress tests'
   # DNS server (tests/integration/testnet.sh)
   slirp4netns dnsmasq-base

@@ -5,20 +5,23 @@
 #include <stdint.h>
 
 #define SHA256_DIGEST_SIZE 32
-#define SHA256_BLOCK_SIZE 64
+
+/* Thin wrappers over OpenSSL's libcrypto (EVP). Hashing fails only when libcrypto cannot allocate or
+ * its default provider offers no SHA-256; then the wrappers abort() rather than hand back a digest
+ * that is not one (digests name policies and key tenant ids). */
 
 typedef struct Sha256 {
-        uint32_t state[8];
-        uint64_t length;     /* bytes processed */
-        uint8_t buffer[SHA256_BLOCK_SIZE];
-        size_t buffer_used;
+        struct evp_md_ctx_st *md; /* EVP_MD_CTX */
 } Sha256;
 
+/* Streaming: sha256_init() allocates the context and sha256_final() writes the digest and frees it,
+ * so every init must end in a final. A finalised context may be initialised again. */
 void sha256_init(Sha256 *ctx);
 void sha256_update(Sha256 *ctx, const void *data, size_t size);
 void sha256_final(Sha256 *ctx, uint8_t ret[static SHA256_DIGEST_SIZE]);
 void sha256(const void *data, size_t size, uint8_t ret[static SHA256_DIGEST_SIZE]);
 
+/* HMAC-SHA256 (RFC 2104). key may be NULL when key_size is 0. */
 void hmac_sha256(const void *key, size_t key_size, const void *data, size_t size,
                  uint8_t ret[static SHA256_DIGEST_SIZE]);
 

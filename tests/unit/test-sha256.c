@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* SHA-256 against the FIPS 180-4 examples, HMAC-SHA256 against RFC 4231, and hex_encode. */
+/* The libcrypto wrappers in sha256.c: SHA-256 against the FIPS 180-4 examples, HMAC-SHA256 against
+ * RFC 4231, and hex_encode. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -49,6 +50,12 @@ static const struct {
 };
 
 static void test_sha256_fips_oneshot(void **state) {
+        uint8_t empty[SHA256_DIGEST_SIZE];
+
+        /* Empty input may be given as NULL. */
+        sha256(NULL, 0, empty);
+        assert_digest(empty, fips_vectors[0].digest);
+
         for (size_t i = 0; i < ELEMENTSOF(fips_vectors); i++) {
                 uint8_t d[SHA256_DIGEST_SIZE];
 
@@ -57,8 +64,8 @@ static void test_sha256_fips_oneshot(void **state) {
         }
 }
 
-/* The same vectors fed one byte at a time and split at every position: the buffering in
- * sha256_update() must not matter. */
+/* The same vectors fed one byte at a time and split at every position, through the streaming
+ * wrappers: how the input is cut must not matter. */
 static void test_sha256_fips_split(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(fips_vectors); i++) {
                 const char *in = fips_vectors[i].input;
@@ -133,7 +140,8 @@ static void test_sha256_padding_boundaries(void **state) {
         }
 }
 
-/* The context is reusable after init: a second hash does not see the first. */
+/* The context is reusable after final: a second hash does not see the first. Final releases the
+ * libcrypto context. */
 static void test_sha256_reinit(void **state) {
         uint8_t d[SHA256_DIGEST_SIZE];
         Sha256 ctx;
@@ -141,6 +149,7 @@ static void test_sha256_reinit(void **state) {
         sha256_init(&ctx);
         sha256_update(&ctx, "something else entirely", 23);
         sha256_final(&ctx, d);
+        assert_null(ctx.md);
         sha256_init(&ctx);
         sha256_update(&ctx, "abc", 3);
         sha256_final(&ctx, d);
@@ -200,6 +209,9 @@ static void test_hmac_key_sizes(void **state) {
         hmac_sha256(key, 65, "uid:1000", 8, mac);
         assert_digest(mac, "fb093404df43f5ef1606225c80e332afd5271e84978293c3387563cfade0364f");
         hmac_sha256("", 0, "", 0, mac);
+        assert_digest(mac, "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+        /* An empty key and empty data may be passed as NULL. */
+        hmac_sha256(NULL, 0, NULL, 0, mac);
         assert_digest(mac, "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
 }
 

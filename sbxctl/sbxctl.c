@@ -11,17 +11,22 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
 #include "exit-codes.h"
+#include "fileio.h"
+#include "grant.h"
 #include "log.h"
 #include "policy.h"
 #include "profile-load.h"
 #include "observe.h"
 #include "record.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 static const char *arg_profile = NULL;
 static const char *arg_workspace = NULL;
@@ -38,6 +43,9 @@ static usec_t arg_idle_timeout = 0;
 static const char *arg_name = NULL;
 static bool arg_detach = false;
 static uint64_t arg_output_max = 0;
+static char **arg_credentials = NULL;   /* --credential NAME: a stored secret */
+static char **arg_credential_files = NULL; /* --credential NAME=@FILE: NAME, then FILE */
+static bool arg_replace = false;        /* secret add --replace */
 static const char *arg_host = NULL;     /* -H [USER@]HOST[:PORT][/MACHINE]: that machine's sbxd, over ssh */
 static const char *arg_machine = NULL;  /* -M MACHINE: the sbxd of a local container */
 static char **arg_argv = NULL;          /* the command line and, for each word, whether it was -H or its value: */
@@ -63,7 +71,10 @@ static int help(void) {
                "  profile list                    List profiles (and invalid profile files)\n"
                "  profile show [NAME|FILE]        Show a profile's effective policy and unit properties\n"
                "  profile check FILE...           Validate profile files\n"
-               "  profile reload                  Regenerate slices and drop-ins (systemd daemon-reload)\n\n"
+               "  profile reload                  Regenerate slices and drop-ins (systemd daemon-reload)\n"
+               "  secret add [--replace] NAME     Store a secret (read from stdin), encrypted at rest\n"
+               "  secret list                     List your secrets (names only)\n"
+               "  secret rm NAME...               Remove secrets\n\n"
                "Run options:\n"
                "  -p --profile=NAME     Profile (default: %s)\n"
                "  -w --workspace=DIR    Bind DIR read-write as the working directory\n"
@@ -73,6 +84,9 @@ static int help(void) {
                "     --tasks=N          Process/thread ceiling, at most the profile's\n"
                "     --cpu=PERCENT      CPU quota, at most the profile's (e.g. 50%%; 100%% = one CPU)\n"
                "     --timeout=DURATION Wall-time ceiling, at most the profile's (e.g. 90s, 5min)\n"
+               "     --credential=NAME  Give the run your secret NAME as a file in\n"
+               "                        $CREDENTIALS_DIRECTORY (if the profile allows NAME)\n"
+               "     --credential=NAME=@FILE  The same with FILE's content as the value\n"
                "  A profile decides which of these a run may set, and within what bounds.\n\n"
                "Sandbox options (create; also the run options above):\n"
                "     --name=NAME        A name to use instead of the id (unique among yours)\n"
@@ -725,6 +739,20 @@ static int fd_or_null(int fd, int flags, int *ret_opened) {
         return *ret_opened;
 }
 
+/* --credential NAME=@FILE: FILE must be a regular file sbxctl can read (sbxd reads it through the file
+ * descriptor passed, never by its path). */
+static int check_credential_files(void) {
+        for (char **i = arg_credential_files; i && i[0] && i[1]; i += 2) {
+                struct stat st;
+
+                if (stat(i[1], &st) < 0 || access(i[1], R_OK) < 0)
+                        return refused("--credential: cannot read '%s': %m", i[1]);
+                if (!S_ISREG(st.st_mode))
+                        return refused("--credential: '%s' is not a regular file", i[1]);
+        }
+        return 0;
+}
+
 static int append_request(sd_bus_message *m, const char *workspace, const char *dataset, bool sandbox) {
         char *term = getenv("TERM");
         int r;
@@ -755,6 +783,35 @@ static int append_request(sd_bus_message *m, const char *workspace, const char *
                 r = sd_bus_message_append(m, "{sv}", "name", "s", arg_name);
         if (r >= 0 && sandbox && arg_detach)
                 r = sd_bus_message_append(m, "{sv}", "detach", "b", 1);
+        if (r >= 0 && arg_credentials) {
+                r = sd_bus_message_open_container(m, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", "credentials");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "as");
+                if (r >= 0)
+                        r = sd_bus_message_append_strv(m, arg_credentials);
+                for (int i = 0; i < 2 && r >= 0; i++)
+                        r = sd_bus_message_close_container(m);
+        }
+        if (r >= 0 && arg_credential_files) {
+                r = sd_bus_message_open_container(m, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", "credential_fds");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "a{sh}");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'a', "{sh}");
+                for (char **i = arg_credential_files; r >= 0 && i[0] && i[1]; i += 2) {
+                        _cleanup_close_ int fd = open(i[1], O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+                        if (fd < 0) /* checked by check_credential_files() */
+                                return -errno;
+                        r = sd_bus_message_append(m, "{sh}", i[0], fd);
+                }
+                for (int i = 0; i < 3 && r >= 0; i++)
+                        r = sd_bus_message_close_container(m);
+        }
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r;
@@ -851,6 +908,9 @@ static int verb_run(char **cmd) {
         if (arg_host)
                 return exec_over_ssh();
 
+        r = check_credential_files();
+        if (r != 0)
+                return r;
         if (arg_workspace) {
                 r = resolve_dir("workspace", arg_workspace, &workspace);
                 if (r != 0)
@@ -942,6 +1002,8 @@ static int verb_create(void) {
         const char *id;
         int r, ret = 0;
 
+        if ((r = check_credential_files()) != 0)
+                return r;
         if (arg_workspace && (r = resolve_dir("workspace", arg_workspace, &workspace)) != 0)
                 return r;
         if (arg_dataset && (r = resolve_dir("dataset", arg_dataset, &dataset)) != 0)
@@ -1811,9 +1873,136 @@ static int verb_profile(char **args) {
         return refused("profile: unknown command '%s' (list, show, check, reload)", args[0]);
 }
 
+/* ---- secret ---------------------------------------------------------------------------------------- */
+
+#define SECRET_MAX (64U * 1024U)
+
+/* The value: one line typed without echo on a terminal, else all of stdin; into a memfd for sbxd (never a
+ * file on disk, never argv). */
+static int secret_value_fd(const char *name, int *ret) {
+        _cleanup_close_ int fd = memfd_create("sbx-secret", MFD_CLOEXEC);
+        char *buf;
+        size_t n = 0, alloc = SECRET_MAX + 2;
+        bool tty = isatty(STDIN_FILENO);
+        int r = 0;
+
+        if (fd < 0)
+                return -failed("secret add: memfd_create: %m");
+        buf = mmap(NULL, alloc, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (buf == MAP_FAILED)
+                return -failed("out of memory");
+        (void) mlock(buf, alloc);
+        (void) madvise(buf, alloc, MADV_DONTDUMP);
+        if (tty) {
+                struct termios old, quiet;
+
+                fprintf(stderr, "Value of secret %s: ", name);
+                fflush(stderr);
+                if (tcgetattr(STDIN_FILENO, &old) == 0) {
+                        quiet = old;
+                        quiet.c_lflag &= ~(tcflag_t) ECHO;
+                        (void) tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+                }
+                while (n < alloc - 1) {
+                        ssize_t k = read(STDIN_FILENO, buf + n, 1);
+
+                        if (k <= 0 || buf[n] == '\n')
+                                break;
+                        n++;
+                }
+                (void) tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+                fputc('\n', stderr);
+        } else
+                for (;;) {
+                        ssize_t k = read(STDIN_FILENO, buf + n, alloc - n);
+
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k < 0) {
+                                r = -failed("secret add: cannot read stdin: %m");
+                                break;
+                        }
+                        if (k == 0 || (n += (size_t) k) == alloc)
+                                break;
+                }
+        if (r == 0 && n == 0)
+                r = -refused("secret add: the value is empty");
+        if (r == 0 && n > SECRET_MAX)
+                r = -refused("secret add: the value is larger than %u KiB", SECRET_MAX / 1024);
+        if (r == 0 && loop_write(fd, buf, n) < 0)
+                r = -failed("secret add: cannot write the memfd: %m");
+        explicit_bzero(buf, alloc);
+        munmap(buf, alloc);
+        if (r < 0)
+                return r;
+        *ret = TAKE_FD(fd);
+        return 0;
+}
+
+static int verb_secret(int argc, char **argv) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        if (argc == 0)
+                return refused("secret: expected add, list or rm");
+        if (streq(argv[0], "add")) {
+                _cleanup_close_ int fd = -EBADF;
+
+                if (argc != 2)
+                        return refused("secret add: expected exactly one name (the value is read from stdin)");
+                if (!credential_name_is_valid(argv[1]))
+                        return refused("secret add: '%s' is not a credential name ([a-z][a-z0-9_-]{0,63})", argv[1]);
+                r = secret_value_fd(argv[1], &fd);
+                if (r < 0)
+                        return -r;
+                return call_daemon_reply("AddSecret", NULL, "shb", argv[1], fd, (int) arg_replace);
+        }
+        if (streq(argv[0], "list")) {
+                _cleanup_(json_object_putp) json_object *list = NULL;
+                const char *json;
+
+                if (argc != 1)
+                        return refused("secret list: unexpected argument '%s'", argv[1]);
+                r = call_daemon_reply("ListSecrets", &reply, NULL);
+                if (r != 0)
+                        return r;
+                if (sd_bus_message_read(reply, "s", &json) < 0 || !(list = json_tokener_parse(json)) ||
+                    !json_object_is_type(list, json_type_array))
+                        return failed("sbxd sent an invalid reply");
+                if (arg_json) {
+                        puts(json);
+                        return 0;
+                }
+                if (arg_legend)
+                        printf("%-32s %s\n", "NAME", "MODIFIED");
+                for (size_t i = 0; i < json_object_array_length(list); i++) {
+                        json_object *o = json_object_array_get_idx(list, i), *name = NULL, *mod = NULL;
+
+                        (void) json_object_object_get_ex(o, "name", &name);
+                        (void) json_object_object_get_ex(o, "modified_at", &mod);
+                        printf("%-32s %s\n", json_object_get_string(name), mod ? json_object_get_string(mod) : "-");
+                }
+                return 0;
+        }
+        if (streq(argv[0], "rm")) {
+                int ret = 0;
+
+                if (argc < 2)
+                        return refused("secret rm: expected one or more names");
+                for (int i = 1; i < argc; i++) {
+                        r = call_daemon_reply("RemoveSecret", NULL, "s", argv[i]);
+                        if (r != 0 && ret == 0)
+                                ret = r;
+                }
+                return ret;
+        }
+        return refused("secret: unknown command '%s' (add, list, rm)", argv[0]);
+}
+
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_MEMORY, ARG_TASKS, ARG_TIMEOUT, ARG_CPU, ARG_NETWORK,
-               ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX, ARG_ALL, ARG_QUIET, ARG_UNTIL };
+               ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX, ARG_ALL, ARG_QUIET, ARG_UNTIL,
+               ARG_CREDENTIAL, ARG_REPLACE };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -1836,6 +2025,8 @@ static int parse_argv(int argc, char *argv[]) {
                 { "all", no_argument, NULL, ARG_ALL },
                 { "host", required_argument, NULL, 'H' },
                 { "machine", required_argument, NULL, 'M' },
+                { "credential", required_argument, NULL, ARG_CREDENTIAL },
+                { "replace", no_argument, NULL, ARG_REPLACE },
                 {}
         };
         int c, before = optind;
@@ -1863,6 +2054,34 @@ static int parse_argv(int argc, char *argv[]) {
                         return printf("sbxctl %s\n", PACKAGE_VERSION), 0;
                 case 'p':
                         arg_profile = optarg;
+                        break;
+                case ARG_CREDENTIAL: {
+                        const char *eq = strchr(optarg, '=');
+                        _cleanup_free_ char *name = eq ? strndup(optarg, (size_t) (eq - optarg)) : strdup(optarg);
+                        char ***l = eq ? &arg_credential_files : &arg_credentials;
+                        size_t n = strv_length(*l);
+                        char **t;
+
+                        if (!name)
+                                return -failed("out of memory");
+                        if (!credential_name_is_valid(name))
+                                return -refused("--credential: '%s' is not a credential name ([a-z][a-z0-9_-]{0,63})",
+                                                name);
+                        if (eq && (eq[1] != '@' || eq[2] == 0))
+                                return -refused("--credential: expected NAME or NAME=@FILE, got '%s'", optarg);
+                        t = realloc(*l, (n + 3) * sizeof(char *));
+                        if (!t)
+                                return -failed("out of memory");
+                        *l = t;
+                        t[n] = TAKE_PTR(name);
+                        t[n + 1] = eq ? strdup(eq + 2) : NULL;
+                        t[n + 2] = NULL;
+                        if (eq && !t[n + 1])
+                                return -failed("out of memory");
+                        break;
+                }
+                case ARG_REPLACE:
+                        arg_replace = true;
                         break;
                 case 'w':
                         arg_workspace = optarg;
@@ -1969,12 +2188,12 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return -r;
         if (optind >= argc)
-                return refused("no command given (run, create, exec, rm, list, show, stop, profile, gc, capture); see --help");
+                return refused("no command given (run, create, exec, rm, list, show, stop, profile, gc, capture, secret); see --help");
         verb = argv[optind];
         optind++;
         if (streq(verb, "run") || streq(verb, "show") || streq(verb, "list") || streq(verb, "stop") ||
             streq(verb, "profile") || streq(verb, "create") || streq(verb, "exec") || streq(verb, "rm") ||
-            streq(verb, "gc") || streq(verb, "capture")) {
+            streq(verb, "gc") || streq(verb, "capture") || streq(verb, "secret")) {
                 r = parse_argv(argc, argv);
                 if (r <= 0)
                         return -r;
@@ -2038,10 +2257,12 @@ int main(int argc, char *argv[]) {
         }
         if (streq(verb, "profile"))
                 return verb_profile(argv);
+        if (streq(verb, "secret"))
+                return verb_secret(argc, argv);
         if (streq(verb, "gc")) {
                 if (argc > 0)
                         return refused("gc: unexpected argument '%s'", argv[0]);
                 return verb_gc();
         }
-        return refused("unknown command '%s' (run, create, exec, rm, list, show, stop, profile, gc, capture); see --help", verb);
+        return refused("unknown command '%s' (run, create, exec, rm, list, show, stop, profile, gc, capture, secret); see --help", verb);
 }

@@ -13,3 +13,4 @@
 #define ERR_NO_SANDBOX "org.sbx.Error.NoSuchSandbox"
 #define ERR_EXISTS "org.sbx.Error.Exists"
 #define ERR_CANNOT_CAPTURE "org.sbx.Error.CannotCapture"
+#define ERR_NO_SECRET "org.sbx.Error.NoSuchSecret"

@@ -27,6 +27,7 @@
 
 #include "bus-errors.h"
 #include "bus-fields.h"
+#include "credentials.h"
 #include "caches.h"
 #include "objects.h"
 #include "pool.h"
@@ -260,6 +261,15 @@ static void heap_trim(void) {
 
 static void run_start_done(Run *run);
 
+/* The broker's operations for the run into its record; what sbx made for it goes. */
+static void run_end_credentials(Run *run) {
+        if (!run->record->credentials)
+                return;
+        run_grants_take_operations(run->id, run->record);
+        run_credentials_remove(run->id);
+        run->record->credentials->gone = run_credentials_gone(run->unit, run->id);
+}
+
 static void run_complete(Run *run) {
         RunRecord *rec = run->record;
         Manager *m;
@@ -285,6 +295,7 @@ static void run_complete(Run *run) {
         if (run->net)
                 run_net_finish(run->net);
         capture_run_ended(run);
+        run_end_credentials(run);
         rec->finished = true;
         if (rec->ended_at == 0)
                 rec->ended_at = now_realtime();
@@ -1143,6 +1154,66 @@ static bool sandbox_name_is_allowed(const char *s) {
         return sandbox_name_is_valid(s) && !run_id_is_valid(s);
 }
 
+/* "credentials": as, the caller's stored secrets by name */
+static int read_credentials(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
+        char ***dst = field;
+        int r;
+
+        r = sd_bus_message_enter_container(msg, 'v', "as");
+        if (r < 0)
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected an array of names", f->name);
+        r = sd_bus_message_read_strv(msg, dst);
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(msg);
+}
+
+/* "credential_fds": a{sh}, values by name, each a file descriptor of a regular file (or memfd) */
+static int read_credential_fds(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
+        RunRequest *req = field;
+        const char *name;
+        int fd, r;
+
+        r = sd_bus_message_enter_container(msg, 'v', "a{sh}");
+        if (r < 0)
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a{sh} (name, file descriptor)", f->name);
+        r = sd_bus_message_enter_container(msg, 'a', "{sh}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(msg, "{sh}", &name, &fd)) > 0) {
+                size_t n = strv_length(req->credential_fd_names);
+                char **names;
+                int *fds;
+
+                if (n >= SBX_CREDENTIALS_MAX)
+                        return sd_bus_error_setf(error, ERR_INVALID, "%s: more than %u", f->name, SBX_CREDENTIALS_MAX);
+                names = realloc(req->credential_fd_names, (n + 2) * sizeof(char *));
+                if (!names)
+                        return -ENOMEM;
+                req->credential_fd_names = names;
+                names[n] = NULL;
+                fds = realloc(req->credential_fds, (n + 1) * sizeof(int));
+                if (!fds)
+                        return -ENOMEM;
+                req->credential_fds = fds;
+                fds[n] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                if (fds[n] < 0)
+                        return -errno;
+                names[n] = strdup(name);
+                if (!names[n]) {
+                        (void) close(fds[n]);
+                        return -ENOMEM;
+                }
+                names[n + 1] = NULL;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(msg);
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(msg);
+}
+
 #define REQ_SANDBOX_ONLY 1u
 #define REQ_RUN_ONLY 2u   /* TERM is a command's; a sandbox's commands come later (sbxd(8)) */
 
@@ -1157,6 +1228,8 @@ static const BusField request_fields[] = {
         { "tasks",             bus_field_u64_positive, offsetof(RunRequest, tasks_max) },
         { "timeout_usec",      bus_field_u64_positive, offsetof(RunRequest, runtime_max) },
         { "cpu_percent",       bus_field_unsigned,     offsetof(RunRequest, cpu_quota_percent), .max = 100000 },
+        { "credentials",       read_credentials,       offsetof(RunRequest, credentials) },
+        { "credential_fds",    read_credential_fds,    0 },
         { "idle_timeout_usec", bus_field_u64_positive, offsetof(RunRequest, idle_timeout), REQ_SANDBOX_ONLY },
         { "detach",            bus_field_bool,         offsetof(RunRequest, detach), REQ_SANDBOX_ONLY },
         { "name",              bus_field_string,       offsetof(RunRequest, sandbox_name), REQ_SANDBOX_ONLY,
@@ -1282,6 +1355,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         _cleanup_(run_freep) Run *run = NULL;
         _cleanup_free_ char *refusal = NULL, *slice = NULL;
+        _cleanup_(run_credential_files_done) RunCredentialFiles cred_files = {};
         PoolMember *member = NULL;
         char tenant[TENANT_ID_LEN + 1], run_id[RUN_ID_LEN + 1];
         NetworkMode net_mode;
@@ -1391,7 +1465,8 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         net_mode = policy_run_network(profile, req);
         /* The run id first: a run with a network gets a namespace of its own, named after it. A run the
          * warm pool may serve takes the id of a waiting unit (docs/pool.md). */
-        if (!sandbox && profile->pool_size > 0 && net_mode == NETWORK_NONE && !req->workspace && !req->dataset)
+        if (!sandbox && profile->pool_size > 0 && net_mode == NETWORK_NONE && !req->workspace && !req->dataset &&
+            !run_request_has_credentials(req))
                 member = pool_find(m->pool, profile->name, run_id);
         if (!member) {
                 r = run_id_new(run_id);
@@ -1565,18 +1640,54 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 return run_launched(m, TAKE_PTR(run), msg);
         }
 
+        /* Its credentials (encrypted files PID 1 decrypts into the unit's credentials directory) and its
+         * grants (the broker's to read): made for it here, removed when it ends (run_complete()). */
+        if (run_request_has_credentials(req) || profile->n_grants > 0) {
+                _cleanup_strv_free_ char **grant_names = calloc(profile->n_grants + 1, sizeof(char *));
+
+                if (!grant_names)
+                        return -ENOMEM;
+                for (size_t i = 0; i < profile->n_grants; i++)
+                        if (!(grant_names[i] = strdup(profile->grants[i].name)))
+                                return -ENOMEM;
+                r = run_credentials_prepare(tenant, run->id, req, &cred_files, error);
+                if (r < 0 || sd_bus_error_is_set(error))
+                        return r < 0 ? r : -EINVAL;
+                r = run_record_credentials_init(run->record, cred_files.names, grant_names);
+                if (r >= 0 && profile->n_grants > 0) {
+                        r = run_grants_write(profile, run->id, tenant, run->cgroup_path);
+                        if (r < 0) {
+                                run_credentials_remove(run->id);
+                                return sd_bus_error_setf(error, ERR_UNENFORCEABLE, "Cannot write the grants of the run "
+                                                         "for the broker in %s: %s", SBX_GRANTS_DIR, strerror(-r));
+                        }
+                }
+                if (r < 0) {
+                        run_credentials_remove(run->id);
+                        return r;
+                }
+        }
+
         r = manager_new_start_call(m, run->unit, run->id, sandbox ? "sandbox" : "run", slice, fds, plan, &call);
         if (r >= 0)
                 r = manager_finish_start_call(call, plan, run->id);
-        if (r < 0)
+        if (r >= 0)
+                r = run_credentials_append(call, &cred_files);
+        if (r < 0) {
+                if (run->record->credentials)
+                        run_credentials_remove(run->id);
                 return log_error_errno(r, "Failed to build the StartTransientUnit call: %m");
+        }
 
         /* The record exists before the unit does: a crash in between leaves a "running" record (closed
          * as "lost" by the next sbxd), never a unit without a record. */
         r = store_write(&m->store, run->record);
-        if (r < 0)
+        if (r < 0) {
+                if (run->record->credentials)
+                        run_credentials_remove(run->id);
                 return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record in %s/runs: %s",
                                          SBX_STATEDIR, strerror(-r));
+        }
 
         if (m->n_starting >= MANAGER_STARTS_MAX) {
                 Run *queued = TAKE_PTR(run);
@@ -1609,6 +1720,7 @@ static void record_start_failed(Manager *m, Run *run, bool gone, const char *err
         run->record->unit_gone = run->record->cgroup_gone = gone;
         run->record->space_gone = gone || space_gone(run);
         run->record->mounts_gone = manager_run_mounts_gone(run->id);
+        run_end_credentials(run);
         run->record->stop_reason = STOP_START_FAILED;
         run->record->ended_at = now_realtime();
         free(run->record->error);
@@ -2331,6 +2443,12 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_RESULT("s", exec_id), sandbox_method_exec, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SignalExec", SD_BUS_ARGS("s", sandbox, "s", exec_id, "i", signal), SD_BUS_NO_RESULT,
                                 sandbox_method_signal_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("AddSecret", SD_BUS_ARGS("s", name, "h", value, "b", replace), SD_BUS_NO_RESULT,
+                                secrets_method_add, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListSecrets", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", secrets_json), secrets_method_list,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RemoveSecret", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT, secrets_method_remove,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RemoveSandbox", SD_BUS_ARGS("s", sandbox), SD_BUS_NO_RESULT, sandbox_method_remove,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Finished", SD_BUS_ARGS("s", run_id, "s", record_json), 0),
@@ -2385,6 +2503,10 @@ static int on_systemd_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_
         m->systemd_owner = isempty(new) ? NULL : strdup(new);
         log_debug("systemd is now %s on the bus.", strna(m->systemd_owner));
         return 0;
+}
+
+static bool id_has_run(const char *id, void *userdata) {
+        return manager_find_run(userdata, id);
 }
 
 static bool unit_has_run(const char *unit, void *userdata) {
@@ -2515,6 +2637,8 @@ int manager_start(Manager *m) {
 
         /* figures of units that ended while no sbxd ran: their records are closed already */
         store_sweep_figures(&m->store, unit_has_run, m);
+        /* credentials and grants of runs that ended while no sbxd ran */
+        run_credentials_sweep(id_has_run, m);
         manager_sweep_spaces(m);
         /* captures past their expiry, and those of adopted runs (their copy ended with the earlier sbxd) */
         (void) capture_reap(m, now_realtime());

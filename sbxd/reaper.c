@@ -9,6 +9,7 @@
 
 #include "caches.h"
 #include "capture.h"
+#include "credentials.h"
 #include "log.h"
 #include "reaper.h"
 #include "store.h"
@@ -125,6 +126,12 @@ int reaper_collect(Manager *m, const DaemonConf *conf, char **ret) {
                                 if (policy_space_path(rec->run_id, &space) >= 0 && lstat(space, &st) < 0 &&
                                     errno == ENOENT)
                                         rec->space_gone = true;
+                        }
+                        /* its credentials directory, staged credentials, grant file and operations log
+                         * (the run has ended: what sbx made for it goes now, if it was left) */
+                        if (rec->credentials && !rec->credentials->gone && rec->unit) {
+                                run_credentials_remove(rec->run_id);
+                                rec->credentials->gone = run_credentials_gone(rec->unit, rec->run_id);
                         }
                         verified++;
                         if (store_write(&m->store, rec) < 0)

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "egress-policy.h"
+#include "grant.h"
 #include "policy.h"
 
 RunRequest *run_request_free(RunRequest *r) {
@@ -23,6 +25,12 @@ RunRequest *run_request_free(RunRequest *r) {
         free(r->netns_path);
         free(r->cache_owner);
         strv_free(r->busy_caches);
+        strv_free(r->credentials);
+        for (size_t i = 0; i < strv_length(r->credential_fd_names); i++)
+                if (r->credential_fds[i] >= 0)
+                        (void) close(r->credential_fds[i]);
+        strv_free(r->credential_fd_names);
+        free(r->credential_fds);
         strv_free(r->host_addresses);
         free(r);
         return NULL;
@@ -158,6 +166,39 @@ static int pick_bound(const Profile *p, const char *what, BoundKind kind, uint64
         return 0;
 }
 
+bool run_request_has_credentials(const RunRequest *req) {
+        return strv_length(req->credentials) + strv_length(req->credential_fd_names) > 0;
+}
+
+/* Each name at most once over both lists, each one the profile allows. */
+static int check_credentials(const Profile *p, const RunRequest *req, char **ret_error) {
+        size_t n = strv_length(req->credentials) + strv_length(req->credential_fd_names), i = 0;
+        _cleanup_free_ char **all = NULL;
+
+        if (n > SBX_CREDENTIALS_MAX)
+                return error_setf(ret_error, -E2BIG, "credentials: %zu given, at most %u allowed", n,
+                                  SBX_CREDENTIALS_MAX);
+        all = calloc(n + 1, sizeof(char *));
+        if (!all)
+                return -ENOMEM;
+        STRV_FOREACH(c, req->credentials)
+                all[i++] = *c;
+        STRV_FOREACH(c, req->credential_fd_names)
+                all[i++] = *c;
+        for (i = 0; i < n; i++) {
+                if (!credential_name_is_valid(all[i]))
+                        return error_setf(ret_error, -EINVAL, "credentials: '%s' is not a credential name "
+                                          "([a-z][a-z0-9_-]{0,63})", all[i]);
+                if (!strv_contains(p->credential_files, all[i]))
+                        return error_setf(ret_error, -EPERM, "credentials: profile '%s' does not let a run receive "
+                                          "credential '%s' (credentials.files)", p->name, all[i]);
+                for (size_t j = 0; j < i; j++)
+                        if (streq(all[j], all[i]))
+                                return error_setf(ret_error, -EINVAL, "credentials: '%s' is given twice", all[i]);
+        }
+        return 0;
+}
+
 int run_request_validate(const Profile *p, const RunRequest *req, char **ret_error) {
         size_t n = strv_length(req->argv), bytes = 0;
         uint64_t v;
@@ -232,6 +273,12 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
 
         if (req->term && !run_request_term_is_valid(req->term))
                 return error_setf(ret_error, -EINVAL, "term: '%s' is not a valid terminal name", req->term);
+
+        r = check_credentials(p, req, ret_error);
+        if (r < 0)
+                return r;
+        if ((run_request_has_credentials(req) || p->n_grants > 0) && req->pool)
+                return -EINVAL; /* the profile parser refuses a pool with grants; sbxd never pools credentials */
         return 0;
 }
 
@@ -632,8 +679,8 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         _cleanup_free_ char *a_mem = NULL, *a_tasks = NULL, *a_swap = NULL, *a_net = NULL, *a_digest = NULL,
                             *a_out = NULL, *term_env = NULL, *a_cpu = NULL, *a_netns = NULL, *a_disk = NULL;
         _cleanup_strv_free_ char **cache_opts = NULL;
-        char *env[5] = { (char *) "HOME=" SBX_HOME, (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
-                         (char *) "LANG=C.UTF-8", NULL, NULL };
+        char *env[6] = { (char *) "HOME=" SBX_HOME, (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
+                         (char *) "LANG=C.UTF-8", NULL, NULL, NULL };
         const SyscallRule *base;
         size_t n_base, n_argv, i;
         NetworkMode net;
@@ -707,6 +754,17 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 if (asprintf(&term_env, "TERM=%s", req->term) < 0)
                         return -ENOMEM;
                 env[3] = term_env;
+        }
+        /* A run with grants reaches the broker through its socket, whose directory is bound in (a socket
+         * made anew after a restart of the broker's is the one the run reaches): "-", the broker not
+         * installed is a run without one, whose requests fail with a clear error (sbx-fetch(1)). Who
+         * asks is told by the caller's cgroup, never by the path (docs/credentials.md). */
+        if (p->n_grants > 0) {
+                env[term_env ? 4 : 3] = (char *) "SBX_BROKER=" SBX_BROKER_SOCKET;
+                r = prop_table_extend_strv(t, "BindReadOnlyPaths",
+                                           (char *[]) { (char *) "-" SBX_BROKER_DIR, (char *) SBX_BROKER_DIR, NULL });
+                if (r < 0)
+                        return r;
         }
         /* What this run adds to the profile's fixed part */
         r = 0;

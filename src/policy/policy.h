@@ -16,6 +16,13 @@
 #define SBX_DATASET SBX_HOME "/dataset"
 #define SBX_ARGV_MAX_BYTES (256U * 1024U)
 #define SBX_ARGV_MAX_ARGS 4096U
+#define SBX_CREDENTIALS_MAX 16U
+/* The broker's socket (units/sbx-broker.socket): its directory is bound into a run with grants, at the
+ * same place, and SBX_BROKER names the socket */
+#define SBX_BROKER_DIR "/run/sbx/broker"
+#define SBX_BROKER_SOCKET SBX_BROKER_DIR "/socket"
+/* A run's grants, written by sbxd for the broker; the broker's operations log beside them */
+#define SBX_GRANTS_DIR "/run/sbx/grants"
 
 typedef struct RunRequest {
         char *profile;        /* NULL: PROFILE_DEFAULT */
@@ -47,6 +54,13 @@ typedef struct RunRequest {
         usec_t idle_timeout;  /* a sandbox: ends after this long without a command; 0: never */
         bool detach;          /* a sandbox: outlives its creator's connection */
         char *sandbox_name;   /* a sandbox: a name its owner can use instead of its id, or NULL */
+        /* Credentials the run receives as files in its credentials directory, each one the profile's
+         * credentials.files allows (sbxd delivers them with LoadCredentialEncrypted=, never part of the
+         * property table): the caller's stored secrets by name, and values given as file descriptors
+         * (the request's own, closed with it) */
+        char **credentials;
+        char **credential_fd_names;
+        int *credential_fds;
         bool pool;            /* a unit of the profile's warm pool: no command yet; its helper waits
                                * for one run's (--pool, docs/pool.md) */
 } RunRequest;
@@ -88,6 +102,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(RunPlan *, run_plan_free);
  * many or too long arguments, -EINVAL anything
  * else) and a one-line message in *ret_error. Finding the profile is profile_load()'s job. */
 bool run_request_term_is_valid(const char *term);
+/* Whether the request gives the run any credential (stored or as a file descriptor). */
+bool run_request_has_credentials(const RunRequest *req);
 int run_request_validate(const Profile *p, const RunRequest *req, char **ret_error);
 
 /* Compiles the profile p (already loaded, named by req->profile) and the request into a plan. */

@@ -149,6 +149,7 @@ static void profile_cache_done(ProfileCache *c) {
         free(c->path);
 }
 
+
 Profile *profile_free(Profile *p) {
         if (!p)
                 return NULL;
@@ -169,6 +170,10 @@ Profile *profile_free(Profile *p) {
         for (size_t i = 0; i < p->n_caches; i++)
                 profile_cache_done(&p->caches[i]);
         free(p->caches);
+        strv_free(p->credential_files);
+        for (size_t i = 0; i < p->n_grants; i++)
+                grant_done(&p->grants[i]);
+        free(p->grants);
         strv_free(p->request.dataset_under);
         return mfree(p);
 }
@@ -1052,12 +1057,69 @@ static int dispatch_pool_size(JsonDoc *jd, const JsonPath *p, json_object *v, vo
                 return json_doc_fail(jd, p, "a pool serves only profiles whose network mode is \"none\"");
         if (n > 0 && prof->n_caches > 0)
                 return json_doc_fail(jd, p, "a pool cannot serve a profile with caches (lifetime.caches)");
+        /* a run's grants are written for it before its unit starts (docs/credentials.md) */
+        if (n > 0 && prof->n_grants > 0)
+                return json_doc_fail(jd, p, "a pool cannot serve a profile with broker grants (credentials.grants)");
         prof->pool_size = (unsigned) n;
         return 0;
 }
 
 static const JsonDocField pool_fields[] = {
         { "size", dispatch_pool_size, 0 },
+        {}
+};
+
+/* credentials (docs/credentials.md) */
+
+/* char **: credentials.files, names of the caller's secrets a run may receive as files */
+static int dispatch_credential_files(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        _cleanup_strv_free_ char **l = NULL;
+        char ***ret = field;
+        int r;
+
+        r = json_doc_get_string_array(jd, p, v, &l);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; l[i]; i++)
+                if (!credential_name_is_valid(l[i]))
+                        return json_doc_fail_got(jd, JSON_INDEX(p, i), json_object_array_get_idx(v, i),
+                                                 "expected a credential name ([a-z][a-z0-9_-]{0,63})");
+        r = json_doc_check_unique(jd, &(const JsonNamedList) { p, l }, 1);
+        if (r < 0)
+                return r;
+        strv_free(*ret);
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+#define PROFILE_GRANTS_MAX 64
+
+/* credentials.grants: { NAME: grant, ... } */
+static int dispatch_grants(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
+        size_t n, i = 0;
+        int r;
+
+        if (!json_object_is_type(v, json_type_object))
+                return json_doc_fail_got(jd, p, v, "expected an object of grants by name");
+        n = (size_t) json_object_object_length(v);
+        if (n > PROFILE_GRANTS_MAX)
+                return json_doc_fail(jd, p, "expected at most %d grants, got %zu", PROFILE_GRANTS_MAX, n);
+        prof->grants = calloc(MAX(n, 1u), sizeof(Grant));
+        if (!prof->grants)
+                return -ENOMEM;
+        json_object_object_foreach(v, key, value) {
+                r = grant_dispatch(jd, JSON_KEY(p, key), value, key, true, &prof->grants[i]);
+                if (r < 0)
+                        return r;
+                prof->n_grants = ++i;
+        }
+        return 0;
+}
+
+static const JsonDocField credentials_fields[] = {
+        { "files", dispatch_credential_files, offsetof(Profile, credential_files) },
+        { "grants", dispatch_grants, 0 },
         {}
 };
 
@@ -1241,7 +1303,8 @@ static const JsonDocField profile_fields[] = {
         /* after resources: aggregate and request are checked against it */
         { "aggregate", json_doc_dispatch_object, 0, 0, aggregate_fields },
         { "lifetime", json_doc_dispatch_object, 0, 0, lifetime_fields },
-        /* after network and lifetime: checked against them */
+        { "credentials", json_doc_dispatch_object, 0, 0, credentials_fields },
+        /* after network, lifetime and credentials: checked against them */
         { "pool", json_doc_dispatch_object, 0, 0, pool_fields },
         { "request", json_doc_dispatch_object, 0, 0, request_fields },
         {}

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "grant.h"
 #include "macro.h"
 #include "util.h"
 
@@ -141,6 +142,11 @@ typedef struct Profile {
         /* lifetime: named caches persist per caller across runs; none: everything is ephemeral */
         ProfileCache *caches;
         size_t n_caches;
+
+        /* credentials: secrets of the caller's a run may receive as files, and the broker's grants */
+        char **credential_files;
+        Grant *grants;             /* broker grants (grant.h), in the document's order */
+        size_t n_grants;
 
         /* pool.size: units of this profile kept started, waiting for a run each (docs/pool.md); 0: none */
         unsigned pool_size;

@@ -11,6 +11,7 @@
 #include "egress-policy.h"
 #include "exit-codes.h"
 #include "record.h"
+#include "record-credentials.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
@@ -134,6 +135,7 @@ RunRecord *run_record_free(RunRecord *r) {
                 free(r->sandbox->execs);
                 free(r->sandbox);
         }
+        run_credentials_free(r->credentials);
         free(r);
         return NULL;
 }
@@ -621,7 +623,7 @@ char *net_destination_format(const NetDestinationStat *d, char buf[static NET_DE
 bool run_record_cleanup_completed(const RunRecord *r) {
         return r->finished && r->unit_gone && r->cgroup_gone && r->user_gone && r->mounts_gone &&
                (!r->has_workspace || r->workspace_returned) && (r->disk_max == 0 || r->space_gone) &&
-               (!r->network || r->network->entries_removed);
+               (!r->network || r->network->entries_removed) && (!r->credentials || r->credentials->gone);
 }
 
 static json_object *json_u64_or_null(uint64_t v) {
@@ -1085,6 +1087,8 @@ int run_record_to_json(const RunRecord *r, char **ret) {
                 ADD(cleanup, "workspace_returned", json_object_new_boolean(r->workspace_returned));
         if (r->disk_max > 0)
                 ADD(cleanup, "space_gone", json_object_new_boolean(r->space_gone));
+        if (r->credentials)
+                ADD(cleanup, "credentials_gone", json_object_new_boolean(r->credentials->gone));
         ADD(cleanup, "completed", json_object_new_boolean(run_record_cleanup_completed(r)));
         if (r->finished && !run_record_cleanup_completed(r)) {
                 json_object *remaining = json_object_new_array();
@@ -1109,6 +1113,9 @@ int run_record_to_json(const RunRecord *r, char **ret) {
                 if (r->disk_max > 0 && !r->space_gone &&
                     json_object_array_add(remaining, json_object_new_string("space")) < 0)
                         return -ENOMEM;
+                if (r->credentials && !r->credentials->gone &&
+                    json_object_array_add(remaining, json_object_new_string("credentials")) < 0)
+                        return -ENOMEM;
         }
 
         if (r->error)
@@ -1124,6 +1131,15 @@ int run_record_to_json(const RunRecord *r, char **ret) {
                         return -ENOMEM;
                 ADD(o, "network", net);
                 if ((k = network_to_json(r->network, net)) < 0)
+                        return k;
+        }
+        if (r->credentials) {
+                json_object *cr = json_object_new_object();
+
+                if (!cr)
+                        return -ENOMEM;
+                ADD(o, "credentials", cr);
+                if ((k = run_credentials_to_json(r->credentials, cr)) < 0)
                         return k;
         }
         if (r->sandbox) {
@@ -1770,6 +1786,14 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         /* added later in version 1: absent in older records (never enabled) */
         if (json_object_object_get_ex(o, "capture", &sub) && (k = run_capture_from_json(sub, &r->capture, ret_error)) < 0)
                 return k;
+        /* added later in version 1: absent in older records and in those of runs without credentials */
+        if (json_object_object_get_ex(o, "credentials", &sub)) {
+                json_object *cleanup_o = NULL;
+
+                (void) json_object_object_get_ex(o, "cleanup", &cleanup_o);
+                if ((k = run_credentials_from_json(sub, cleanup_o, &r->credentials, ret_error)) < 0)
+                        return k;
+        }
 
         *ret = TAKE_PTR(r);
         return 0;

@@ -179,6 +179,47 @@ typedef struct RunLimitEvents {
         uint64_t cpu_throttled_usec; /* cpu.stat "throttled_usec" */
 } RunLimitEvents;
 
+/* ---- credentials (docs/credentials.md): names and figures, never a value, a body, a query string ---- */
+
+#define RECORD_BROKERED_MAX 1024   /* brokered requests listed; later ones are only counted */
+#define BROKER_OP_ID_LEN 16
+
+/* One request the broker handled for the run (a line of its operations log, SBX_GRANTS_DIR/RUN.ops). */
+typedef struct BrokerOp {
+        char id[BROKER_OP_ID_LEN + 1]; /* opaque operation id, lower-case hex */
+        char *grant;               /* NULL: the request named no grant of the run's */
+        char *method;              /* NULL: none valid */
+        char *host;                /* NULL: refused before the URL was understood */
+        uint16_t port;             /* 0 with host NULL */
+        char *path_prefix;         /* the grant's path prefix (never the request's path); NULL with host */
+        char *verdict;             /* "done", "refused" or "failed" */
+        char *reason;              /* NULL for "done"; else a token of the broker's (sbx-fetch(1)) */
+        int status;                /* the upstream's HTTP status; -1: none */
+        uint64_t request_bytes;    /* the request's body */
+        uint64_t response_bytes;   /* the response's body, as returned to the run */
+        usec_t started_at;         /* CLOCK_REALTIME */
+        usec_t duration;
+} BrokerOp;
+
+typedef struct RunCredentials {
+        char **files;              /* credentials the run received as files (sorted) */
+        char **grants;             /* the broker grants it had (sorted) */
+        BrokerOp *brokered;        /* in the order the broker logged them */
+        size_t n_brokered;
+        uint64_t brokered_total;   /* also those past RECORD_BROKERED_MAX */
+        /* cleanup: the unit's credentials directory, sbx's staged copies and the run's grant file and
+         * operations log are gone (part of cleanup.completed) */
+        bool gone;
+} RunCredentials;
+
+typedef struct RunRecord RunRecord;
+
+/* Gives r a credentials section with these names (copied). */
+int run_record_credentials_init(RunRecord *r, char *const *files, char *const *grants);
+/* Adds one line of the broker's operations log. -EBADMSG: not such a line (nothing added); -ENOENT: no
+ * credentials section; 0 when only counted (RECORD_BROKERED_MAX reached), 1 when listed. */
+int run_record_add_brokered(RunRecord *r, const char *line);
+
 typedef struct RunRecord {
         char run_id[RUN_ID_LEN + 1];
         char *unit;
@@ -229,6 +270,7 @@ typedef struct RunRecord {
         RunLimits limits;
         RunLimitEvents limit_events;
         RunCapture capture;        /* temporary elevated capture of its output (docs/capture.md) */
+        RunCredentials *credentials; /* NULL: the run had no credentials and no grants */
 } RunRecord;
 
 RunRecord *run_record_new(void);

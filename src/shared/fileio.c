@@ -64,12 +64,16 @@ int write_file_atomic_at(int dir_fd, const char *name, const void *data, size_t 
 
 int read_file_at(int dir_fd, const char *name, size_t max_size, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        size_t n = 0, allocated = 0;
 
         fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
         if (fd < 0)
                 return negative_errno();
+        return read_fd_full(fd, max_size, ret, ret_size);
+}
+
+int read_fd_full(int fd, size_t max_size, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t n = 0, allocated = 0;
 
         for (;;) {
                 ssize_t k;

@@ -11,8 +11,10 @@ int write_file_atomic_at(int dir_fd, const char *name, const void *data, size_t 
 /* Writes all of data to fd (a blocking one), again after EINTR. */
 int loop_write(int fd, const void *data, size_t size);
 
-/* Reads a whole (small) file, NUL-terminated. */
+/* Reads a whole (small) file, NUL-terminated; -EFBIG above max_size bytes. */
 int read_file_at(int dir_fd, const char *name, size_t max_size, char **ret, size_t *ret_size);
+/* The same from an open file descriptor, from its position to its end (ret_size may be NULL). */
+int read_fd_full(int fd, size_t max_size, char **ret, size_t *ret_size);
 
 /* mkdir -p with a mode for each created component. */
 int mkdir_p(const char *path, mode_t mode);

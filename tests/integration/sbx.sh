@@ -14,14 +14,17 @@ record_get() { sbxctl show --json "$1" | jq -r "$2"; }
 record_count() { find "$SBX_RUNS_DIR" -maxdepth 1 -name '*.json' | wc -l; }
 
 # sbx units still loaded (runs' units and their network and space units sbx-net@RUN.service,
-# sbx-space@RUN.service), cgroups still present, dynamic users still allocated, runs' network namespaces
-# and spaces still there (sbx-bpffs.service and sbx-gc.service are sbx's own units, not a run's)
+# sbx-space@RUN.service), cgroups still present, credentials and grants, dynamic users still allocated,
+# runs' network namespaces and spaces still there (sbx-bpffs.service, sbx-gc.service and
+# sbx-broker.service are sbx's own units, not a run's)
 sbx_leftovers() {
-  systemctl list-units --all --no-legend --plain 'sbx-*.service' | awk '$1 != "sbx-bpffs.service" && $1 != "sbx-gc.service" {print "unit " $1}'
+  systemctl list-units --all --no-legend --plain 'sbx-*.service' | awk '$1 != "sbx-bpffs.service" && $1 != "sbx-gc.service" && $1 != "sbx-broker.service" {print "unit " $1}'
   find /sys/fs/cgroup/sbx.slice -mindepth 1 -maxdepth 2 -type d -name 'sbx-*.service' 2>/dev/null | sed 's/^/cgroup /'
   find /sys/fs/cgroup -mindepth 1 -maxdepth 3 -type d -name 'sbx-net@*.service' 2>/dev/null | sed 's/^/cgroup /'
   find /run/sbx/netns -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/netns /'
   find /run/sbx/space -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/space /'
+  # runs' credentials given by value (encrypted), grant files and the broker's operations logs
+  find /run/sbx/credentials /run/sbx/grants -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/credentials /'
   for f in /run/systemd/dynamic-uid/direct:sbx-* /run/systemd/dynamic-uid/direct:_du*; do
     [ -e "$f" ] && echo "dynamic-user ${f##*direct:}"
   done

@@ -40,9 +40,9 @@ wait "$cpid"; rc=$?
 assert_eq 143 "$rc" "the client's exit status (the run ended by SIGTERM)"
 assert_match "$(jq -r .stop_reason "$SBX_RUNS_DIR/$id.json")" '^(signal|cancelled)$' "stop_reason in the record kept on disk"
 assert_eq true "$(jq -r .cleanup.completed "$SBX_RUNS_DIR/$id.json")" "cleanup.completed"
-# (sbxd.service and sbx-gc.timer may still be listed, "not-found": their enablement symlinks stay until
-# purge, as for every removed Debian service)
-assert_eq "" "$(systemctl list-units --all --plain --no-legend 'sbx*' | awk '$1 != "sbxd.service" && $1 != "sbx-gc.timer" {print $1}')" \
+# (sbxd.service, sbx-gc.timer and sbx-broker.socket may still be listed, "not-found": their enablement
+# symlinks stay until purge, as for every removed Debian service)
+assert_eq "" "$(systemctl list-units --all --plain --no-legend 'sbx*' | awk '$1 != "sbxd.service" && $1 != "sbx-gc.timer" && $1 != "sbx-broker.socket" {print $1}')" \
   "sbx units (runs, slices) after removal"
 assert_ne active "$(systemctl is-active "$unit")" "the run's unit"
 [ -e /sys/fs/cgroup/sbx.slice ] && _t_err "/sys/fs/cgroup/sbx.slice is still there"

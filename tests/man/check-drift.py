@@ -55,6 +55,8 @@ KEY_TABLES = {
     "lifetime_fields": ["lifetime"],
     "cache_fields": ["lifetime.caches[]"],
     "pool_fields": ["pool"],
+    "credentials_fields": ["credentials"],
+    "grant_fields": ["credentials.grants.*"],
     "request_fields": ["request"],
     "dataset_fields": ["request.dataset"],
     "request_memory_fields": ["request.memory"],
@@ -147,12 +149,19 @@ def profile_keys_from_source(source, errors):
     return paths
 
 
+# Objects whose keys are names the document chooses (a grant's name), written "*" in key paths.
+NAMED_MAPS = {"credentials.grants"}
+
+
 def json_key_paths(value, prefix=""):
     paths = set()
     if isinstance(value, dict):
         for k, v in value.items():
             p = f"{prefix}.{k}" if prefix else k
-            paths.add(p)
+            if prefix in NAMED_MAPS:
+                p = f"{prefix}.*"
+            else:
+                paths.add(p)
             paths |= json_key_paths(v, p)
     elif isinstance(value, list):
         for v in value:
@@ -246,7 +255,11 @@ def check(inp):
             errors.append(f"sbxctl(1): exit status {c} is not listed in EXIT STATUS")
 
     # sbx-profile(5): the profile keys, three ways
-    source_keys = profile_keys_from_source(src["src/policy/profile.c"], errors)
+    # a grant's keys are grant.c's table grant_fields (its other tables are the broker's wire formats)
+    m = re.search(r"^static const JsonDocField grant_fields\[\]\s*=\s*\{.*?^\};", src["src/policy/grant.c"], re.S | re.M)
+    if not m:
+        errors.append("grant.c: the key table grant_fields is gone: update tests/man/check-drift.py")
+    source_keys = profile_keys_from_source(src["src/policy/profile.c"] + "\n" + (m.group(0) if m else ""), errors)
     top = {k for k in source_keys if "." not in k}
     if len(top) < 5 or "version" not in top:
         errors.append(f"profile.c: the top-level keys read from it look wrong: {sorted(top)}")
@@ -336,7 +349,7 @@ def check(inp):
 
 # ---- inputs ---------------------------------------------------------------------------------------
 
-SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "sbxd/manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
+SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "src/policy/grant.c", "sbxd/manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
            "sbxd/objects.c",
            "sbxd/network.c", "sbxd/sbxd.c", "sbxd/store.c",
            "src/policy/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "generator/sbx-generator.c",

@@ -716,6 +716,72 @@ static void test_compile_term(void **state) {
                                "TERM=xterm-256color"));
 }
 
+static void test_credentials(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        RunRequest none = { .argv = ARGV("true") };
+        RunRequest stored = { .argv = ARGV("true"), .credentials = ARGV("tok") };
+        RunRequest both = { .argv = ARGV("true"), .credentials = ARGV("tok"), .credential_fd_names = ARGV("pypi") };
+        RunRequest other = { .argv = ARGV("true"), .credentials = ARGV("gh") };
+        RunRequest twice = { .argv = ARGV("true"), .credentials = ARGV("tok"), .credential_fd_names = ARGV("tok") };
+        RunRequest bad = { .argv = ARGV("true"), .credential_fd_names = ARGV("../x") };
+        RunRequest many = { .argv = ARGV("true"),
+                            .credentials = ARGV("tok", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10",
+                                                "a11", "a12", "a13", "a14", "a15", "a16") };
+        RunPlan *plan;
+        char *text;
+
+        p->credential_files = xstrv_copy(ARGV("tok", "pypi"));
+        assert_false(run_request_has_credentials(&none));
+        assert_true(run_request_has_credentials(&both));
+        /* credentials never become unit properties of the table (sbxd adds LoadCredentialEncrypted=) */
+        plan = compile_ok(p, &both);
+        text = render(plan->props);
+        assert_null(strstr(text, "Credential"));
+        assert_null(strstr(text, "tok"));
+        free(text);
+        run_plan_free(plan);
+        plan = compile_ok(p, &stored);
+        run_plan_free(plan);
+        compile_fails(p, &other, -EPERM,
+                      "credentials: profile 'offline' does not let a run receive credential 'gh' (credentials.files)");
+        compile_fails(p, &twice, -EINVAL, "credentials: 'tok' is given twice");
+        compile_fails(p, &bad, -EINVAL, "credentials: '../x' is not a credential name ([a-z][a-z0-9_-]{0,63})");
+        compile_fails(p, &many, -E2BIG, "credentials: 17 given, at most 16 allowed");
+}
+
+static void test_broker_grants(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        _cleanup_(profile_freep) Profile *q = profile_offline();
+        RunRequest req = { .argv = ARGV("true"), .term = "xterm" };
+        _cleanup_(run_plan_freep) RunPlan *with = NULL, *without = NULL;
+        const Prop *binds;
+
+        p->grants = calloc(1, sizeof(Grant));
+        assert_non_null(p->grants);
+        p->n_grants = 1;
+        p->grants[0] = (Grant) { .name = xstrdup("repo-read"), .credential = xstrdup("gh"),
+                                 .methods = 1u << GRANT_METHOD_GET, .header = xstrdup("Authorization"),
+                                 .value_prefix = xstrdup("Bearer "), .max_body = 1 << 20 };
+        assert_int_equal(grant_url_prefix_parse("https://git.example/api/", &p->grants[0].url_prefix, NULL), 0);
+        with = compile_ok(p, &req);
+        without = compile_ok(q, &req);
+        /* the broker's socket, optional ("-": the broker not listening is a run without one), and its path */
+        assert_strv_equal(get(with, "Environment")->strv,
+                          ARGV("HOME=/home/sbx", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=xterm",
+                               "SBX_BROKER=/run/sbx/broker/socket"));
+        binds = get(with, "BindReadOnlyPaths");
+        assert_true(strv_index(binds->strv, "-/run/sbx/broker") >= 0);
+        assert_int_equal(strv_index(binds->strv, "-/run/sbx/broker") % 2, 0);
+        assert_string_equal(binds->strv[strv_index(binds->strv, "-/run/sbx/broker") + 1], "/run/sbx/broker");
+        assert_true(strv_index(get(without, "BindReadOnlyPaths")->strv, "-/run/sbx/broker") < 0);
+        assert_true(strv_index(get(without, "Environment")->strv, "SBX_BROKER=/run/sbx/broker/socket") < 0);
+        /* a pooled unit never has grants (the parser refuses a pool there) */
+        req.pool = true;
+        req.argv = NULL;
+        req.term = NULL;
+        compile_fails(p, &req, -EINVAL, NULL);
+}
+
 static void test_exec_argv(void **state) {
         _cleanup_(profile_freep) Profile *p = profile_offline();
         /* The command is passed on unchanged, including things that look like options. */
@@ -2211,6 +2277,8 @@ int main(void) {
                 cmocka_unit_test(test_compile_expect_dirs),
                 cmocka_unit_test(test_memory_page_rounding),
                 cmocka_unit_test(test_compile_term),
+                cmocka_unit_test(test_credentials),
+                cmocka_unit_test(test_broker_grants),
                 cmocka_unit_test(test_exec_argv),
                 cmocka_unit_test(test_exec_argv_public),
                 cmocka_unit_test(test_run_plan_add_exec_option),

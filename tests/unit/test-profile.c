@@ -1238,6 +1238,70 @@ static void test_aggregate_errors(void **state) {
         CHECK_ERRORS(table);
 }
 
+static void test_credentials(void **state) {
+        _cleanup_free_ char *url = NULL;
+        _cleanup_(profile_freep) Profile *a = parse_ok(DOC(""));
+        _cleanup_(profile_freep) Profile *b = parse_ok(DOC(
+                ", 'credentials': {'files': ['pypi_token', 'gh'], 'grants': {"
+                "'repo-read': {'credential': 'gh', 'methods': ['GET', 'HEAD'], "
+                "'url_prefix': 'HTTPS://Git.Example:443/api/repos/acme/'}, "
+                "'upload': {'credential': 'gh', 'methods': ['POST'], 'url_prefix': 'http://192.0.2.1:8080/up', "
+                "'header': 'X-Token', 'value_prefix': '', 'max_body': '4K'}}}"));
+        static const ErrorCase table[] = {
+                { DOC(", 'credentials': {'files': ['Bad']}"),
+                  FILE_NAME ": credentials.files[0]: expected a credential name ([a-z][a-z0-9_-]{0,63}), got \"Bad\"" },
+                { DOC(", 'credentials': {'files': ['a', 'a']}"), FILE_NAME ": credentials.files[1]: 'a' is also in credentials.files[0]" },
+                { DOC(", 'credentials': {'grants': {'G': {'credential': 'a', 'methods': ['GET'], "
+                      "'url_prefix': 'https://h.example/'}}}"),
+                  FILE_NAME ": credentials.grants.G: invalid grant name: expected [a-z][a-z0-9_-]{0,31}" },
+                { DOC(", 'credentials': {'grants': {'g': {'methods': ['GET'], 'url_prefix': 'https://h.example/'}}}"),
+                  FILE_NAME ": credentials.grants.g.credential: missing required key" },
+                { DOC(", 'credentials': {'grants': {'g': {'credential': 'a', 'methods': [], "
+                      "'url_prefix': 'https://h.example/'}}}"),
+                  FILE_NAME ": credentials.grants.g.methods: expected at least one method" },
+                { DOC(", 'credentials': {'grants': {'g': {'credential': 'a', 'methods': ['get'], "
+                      "'url_prefix': 'https://h.example/'}}}"),
+                  FILE_NAME ": credentials.grants.g.methods[0]: expected one of GET, HEAD, POST, PUT, PATCH, DELETE, got \"get\"" },
+                { DOC(", 'credentials': {'grants': {'g': {'credential': 'a', 'methods': ['GET'], "
+                      "'url_prefix': 'https://u@h.example/'}}}"), FILE_NAME ": credentials.grants.g.url_prefix: expected an http(s) URL prefix: URL has a user name ('@'), got \"https://u@h.example/\"" },
+                { DOC(", 'credentials': {'grants': {'g': {'credential': 'a', 'methods': ['GET'], "
+                      "'url_prefix': 'https://h.example/a/../b'}}}"), FILE_NAME ": credentials.grants.g.url_prefix: expected an http(s) URL prefix: path holds a '.' or '..' segment, got \"https://h.example/a/../b\"" },
+                { DOC(", 'credentials': {'grants': {'g': {'credential': 'a', 'methods': ['GET'], "
+                      "'url_prefix': 'ftp://h.example/'}}}"), FILE_NAME ": credentials.grants.g.url_prefix: expected an http(s) URL prefix: scheme must be https:// or http://, got \"ftp://h.example/\"" },
+                { DOC(", 'credentials': {'grants': {'g': {'credential': 'a', 'methods': ['GET'], "
+                      "'url_prefix': 'https://h.example/', 'header': 'Host'}}}"), FILE_NAME ": credentials.grants.g.header: expected a header name (not Host, Cookie, Connection, Content-Length or Transfer-Encoding), got \"Host\"" },
+                { DOC(", 'credentials': {'grants': {'g': {'credential': 'a', 'methods': ['GET'], "
+                      "'url_prefix': 'https://h.example/', 'max_body': '65M'}}}"),
+                  FILE_NAME ": credentials.grants.g.max_body: expected 1 byte to 64M, got \"65M\"" },
+                { DOC(", 'credentials': {'grants': {'g': {'credential': 'a', 'methods': ['GET'], "
+                      "'url_prefix': 'https://h.example/'}}}, 'pool': {'size': 1}"),
+                  FILE_NAME ": pool.size: a pool cannot serve a profile with broker grants (credentials.grants)" },
+                { DOC(", 'credentials': {'secrets': []}"), FILE_NAME ": credentials.secrets: unknown key" },
+        };
+
+        assert_null(a->credential_files);
+        assert_int_equal(a->n_grants, 0);
+        assert_string_equal(b->credential_files[0], "pypi_token");
+        assert_string_equal(b->credential_files[1], "gh");
+        assert_null(b->credential_files[2]);
+        assert_int_equal(b->n_grants, 2);
+        /* in the document's order, defaults filled in, the prefix normalized */
+        assert_string_equal(b->grants[0].name, "repo-read");
+        assert_int_equal(grant_url_format(&b->grants[0].url_prefix, &url), 0);
+        assert_string_equal(url, "https://git.example/api/repos/acme/");
+        url = mfree(url);
+        assert_string_equal(b->grants[0].header, "Authorization");
+        assert_string_equal(b->grants[0].value_prefix, "Bearer ");
+        assert_int_equal(b->grants[0].max_body, 1 << 20);
+        assert_int_equal(b->grants[0].methods, (1u << GRANT_METHOD_GET) | (1u << GRANT_METHOD_HEAD));
+        assert_int_equal(grant_url_format(&b->grants[1].url_prefix, &url), 0);
+        assert_string_equal(url, "http://192.0.2.1:8080/up");
+        assert_string_equal(b->grants[1].header, "X-Token");
+        assert_string_equal(b->grants[1].value_prefix, "");
+        assert_int_equal(b->grants[1].max_body, 4096);
+        CHECK_ERRORS(table);
+}
+
 static void test_pool(void **state) {
         _cleanup_(profile_freep) Profile *a = parse_ok(DOC(""));
         _cleanup_(profile_freep) Profile *b = parse_ok(DOC(", 'pool': {'size': 3}"));
@@ -1660,6 +1724,7 @@ int main(void) {
                 cmocka_unit_test(test_aggregate_errors),
                 cmocka_unit_test(test_lifetime_errors),
                 cmocka_unit_test(test_pool),
+                cmocka_unit_test(test_credentials),
                 cmocka_unit_test(test_request_errors),
                 cmocka_unit_test(test_first_error_wins),
                 cmocka_unit_test(test_messages),

@@ -175,11 +175,22 @@ static json_object *lookup(json_object *o, const char *path) {
         assert_true(strlen(path) < sizeof(buf));
         strcpy(buf, path);
         for (char *k = strtok_r(buf, ".", &save); k; k = strtok_r(NULL, ".", &save)) {
+                char *bracket = strchr(k, '[');
                 json_object *v;
 
+                if (bracket)
+                        *bracket = 0;
                 if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, k, &v))
                         fail_msg("%s: missing", path);
                 o = v;
+                /* "key[N]": element N of the array */
+                if (bracket) {
+                        size_t i = strtoul(bracket + 1, NULL, 10);
+
+                        if (!json_object_is_type(o, json_type_array) || i >= json_object_array_length(o))
+                                fail_msg("%s: missing", path);
+                        o = json_object_array_get_idx(o, i);
+                }
         }
         return o;
 }
@@ -304,6 +315,92 @@ static void test_to_json_running(void **state) {
 
 /* profile_digest: written when known, read back, optional in records of earlier versions, a string
  * when present. */
+#define ARGV(...) ((char *const[]) { __VA_ARGS__, NULL })
+
+/* The credentials section: names, the broker's operations (read from its log's lines), credentials_gone
+ * part of the cleanup; written and read back; absent for a run without any. */
+static void test_credentials(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = finished_record(), *back = NULL, *plain = NULL;
+        _cleanup_free_ char *text = NULL, *error = NULL, *text2 = NULL;
+        static const char done[] =
+                "{\"id\":\"0123456789abcdef\",\"grant\":\"repo-read\",\"method\":\"GET\",\"host\":\"git.example\","
+                "\"port\":443,\"path_prefix\":\"/api/repos/acme/\",\"verdict\":\"done\",\"reason\":null,\"status\":200,"
+                "\"request_bytes\":0,\"response_bytes\":512,\"start_usec\":1796000000000000,\"duration_usec\":2500}";
+        static const char refused[] =
+                "{\"id\":\"fedcba9876543210\",\"grant\":null,\"method\":null,\"host\":null,\"port\":null,"
+                "\"path_prefix\":null,\"verdict\":\"refused\",\"reason\":\"no-grant\",\"status\":null,"
+                "\"request_bytes\":0,\"response_bytes\":0,\"start_usec\":1796000000000001,\"duration_usec\":10}";
+        static const char *const malformed[] = {
+                "not json",
+                "{\"id\":\"0123\",\"verdict\":\"done\"}",
+                /* done without a status; refused without a reason; a host without a port */
+                "{\"id\":\"0123456789abcdef\",\"grant\":null,\"method\":null,\"host\":null,\"port\":null,\"path_prefix\":null,"
+                "\"verdict\":\"done\",\"reason\":null,\"status\":null,\"request_bytes\":0,\"response_bytes\":0,"
+                "\"start_usec\":1,\"duration_usec\":1}",
+                "{\"id\":\"0123456789abcdef\",\"grant\":null,\"method\":null,\"host\":null,\"port\":null,\"path_prefix\":null,"
+                "\"verdict\":\"refused\",\"reason\":null,\"status\":null,\"request_bytes\":0,\"response_bytes\":0,"
+                "\"start_usec\":1,\"duration_usec\":1}",
+                "{\"id\":\"0123456789abcdef\",\"grant\":null,\"method\":null,\"host\":\"h\",\"port\":null,\"path_prefix\":null,"
+                "\"verdict\":\"refused\",\"reason\":\"url\",\"status\":null,\"request_bytes\":0,\"response_bytes\":0,"
+                "\"start_usec\":1,\"duration_usec\":1}",
+                /* a path prefix with white space (a request's text smuggled in) */
+                "{\"id\":\"0123456789abcdef\",\"grant\":\"g\",\"method\":\"GET\",\"host\":\"h\",\"port\":1,"
+                "\"path_prefix\":\"/a b\",\"verdict\":\"done\",\"reason\":null,\"status\":200,\"request_bytes\":0,"
+                "\"response_bytes\":0,\"start_usec\":1,\"duration_usec\":1}",
+        };
+        json_object *o;
+
+        assert_int_equal(run_record_add_brokered(r, done), -ENOENT); /* no section yet */
+        assert_int_equal(run_record_credentials_init(r, ARGV("tok", "inline"), ARGV("repo-read")), 0);
+        assert_int_equal(run_record_add_brokered(r, done), 1);
+        assert_int_equal(run_record_add_brokered(r, refused), 1);
+        for (size_t i = 0; i < ELEMENTSOF(malformed); i++)
+                if (run_record_add_brokered(r, malformed[i]) != -EBADMSG)
+                        fail_msg("malformed line %zu accepted", i);
+        assert_int_equal(r->credentials->n_brokered, 2);
+        r->unit_gone = r->cgroup_gone = r->user_gone = r->mounts_gone = true;
+        assert_true(!run_record_cleanup_completed(r)); /* credentials not gone yet */
+
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_non_null(o);
+        assert_json_string(o, "credentials.files[0]", "inline"); /* sorted */
+        assert_json_string(o, "credentials.files[1]", "tok");
+        assert_json_string(o, "credentials.grants[0]", "repo-read");
+        assert_json_string(o, "credentials.brokered[0].id", "0123456789abcdef");
+        assert_json_string(o, "credentials.brokered[0].path_prefix", "/api/repos/acme/");
+        assert_json_int(o, "credentials.brokered[0].status", 200);
+        assert_json_int(o, "credentials.brokered[0].port", 443);
+        assert_json_null(o, "credentials.brokered[0].reason");
+        assert_json_string(o, "credentials.brokered[1].reason", "no-grant");
+        assert_json_null(o, "credentials.brokered[1].host");
+        assert_json_int(o, "credentials.brokered_total", 2);
+        assert_json_bool(o, "cleanup.credentials_gone", false);
+        assert_json_string(o, "cleanup.remaining[0]", "credentials");
+        json_object_put(o);
+
+        assert_int_equal(run_record_from_json(text, &back, &error), 0);
+        assert_non_null(back->credentials);
+        assert_int_equal(back->credentials->n_brokered, 2);
+        assert_int_equal(back->credentials->brokered[0].started_at, 1796000000000000ULL);
+        assert_int_equal(back->credentials->brokered[1].status, -1);
+        assert_false(back->credentials->gone);
+        back->credentials->gone = true;
+        assert_true(run_record_cleanup_completed(back));
+        assert_int_equal(run_record_to_json(back, &text2), 0);
+        o = json_tokener_parse(text2);
+        assert_non_null(o);
+        assert_json_bool(o, "cleanup.credentials_gone", true);
+        assert_json_bool(o, "cleanup.completed", true);
+        json_object_put(o);
+
+        /* no section for a run without credentials, and none read back */
+        text = mfree(text);
+        plain = finished_record();
+        assert_int_equal(run_record_to_json(plain, &text), 0);
+        assert_null(strstr(text, "credentials"));
+}
+
 static void test_profile_digest(void **state) {
         _cleanup_(run_record_freep) RunRecord *r = running_record(), *back = NULL, *old = NULL, *bad = NULL;
         _cleanup_free_ char *text = NULL, *error = NULL, *bad_text = NULL;
@@ -1828,6 +1925,7 @@ int main(void) {
                 cmocka_unit_test(test_stop_reason_from_unit_result),
                 cmocka_unit_test(test_exit_status),
                 cmocka_unit_test(test_new_and_free),
+                cmocka_unit_test(test_credentials),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

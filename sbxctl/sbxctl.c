@@ -418,7 +418,8 @@ static int bus_failure(sd_bus *bus, const sd_bus_error *e, int r) {
                                    "org.freedesktop.DBus.Error.NameHasNoOwner"))
                 return failed("sbxd is not available on the system bus%s (%s); is sbx installed%s?", bus_owner(),
                               e->message, arg_host || arg_machine ? " there" : "");
-        if (sd_bus_error_has_names(e, "org.sbx.Error.NoSuchRun", "org.sbx.Error.NoSuchSandbox")) {
+        if (sd_bus_error_has_names(e, "org.sbx.Error.NoSuchRun", "org.sbx.Error.NoSuchSandbox",
+                                   "org.sbx.Error.NoSuchSecret")) {
                 fprintf(stderr, "sbxctl: %s\n", e->message);
                 return 1;
         }
@@ -1875,6 +1876,8 @@ static int verb_profile(char **args) {
 
 /* ---- secret ---------------------------------------------------------------------------------------- */
 
+static int parse_argv_after_first(int argc, char *argv[]);
+
 #define SECRET_MAX (64U * 1024U)
 
 /* The value: one line typed without echo on a terminal, else all of stdin; into a memfd for sbxd (never a
@@ -1948,14 +1951,21 @@ static int verb_secret(int argc, char **argv) {
         if (streq(argv[0], "add")) {
                 _cleanup_close_ int fd = -EBADF;
 
-                if (argc != 2)
+                const char *name;
+
+                /* "secret add --replace NAME": options after "add" too */
+                r = parse_argv_after_first(argc, argv);
+                if (r <= 0)
+                        return -r;
+                if (argc - optind != 1)
                         return refused("secret add: expected exactly one name (the value is read from stdin)");
-                if (!credential_name_is_valid(argv[1]))
-                        return refused("secret add: '%s' is not a credential name ([a-z][a-z0-9_-]{0,63})", argv[1]);
-                r = secret_value_fd(argv[1], &fd);
+                name = argv[optind];
+                if (!credential_name_is_valid(name))
+                        return refused("secret add: '%s' is not a credential name ([a-z][a-z0-9_-]{0,63})", name);
+                r = secret_value_fd(name, &fd);
                 if (r < 0)
                         return -r;
-                return call_daemon_reply("AddSecret", NULL, "shb", argv[1], fd, (int) arg_replace);
+                return call_daemon_reply("AddSecret", NULL, "shb", name, fd, (int) arg_replace);
         }
         if (streq(argv[0], "list")) {
                 _cleanup_(json_object_putp) json_object *list = NULL;

@@ -905,6 +905,7 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 run_measure_cleanup(run);
                 if (run->net)
                         run_net_finish(run->net);
+                run_end_credentials(run);
                 free(run->record->error);
                 if (asprintf(&run->record->error, "systemd refused the unit: %s", e->message) < 0)
                         run->record->error = NULL;
@@ -1670,9 +1671,9 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
 
         r = manager_new_start_call(m, run->unit, run->id, sandbox ? "sandbox" : "run", slice, fds, plan, &call);
         if (r >= 0)
-                r = manager_finish_start_call(call, plan, run->id);
-        if (r >= 0)
                 r = run_credentials_append(call, &cred_files);
+        if (r >= 0)
+                r = manager_finish_start_call(call, plan, run->id);
         if (r < 0) {
                 if (run->record->credentials)
                         run_credentials_remove(run->id);

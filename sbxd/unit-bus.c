@@ -16,8 +16,10 @@ static int append_pairs(sd_bus_message *m, const Prop *p, bool with_flags) {
         if (r < 0)
                 return r;
         for (char **s = p->strv; s && *s; s += 2) {
+                /* a source of "-PATH" (as in a unit file) is bound only if it exists */
                 if (with_flags)
-                        r = sd_bus_message_append(m, "(ssbt)", s[0], s[1], 0, (uint64_t) MS_REC);
+                        r = sd_bus_message_append(m, "(ssbt)", s[0] + (s[0][0] == '-'), s[1], s[0][0] == '-',
+                                                  (uint64_t) MS_REC);
                 else
                         r = sd_bus_message_append(m, "(ss)", s[0], s[1]);
                 if (r < 0)

@@ -10,6 +10,11 @@
 # both timed by the same Python loop, and reports p50 and p99 of each, the added median latency B - D
 # (target: under 2 ms on loopback) and the ratio B/D. Prints one "BENCH key value" line per figure.
 #   bench/broker-latency.sh [N [R]]     (defaults 50, 3)
+# SBX_BENCH_CALLER=unit: B's loop runs in a transient unit started by systemd-run where a run's unit
+# would be (sbx.slice/sbx-PROFILE.slice/sbx-PROFILE-ID.service: the generator's drop-in gives it the
+# profile's hardening), with the grant file sbxd would write, instead of an sbx run: for a testbed where
+# runs cannot start (nspawn: no memory controller, every run is refused). The broker's side
+# (identification, checks, the request) is the same.
 set -uo pipefail
 N=${1:-50}
 R=${2:-3}
@@ -120,8 +125,25 @@ for _ in range(n):
 : > "$D/direct.us"; : > "$D/broker.us"
 for r in $(seq "$R"); do
   python3 -c "$LOOP" direct "$N" "$PORT" "$D/cert.pem" >> "$D/direct.us" || { echo "bench: the direct loop failed" >&2; exit 1; }
-  sbxctl run --quiet -p $PROF -- python3 -c "$LOOP" broker "$N" "$PORT" >> "$D/broker.us" ||
-    { echo "bench: the brokered loop failed" >&2; exit 1; }
+  if [ "${SBX_BENCH_CALLER:-run}" = unit ]; then
+    id=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+    tenant=$(sbxctl secret list --json >/dev/null && ls /var/lib/sbx/secrets/*/sbxbench.cred | head -n 1 | xargs dirname | xargs basename)
+    mkdir -p /run/sbx/grants
+    printf '{"run":"%s","tenant":"%s","cgroup":"/sbx.slice/sbx-%s.slice/sbx-%s-%s.service","grants":{"bench":{"credential":"sbxbench","methods":["GET"],"url_prefix":"https://127.0.0.1:%s/","header":"Authorization","value_prefix":"Bearer ","max_body":1048576}}}' \
+      "$id" "$tenant" $PROF $PROF "$id" "$PORT" > "/run/sbx/grants/$id.json"
+    chmod 0600 "/run/sbx/grants/$id.json"
+    # (the generator's drop-in for the profile's units applies to it too: the profile's hardening, /run
+    # empty; the broker's directory is bound in as for a run)
+    systemd-run --quiet --wait --pipe --unit "sbx-$PROF-$id.service" --slice "sbx-$PROF.slice" \
+      -p BindReadOnlyPaths=/run/sbx/broker -E SBX_BROKER=/run/sbx/broker/socket \
+      python3 -c "$LOOP" broker "$N" "$PORT" >> "$D/broker.us"
+    rc=$?
+    rm -f "/run/sbx/grants/$id.json" "/run/sbx/grants/$id.ops"
+    [ "$rc" = 0 ] || { echo "bench: the brokered loop failed" >&2; exit 1; }
+  else
+    sbxctl run --quiet -p $PROF -- python3 -c "$LOOP" broker "$N" "$PORT" >> "$D/broker.us" ||
+      { echo "bench: the brokered loop failed" >&2; exit 1; }
+  fi
 done
 
 pct() {   # FILE PERCENT: the value at that percentile (nearest rank), in microseconds

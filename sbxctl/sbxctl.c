@@ -1944,22 +1944,25 @@ static int secret_value_fd(const char *name, int *ret) {
 
 static int verb_secret(int argc, char **argv) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *verb;
         int r;
 
         if (argc == 0)
                 return refused("secret: expected add, list or rm");
-        if (streq(argv[0], "add")) {
+        /* options after the subcommand too: "secret add --replace NAME", "secret list --json" */
+        verb = argv[0];
+        r = parse_argv_after_first(argc, argv);
+        if (r <= 0)
+                return -r;
+        argv += optind;
+        argc -= optind;
+        if (streq(verb, "add")) {
                 _cleanup_close_ int fd = -EBADF;
-
                 const char *name;
 
-                /* "secret add --replace NAME": options after "add" too */
-                r = parse_argv_after_first(argc, argv);
-                if (r <= 0)
-                        return -r;
-                if (argc - optind != 1)
+                if (argc != 1)
                         return refused("secret add: expected exactly one name (the value is read from stdin)");
-                name = argv[optind];
+                name = argv[0];
                 if (!credential_name_is_valid(name))
                         return refused("secret add: '%s' is not a credential name ([a-z][a-z0-9_-]{0,63})", name);
                 r = secret_value_fd(name, &fd);
@@ -1967,12 +1970,12 @@ static int verb_secret(int argc, char **argv) {
                         return -r;
                 return call_daemon_reply("AddSecret", NULL, "shb", name, fd, (int) arg_replace);
         }
-        if (streq(argv[0], "list")) {
+        if (streq(verb, "list")) {
                 _cleanup_(json_object_putp) json_object *list = NULL;
                 const char *json;
 
-                if (argc != 1)
-                        return refused("secret list: unexpected argument '%s'", argv[1]);
+                if (argc != 0)
+                        return refused("secret list: unexpected argument '%s'", argv[0]);
                 r = call_daemon_reply("ListSecrets", &reply, NULL);
                 if (r != 0)
                         return r;
@@ -1994,19 +1997,19 @@ static int verb_secret(int argc, char **argv) {
                 }
                 return 0;
         }
-        if (streq(argv[0], "rm")) {
+        if (streq(verb, "rm")) {
                 int ret = 0;
 
-                if (argc < 2)
+                if (argc < 1)
                         return refused("secret rm: expected one or more names");
-                for (int i = 1; i < argc; i++) {
+                for (int i = 0; i < argc; i++) {
                         r = call_daemon_reply("RemoveSecret", NULL, "s", argv[i]);
                         if (r != 0 && ret == 0)
                                 ret = r;
                 }
                 return ret;
         }
-        return refused("secret: unknown command '%s' (add, list, rm)", argv[0]);
+        return refused("secret: unknown command '%s' (add, list, rm)", verb);
 }
 
 static int parse_argv(int argc, char *argv[]) {

@@ -24,7 +24,9 @@
  * filtered and every occurrence of the secret in its body overwritten with '*'.
  *
  * Every request of an identified run, refused or not, adds one line to the run's operations log,
- * /run/sbx/grants/RUNID.ops (grant_op_format(); at most GRANT_OPS_LINES_MAX lines). The journal gets
+ * /run/sbx/grants/RUNID.ops (grant_op_format(); made empty by sbxd with the grant file, never created
+ * here). A run's requests end when the log is full: GRANT_OPS_LINES_MAX - 1 of them, and a last line
+ * saying it was refused, so that the record lists every request the broker made. The journal gets
  * one line per request too. Neither ever holds the secret, a body, a header value, the URL's path or its
  * query. */
 
@@ -488,40 +490,77 @@ static int perform(Request *x) {
 
 /* ---- the outcome ---- */
 
-static void ops_append(const Request *x) {
-        _cleanup_free_ char *path = NULL, *line = NULL;
+/* The lines of the run's operations log (sbxd makes it empty with the grant file and removes it when the
+ * run ends: the broker never creates it, so a request that ends after its run leaves nothing behind);
+ * -ENOENT: no log (the run has ended). Under ops_lock. */
+static int ops_open(const char *run, int *ret_fd, unsigned *ret_lines) {
+        _cleanup_free_ char *path = NULL;
         _cleanup_close_ int fd = -EBADF;
         unsigned lines = 0;
         struct stat st;
         char buf[16384];
         off_t off = 0;
-        size_t n;
         ssize_t k;
 
-        if (grant_op_format(&x->op, &line, &n) < 0 || asprintf(&path, SBX_GRANTS_DIR "/%s.ops", x->run) < 0) {
-                log_oom();
-                return;
-        }
-        pthread_mutex_lock(&ops_lock);
-        fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
-        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                log_warning_errno(fd < 0 ? negative_errno() : -EBADFD, "Cannot open %s, not logging the request: %m",
-                                  path);
-                goto out;
-        }
+        if (asprintf(&path, SBX_GRANTS_DIR "/%s.ops", run) < 0)
+                return -ENOMEM;
+        fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return -EBADFD;
         while (lines < GRANT_OPS_LINES_MAX && (k = pread(fd, buf, sizeof(buf), off)) > 0) {
                 for (ssize_t i = 0; i < k; i++)
                         lines += buf[i] == '\n';
                 off += k;
         }
-        if (lines >= GRANT_OPS_LINES_MAX) {
-                log_debug("%s has %d lines: not logging the request.", path, GRANT_OPS_LINES_MAX);
-                goto out;
+        *ret_fd = TAKE_FD(fd);
+        *ret_lines = lines;
+        return 0;
+}
+
+/* Whether the run may still make requests: each one is a line of its log, and a run's log has at most
+ * GRANT_OPS_LINES_MAX (so that the record lists them all). */
+static int ops_room(const char *run) {
+        _cleanup_close_ int fd = -EBADF;
+        unsigned lines = 0;
+        int r;
+
+        pthread_mutex_lock(&ops_lock);
+        r = ops_open(run, &fd, &lines);
+        pthread_mutex_unlock(&ops_lock);
+        if (r < 0)
+                return r;
+        return lines < GRANT_OPS_LINES_MAX - 1;
+}
+
+static void ops_append(const Request *x) {
+        _cleanup_free_ char *line = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        unsigned lines = 0;
+        size_t n;
+        ssize_t k;
+        int r;
+
+        if (grant_op_format(&x->op, &line, &n) < 0) {
+                log_oom();
+                return;
         }
-        k = write(fd, line, n);
-        if (k != (ssize_t) n)
-                log_warning_errno(k < 0 ? negative_errno() : -EIO, "Cannot append to %s: %m", path);
-out:
+        pthread_mutex_lock(&ops_lock);
+        r = ops_open(x->run, &fd, &lines);
+        if (r == -ENOENT)
+                log_debug("Run %s has ended: its request is not logged.", x->run);
+        else if (r < 0)
+                log_warning_errno(r, "Cannot open the operations log of run %s, not logging the request: %m", x->run);
+        else if (lines >= GRANT_OPS_LINES_MAX)
+                log_debug("The operations log of run %s has %d lines: not logging the request.", x->run,
+                          GRANT_OPS_LINES_MAX);
+        else {
+                k = write(fd, line, n);
+                if (k != (ssize_t) n)
+                        log_warning_errno(k < 0 ? negative_errno() : -EIO,
+                                          "Cannot append to the operations log of run %s: %m", x->run);
+        }
         pthread_mutex_unlock(&ops_lock);
 }
 
@@ -542,6 +581,22 @@ static void reply(Request *x) {
                 log_debug_errno(r, "Cannot send the reply to PID %d: %m", (int) x->conn->pid);
 }
 
+/* A run's requests end where its log is full (the last line says so): none goes unrecorded. */
+static int check_room(Request *x) {
+        int r = ops_room(x->run);
+
+        if (r > 0)
+                return 0;
+        if (r == -ENOENT)
+                return refuse(x, GRANT_REASON_NO_RUN, "run %s has ended", x->run);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot read the operations log of run %s: %m", x->run);
+                return refuse(x, GRANT_REASON_INTERNAL, "cannot log the request");
+        }
+        return refuse(x, GRANT_REASON_INTERNAL, "run %s has made the most brokered requests a run may (%d)", x->run,
+                      GRANT_OPS_LINES_MAX - 1);
+}
+
 static void serve(Conn *c) {
         _cleanup_(request_done) Request x = {
                 .conn = c,
@@ -554,7 +609,7 @@ static void serve(Conn *c) {
                 },
         };
 
-        if (identify(&x) >= 0 && check_request(&x) >= 0 && load_secret(&x) >= 0)
+        if (identify(&x) >= 0 && check_room(&x) >= 0 && check_request(&x) >= 0 && load_secret(&x) >= 0)
                 (void) perform(&x);
         reply(&x);
         /* the secret is not needed anymore */

@@ -46,6 +46,8 @@ static uint64_t arg_output_max = 0;
 static char **arg_credentials = NULL;   /* --credential NAME: a stored secret */
 static char **arg_credential_files = NULL; /* --credential NAME=@FILE: NAME, then FILE */
 static bool arg_replace = false;        /* secret add --replace */
+
+#define SECRET_MAX (64U * 1024U)        /* bytes of a secret's value (sbxd's SBX_SECRET_MAX) */
 static const char *arg_host = NULL;     /* -H [USER@]HOST[:PORT][/MACHINE]: that machine's sbxd, over ssh */
 static const char *arg_machine = NULL;  /* -M MACHINE: the sbxd of a local container */
 static char **arg_argv = NULL;          /* the command line and, for each word, whether it was -H or its value: */
@@ -740,8 +742,35 @@ static int fd_or_null(int fd, int flags, int *ret_opened) {
         return *ret_opened;
 }
 
-/* --credential NAME=@FILE: FILE must be a regular file sbxctl can read (sbxd reads it through the file
- * descriptor passed, never by its path). */
+/* A value for sbxd: in a sealed memfd, which sbxd reads from memory (it takes nothing else). */
+static int memfd_sealed(const void *data, size_t size, int *ret) {
+        _cleanup_close_ int fd = memfd_create("sbx-credential", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+        if (fd < 0)
+                return -errno;
+        if (loop_write(fd, data, size) < 0 ||
+            fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+                return -errno;
+        *ret = TAKE_FD(fd);
+        return 0;
+}
+
+/* --credential NAME=@FILE: FILE's content (at most SECRET_MAX bytes, checked by check_credential_files())
+ * in a sealed memfd, never its path. */
+static int file_to_memfd(const char *path, int *ret) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        int r;
+
+        r = read_file_at(AT_FDCWD, path, SECRET_MAX, &text, &size);
+        if (r >= 0)
+                r = memfd_sealed(text, size, ret);
+        if (text)
+                explicit_bzero(text, size);
+        return r;
+}
+
+/* --credential NAME=@FILE: FILE must be a regular file sbxctl can read, of 1 byte to 64 KiB. */
 static int check_credential_files(void) {
         for (char **i = arg_credential_files; i && i[0] && i[1]; i += 2) {
                 struct stat st;
@@ -750,6 +779,8 @@ static int check_credential_files(void) {
                         return refused("--credential: cannot read '%s': %m", i[1]);
                 if (!S_ISREG(st.st_mode))
                         return refused("--credential: '%s' is not a regular file", i[1]);
+                if (st.st_size < 1 || st.st_size > (off_t) SECRET_MAX)
+                        return refused("--credential: '%s' is empty or larger than %u KiB", i[1], SECRET_MAX / 1024);
         }
         return 0;
 }
@@ -804,11 +835,11 @@ static int append_request(sd_bus_message *m, const char *workspace, const char *
                 if (r >= 0)
                         r = sd_bus_message_open_container(m, 'a', "{sh}");
                 for (char **i = arg_credential_files; r >= 0 && i[0] && i[1]; i += 2) {
-                        _cleanup_close_ int fd = open(i[1], O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                        _cleanup_close_ int fd = -EBADF;
 
-                        if (fd < 0) /* checked by check_credential_files() */
-                                return -errno;
-                        r = sd_bus_message_append(m, "{sh}", i[0], fd);
+                        r = file_to_memfd(i[1], &fd);
+                        if (r >= 0)
+                                r = sd_bus_message_append(m, "{sh}", i[0], fd);
                 }
                 for (int i = 0; i < 3 && r >= 0; i++)
                         r = sd_bus_message_close_container(m);
@@ -1878,19 +1909,15 @@ static int verb_profile(char **args) {
 
 static int parse_argv_after_first(int argc, char *argv[]);
 
-#define SECRET_MAX (64U * 1024U)
 
 /* The value: one line typed without echo on a terminal, else all of stdin; into a memfd for sbxd (never a
  * file on disk, never argv). */
 static int secret_value_fd(const char *name, int *ret) {
-        _cleanup_close_ int fd = memfd_create("sbx-secret", MFD_CLOEXEC);
         char *buf;
         size_t n = 0, alloc = SECRET_MAX + 2;
         bool tty = isatty(STDIN_FILENO);
         int r = 0;
 
-        if (fd < 0)
-                return -failed("secret add: memfd_create: %m");
         buf = mmap(NULL, alloc, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (buf == MAP_FAILED)
                 return -failed("out of memory");
@@ -1898,22 +1925,31 @@ static int secret_value_fd(const char *name, int *ret) {
         (void) madvise(buf, alloc, MADV_DONTDUMP);
         if (tty) {
                 struct termios old, quiet;
+                bool saved;
 
                 fprintf(stderr, "Value of secret %s: ", name);
                 fflush(stderr);
-                if (tcgetattr(STDIN_FILENO, &old) == 0) {
+                /* no echo, and no signals: Ctrl-C and Ctrl-Z are read here (and cancel), so that the
+                 * terminal always gets its echo back */
+                saved = tcgetattr(STDIN_FILENO, &old) == 0;
+                if (saved) {
                         quiet = old;
-                        quiet.c_lflag &= ~(tcflag_t) ECHO;
+                        quiet.c_lflag &= ~(tcflag_t) (ECHO | ISIG);
                         (void) tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
                 }
                 while (n < alloc - 1) {
                         ssize_t k = read(STDIN_FILENO, buf + n, 1);
 
-                        if (k <= 0 || buf[n] == '\n')
+                        if (k <= 0 || buf[n] == '\n' || buf[n] == '\r')
                                 break;
+                        if (buf[n] == 0x03 || buf[n] == 0x1a || buf[n] == 0x1c) { /* ^C ^Z ^\ */
+                                r = -refused("secret add: cancelled");
+                                break;
+                        }
                         n++;
                 }
-                (void) tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+                if (saved)
+                        (void) tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
                 fputc('\n', stderr);
         } else
                 for (;;) {
@@ -1932,14 +1968,11 @@ static int secret_value_fd(const char *name, int *ret) {
                 r = -refused("secret add: the value is empty");
         if (r == 0 && n > SECRET_MAX)
                 r = -refused("secret add: the value is larger than %u KiB", SECRET_MAX / 1024);
-        if (r == 0 && loop_write(fd, buf, n) < 0)
-                r = -failed("secret add: cannot write the memfd: %m");
+        if (r == 0 && memfd_sealed(buf, n, ret) < 0)
+                r = -failed("secret add: cannot pass the value in a memfd: %m");
         explicit_bzero(buf, alloc);
         munmap(buf, alloc);
-        if (r < 0)
-                return r;
-        *ret = TAKE_FD(fd);
-        return 0;
+        return r;
 }
 
 static int verb_secret(int argc, char **argv) {
@@ -2080,8 +2113,11 @@ static int parse_argv(int argc, char *argv[]) {
                         if (!credential_name_is_valid(name))
                                 return -refused("--credential: '%s' is not a credential name ([a-z][a-z0-9_-]{0,63})",
                                                 name);
+                        /* (not the argument itself: it may be a value given by mistake) */
                         if (eq && (eq[1] != '@' || eq[2] == 0))
-                                return -refused("--credential: expected NAME or NAME=@FILE, got '%s'", optarg);
+                                return -refused("--credential: expected %s or %s=@FILE", name, name);
+                        if (eq && strv_length(arg_credential_files) / 2 >= SBX_CREDENTIAL_FDS_MAX)
+                                return -refused("--credential: at most %u given as =@FILE", SBX_CREDENTIAL_FDS_MAX);
                         t = realloc(*l, (n + 3) * sizeof(char *));
                         if (!t)
                                 return -failed("out of memory");

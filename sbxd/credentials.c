@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -45,8 +46,8 @@ static void secret_done(Secret *s) {
         *s = (Secret) {};
 }
 
-/* Reads at most SBX_SECRET_MAX bytes from fd, a regular file (a memfd, or a file the caller opened):
- * anything else could make sbxd wait. */
+/* Reads at most SBX_SECRET_MAX bytes from fd, a memfd: a file of the caller's could be on a file system
+ * (FUSE) that makes sbxd wait for ever; a memfd is read from memory. */
 static int secret_read_fd(int fd, const char *what, Secret *ret, sd_bus_error *error) {
         Secret s = { .alloc = SBX_SECRET_MAX + 1 };
         struct stat st;
@@ -54,8 +55,8 @@ static int secret_read_fd(int fd, const char *what, Secret *ret, sd_bus_error *e
 
         if (fstat(fd, &st) < 0)
                 return -errno;
-        if (!S_ISREG(st.st_mode))
-                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a regular file or a memfd", what);
+        if (!S_ISREG(st.st_mode) || fcntl(fd, F_GET_SEALS) < 0)
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a memfd (memfd_create(2))", what);
         s.data = mmap(NULL, s.alloc, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (s.data == MAP_FAILED)
                 return -errno;
@@ -88,7 +89,10 @@ static int secret_read_fd(int fd, const char *what, Secret *ret, sd_bus_error *e
         return 0;
 }
 
-/* systemd-creds encrypt --name=NAME - OUTPUT, the value on its stdin. */
+#define CREDS_TIMEOUT_USEC (30 * USEC_PER_SEC)
+
+/* systemd-creds encrypt --name=NAME - OUTPUT, the value on its stdin. sbxd waits for it (a TPM2 takes
+ * a few hundred milliseconds), at most CREDS_TIMEOUT_USEC. */
 static int creds_encrypt(const char *name, const Secret *s, const char *output) {
         _cleanup_free_ char *name_opt = NULL;
         posix_spawn_file_actions_t fa;
@@ -115,9 +119,21 @@ static int creds_encrypt(const char *name, const Secret *s, const char *output) 
         }
         r = loop_write(pipefd[1], s->data, s->size);
         (void) close(pipefd[1]);
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
+        /* at most CREDS_TIMEOUT_USEC (a TPM that does not answer): then it is killed */
+        for (usec_t end = now_monotonic() + CREDS_TIMEOUT_USEC;;) {
+                pid_t k = waitpid(pid, &status, WNOHANG);
+
+                if (k == pid)
+                        break;
+                if (k < 0 && errno != EINTR)
                         return -errno;
+                if (now_monotonic() >= end) {
+                        (void) kill(pid, SIGKILL);
+                        (void) waitpid(pid, &status, 0);
+                        return -ETIME;
+                }
+                (void) usleep(2000);
+        }
         if (r < 0)
                 return r;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -125,11 +141,34 @@ static int creds_encrypt(const char *name, const Secret *s, const char *output) 
         return 0;
 }
 
+#define SECRETS_PER_TENANT_MAX 256
+
 static int secret_path(const char *tenant, const char *name, char **ret) {
         return asprintf(ret, SBX_SECRETS_DIR "/%s/%s.cred", tenant, name) < 0 ? -ENOMEM : 0;
 }
 
 /* ---- the caller's secrets ---- */
+
+static int count_secrets(const char *dir_path) {
+        DIR *dir = opendir(dir_path);
+        int n = 0;
+
+        if (!dir)
+                return 0;
+        for (struct dirent *de; (de = readdir(dir));)
+                if (de->d_name[0] != '.')
+                        n++;
+        closedir(dir);
+        return n;
+}
+
+static int compare_names(const void *a, const void *b) {
+        json_object *x = *(json_object *const *) a, *y = *(json_object *const *) b, *nx = NULL, *ny = NULL;
+
+        (void) json_object_object_get_ex(x, "name", &nx);
+        (void) json_object_object_get_ex(y, "name", &ny);
+        return strcmp(strempty(json_object_get_string(nx)), strempty(json_object_get_string(ny)));
+}
 
 /* The name checked, and the caller's tenant: whose secret it is. */
 static int caller_secret(Manager *m, sd_bus_message *msg, const char *name, char tenant[static TENANT_ID_LEN + 1],
@@ -160,6 +199,9 @@ int secrets_method_add(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         if (!replace && access(path, F_OK) == 0)
                 return sd_bus_error_setf(error, ERR_EXISTS, "name: a secret named '%s' exists (replace it with --replace)",
                                          name);
+        if (access(path, F_OK) < 0 && count_secrets(dir) >= SECRETS_PER_TENANT_MAX)
+                return sd_bus_error_setf(error, ERR_INVALID, "name: the caller has %d secrets, the most sbx keeps "
+                                         "(remove some with sbxctl secret rm)", SECRETS_PER_TENANT_MAX);
         r = secret_read_fd(fd, "value", &s, error);
         if (r < 0 || sd_bus_error_is_set(error))
                 return r;
@@ -229,7 +271,7 @@ int secrets_method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error
         }
         if (dir)
                 closedir(dir);
-        json_object_array_sort(list, NULL);
+        json_object_array_sort(list, compare_names);
         return sd_bus_reply_method_return(msg, "s", json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN));
 }
 
@@ -278,6 +320,12 @@ static int strv_push(char ***l, char *s) {
         return 0;
 }
 
+static int strv_push_copy(char ***l, const char *s) {
+        char *c = strdup(s);
+
+        return c ? strv_push(l, c) : -ENOMEM;
+}
+
 static int run_stage_dir(const char *run_id, char **ret) {
         return asprintf(ret, SBX_RUN_CREDENTIALS_DIR "/%s", run_id) < 0 ? -ENOMEM : 0;
 }
@@ -301,7 +349,7 @@ int run_credentials_prepare(const char *tenant, const char *run_id, const RunReq
                 } else {
                         r = strv_push(&f.paths, path);
                         if (r >= 0)
-                                r = strv_push(&f.names, strdup(*c));
+                                r = strv_push_copy(&f.names, *c);
                 }
                 if (r < 0)
                         goto fail;
@@ -343,7 +391,7 @@ int run_credentials_prepare(const char *tenant, const char *run_id, const RunReq
                 else
                         free(path);
                 if (r >= 0)
-                        r = strv_push(&f.names, strdup(name));
+                        r = strv_push_copy(&f.names, name);
                 if (r < 0)
                         goto fail;
         }
@@ -439,34 +487,52 @@ int run_grants_write(const Profile *p, const char *run_id, const char *tenant, c
                 return -errno;
         if (asprintf(&name, "%s.json", run_id) < 0)
                 return -ENOMEM;
+        /* the operations log first, empty: the broker appends to it and never creates it, so that a
+         * request ending after the run leaves nothing (run_grants_take_operations()) */
+        {
+                _cleanup_free_ char *ops = NULL;
+                _cleanup_close_ int fd = -EBADF;
+
+                if (asprintf(&ops, "%s.ops", run_id) < 0)
+                        return -ENOMEM;
+                fd = openat(dir, ops, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+                if (fd < 0)
+                        return -errno;
+        }
         text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
         return write_file_atomic_at(dir, name, text, strlen(text), 0600);
 }
 
-#define OPS_FILE_MAX (2U * 1024U * 1024U) /* RECORD_BROKERED_MAX lines of well under 2 KiB */
+/* GRANT_OPS_LINES_MAX lines of at most ~9 KiB (a URL prefix of GRANT_URL_MAX bytes and the rest) */
+#define OPS_FILE_MAX (16U * 1024U * 1024U)
 
 void run_grants_take_operations(const char *run_id, RunRecord *rec) {
-        _cleanup_free_ char *name = NULL, *text = NULL;
-        _cleanup_close_ int dir = -EBADF;
+        _cleanup_free_ char *grants = NULL, *ops = NULL, *text = NULL;
+        _cleanup_close_ int fd = -EBADF;
         size_t size, bad = 0;
         int r;
 
-        if (!rec->credentials || asprintf(&name, "%s.ops", run_id) < 0)
+        if (!rec->credentials || asprintf(&grants, SBX_GRANTS_DIR "/%s.json", run_id) < 0 ||
+            asprintf(&ops, SBX_GRANTS_DIR "/%s.ops", run_id) < 0)
                 return;
-        dir = open(SBX_GRANTS_DIR, O_DIRECTORY | O_CLOEXEC);
-        if (dir < 0)
+        /* The grants first: from here on the broker refuses the run's requests. Then the log is taken
+         * away from the broker (it never creates it) and read: a request still in flight is not logged
+         * and leaves nothing behind. */
+        (void) unlink(grants);
+        fd = open(ops, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        if (fd < 0)
                 return;
-        r = read_file_at(dir, name, OPS_FILE_MAX, &text, &size);
-        if (r == -ENOENT)
-                return;
+        (void) unlink(ops);
+        r = read_fd_full(fd, OPS_FILE_MAX, &text, &size);
         if (r < 0) {
                 log_warning_errno(r, "Failed to read the broker's operations of run %s: %m", run_id);
                 return;
         }
         for (char *line = text, *end; line && *line; line = end ? end + 1 : NULL) {
                 end = strchr(line, '\n');
-                if (end)
-                        *end = 0;
+                if (!end)
+                        break; /* a line being written when the log was taken: not a whole one */
+                *end = 0;
                 if (*line && run_record_add_brokered(rec, line) == -EBADMSG)
                         bad++;
         }
@@ -517,15 +583,19 @@ void run_credentials_sweep(bool (*has_run)(const char *run_id, void *userdata), 
                         continue;
                 for (struct dirent *de; (de = readdir(d));) {
                         char id[RUN_ID_LEN + 1] = {};
-                        const char *dot = strchr(de->d_name, '.');
-                        size_t n = dot ? (size_t) (dot - de->d_name) : strlen(de->d_name);
+                        /* ".#RUN.json.XXXX": a grant file an sbxd that crashed was writing */
+                        bool temp = strneq(de->d_name, ".#", 2);
+                        const char *name = de->d_name + (temp ? 2 : 0), *dot = strchr(name, '.');
+                        size_t n = dot ? (size_t) (dot - name) : strlen(name);
 
-                        if (de->d_name[0] == '.' || n > RUN_ID_LEN)
+                        if (name[0] == '.' || n > RUN_ID_LEN)
                                 continue;
-                        memcpy(id, de->d_name, n);
+                        memcpy(id, name, n);
                         if (!run_id_is_valid(id) || has_run(id, userdata))
                                 continue;
                         log_info("Removing the credentials and grants left by run %s.", id);
+                        if (temp)
+                                (void) unlinkat(dirfd(d), de->d_name, 0);
                         run_credentials_remove(id);
                 }
                 closedir(d);

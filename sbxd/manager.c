@@ -1186,8 +1186,8 @@ static int read_credential_fds(sd_bus_message *msg, const BusField *f, void *fie
                 char **names;
                 int *fds;
 
-                if (n >= SBX_CREDENTIALS_MAX)
-                        return sd_bus_error_setf(error, ERR_INVALID, "%s: more than %u", f->name, SBX_CREDENTIALS_MAX);
+                if (n >= SBX_CREDENTIAL_FDS_MAX)
+                        return sd_bus_error_setf(error, ERR_INVALID, "%s: more than %u", f->name, SBX_CREDENTIAL_FDS_MAX);
                 names = realloc(req->credential_fd_names, (n + 2) * sizeof(char *));
                 if (!names)
                         return -ENOMEM;
@@ -2506,8 +2506,19 @@ static int on_systemd_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_
         return 0;
 }
 
+/* A run sbxd follows, or one whose record says it is running (not adopted: its things stay). */
 static bool id_has_run(const char *id, void *userdata) {
-        return manager_find_run(userdata, id);
+        Manager *m = userdata;
+        _cleanup_(run_record_freep) RunRecord *rec = NULL;
+
+        int r;
+
+        if (manager_find_run(m, id))
+                return true;
+        r = store_read(&m->store, id, &rec);
+        if (r == -ENOENT)
+                return false;
+        return r < 0 || !rec->finished;
 }
 
 static bool unit_has_run(const char *unit, void *userdata) {
@@ -2546,7 +2557,7 @@ static int on_post_event(sd_event_source *s, void *userdata) {
 
 int manager_start(Manager *m) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        int r;
+        int r, adopted;
 
         r = store_open(&m->store, SBX_STATEDIR);
         if (r < 0)
@@ -2615,7 +2626,7 @@ int manager_start(Manager *m) {
                                     strna(why));
         }
 
-        r = manager_adopt_runs(m);
+        r = adopted = manager_adopt_runs(m);
         if (r < 0)
                 log_warning_errno(r, "Failed to look for runs of an earlier sbxd, ignoring: %m");
         else {
@@ -2638,8 +2649,10 @@ int manager_start(Manager *m) {
 
         /* figures of units that ended while no sbxd ran: their records are closed already */
         store_sweep_figures(&m->store, unit_has_run, m);
-        /* credentials and grants of runs that ended while no sbxd ran */
-        run_credentials_sweep(id_has_run, m);
+        /* credentials and grants of runs that ended while no sbxd ran (a run that was not adopted, or
+         * whose record cannot be read, keeps its grants) */
+        if (adopted >= 0)
+                run_credentials_sweep(id_has_run, m);
         manager_sweep_spaces(m);
         /* captures past their expiry, and those of adopted runs (their copy ended with the earlier sbxd) */
         (void) capture_reap(m, now_realtime());

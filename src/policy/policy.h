@@ -17,6 +17,9 @@
 #define SBX_ARGV_MAX_BYTES (256U * 1024U)
 #define SBX_ARGV_MAX_ARGS 4096U
 #define SBX_CREDENTIALS_MAX 16U
+/* given by value (D-Bus "credential_fds"): a message on the system bus carries at most 16 descriptors,
+ * and Run's has three of its own */
+#define SBX_CREDENTIAL_FDS_MAX 8U
 /* The broker's socket (units/sbx-broker.socket): its directory is bound into a run with grants, at the
  * same place, and SBX_BROKER names the socket */
 #define SBX_BROKER_DIR "/run/sbx/broker"

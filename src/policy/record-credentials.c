@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grant.h"
 #include "record-credentials.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+
+#define RECORD_TIME_MAX_USEC (UINT64_C(253402300800) * USEC_PER_SEC) /* 10000-01-01T00:00:00Z */
 
 static void broker_op_done(BrokerOp *op) {
         free(op->grant);
@@ -161,7 +164,7 @@ static int op_from_json(json_object *o, BrokerOp *op) {
         if ((k = get_text(o, "grant", true, token_is_valid, 32, &op->grant)) < 0 ||
             (k = get_text(o, "method", true, token_is_valid, 16, &op->method)) < 0 ||
             (k = get_text(o, "host", true, printable_is_valid, 255, &op->host)) < 0 ||
-            (k = get_text(o, "path_prefix", true, printable_is_valid, 4096, &op->path_prefix)) < 0 ||
+            (k = get_text(o, "path_prefix", true, printable_is_valid, GRANT_URL_MAX, &op->path_prefix)) < 0 ||
             (k = get_text(o, "verdict", false, verdict_is_valid, 0, &op->verdict)) < 0 ||
             (k = get_text(o, "reason", true, token_is_valid, 32, &op->reason)) < 0)
                 return k;
@@ -231,6 +234,11 @@ int run_record_add_brokered(RunRecord *r, const char *line) {
         if (k < 0) {
                 broker_op_done(&op);
                 return k;
+        }
+        /* a time the record can write (before the year 10000) */
+        if (start == 0 || start >= RECORD_TIME_MAX_USEC) {
+                broker_op_done(&op);
+                return -EBADMSG;
         }
         op.started_at = start;
         return push_op(r->credentials, &op);

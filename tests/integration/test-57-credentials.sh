@@ -109,9 +109,11 @@ t_run sbxctl secret add tok < /dev/null
 assert_eq 125 "$T_RC" "a second add without --replace, or an empty value (refused)"
 printf '%s' "$SECRET" | sbxctl secret add --replace tok
 assert_eq 0 $? "secret add --replace"
-t_run sbxctl secret list
-assert_contains "$T_OUT" "tok" "the list names the secret"
+printf 'second' | sbxctl secret add atok
+t_run sbxctl secret list --json
+assert_eq '["atok","tok"]' "$(jq -c '[.[].name]' <<<"$T_OUT")" "the list names the secrets, sorted"
 assert_not_contains "$T_OUT" "$SECRET" "the list shows no value"
+assert_rc 0 sbxctl secret rm atok
 f=$(ls /var/lib/sbx/secrets/*/tok.cred 2>/dev/null | head -n 1)
 assert_ne "" "$f" "the encrypted file exists"
 [ -n "$f" ] && ! grep -qF "$SECRET" "$f" || _t_err "the stored file holds the value in clear"

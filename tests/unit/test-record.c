@@ -343,6 +343,10 @@ static void test_credentials(void **state) {
                 "{\"id\":\"0123456789abcdef\",\"grant\":null,\"method\":null,\"host\":\"h\",\"port\":null,\"path_prefix\":null,"
                 "\"verdict\":\"refused\",\"reason\":\"url\",\"status\":null,\"request_bytes\":0,\"response_bytes\":0,"
                 "\"start_usec\":1,\"duration_usec\":1}",
+                /* a start the record could not write (after the year 9999) */
+                "{\"id\":\"0123456789abcdef\",\"grant\":null,\"method\":null,\"host\":null,\"port\":null,\"path_prefix\":null,"
+                "\"verdict\":\"refused\",\"reason\":\"url\",\"status\":null,\"request_bytes\":0,\"response_bytes\":0,"
+                "\"start_usec\":253402300800000000,\"duration_usec\":1}",
                 /* a path prefix with white space (a request's text smuggled in) */
                 "{\"id\":\"0123456789abcdef\",\"grant\":\"g\",\"method\":\"GET\",\"host\":\"h\",\"port\":1,"
                 "\"path_prefix\":\"/a b\",\"verdict\":\"done\",\"reason\":null,\"status\":200,\"request_bytes\":0,"

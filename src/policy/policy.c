@@ -381,22 +381,6 @@ uint64_t policy_disk_max(const Profile *p) {
         return p->disk_max - p->disk_max % page_size();
 }
 
-int policy_space_path(const char *run_id, char **ret) {
-        return asprintf(ret, SBX_SPACE_DIR "/%s", run_id) < 0 ? -ENOMEM : 0;
-}
-
-int policy_space_unit_name(const char *run_id, char **ret) {
-        return asprintf(ret, "sbx-space@%s.service", run_id) < 0 ? -ENOMEM : 0;
-}
-
-const PolicySpaceDir policy_space_dirs[] = {
-        { SBX_HOME, "home", 0777 }, /* the run's dynamic user is allocated after the space is made */
-        { "/tmp", "tmp", 01777 },
-        { "/var/tmp", "var-tmp", 01777 },
-        { "/dev/shm", "shm", 01777 }, /* PrivateDevices= would bind the host's /dev/shm */
-        {},
-};
-
 /* The run's space unit sbx-space@RUN.service: without a mount namespace of its own (the tmpfs is mounted
  * in the host's, where systemd finds the sources of the run's bind mounts), it mounts one tmpfs of the
  * profile's disk size at SBX_SPACE_DIR/RUN and makes one directory in it for each place the run can

@@ -22,7 +22,6 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 #define PROFILE_DISK_MIN (1ULL << 20)
 #define PROFILE_TASKS_MIN 2
 #define PROFILE_CPU_PERCENT_MAX 1000000U /* 10000 CPUs: anything above is a typo */
-#define PROFILE_NAME_MAX 32
 #define SYSCALL_NAME_MAX 64
 
 /* NULL-terminated, for json_doc_get_choice() */
@@ -178,19 +177,6 @@ Profile *profile_free(Profile *p) {
         return mfree(p);
 }
 
-bool profile_name_is_valid(const char *name) {
-        size_t n;
-
-        if (isempty(name))
-                return false;
-        n = strlen(name);
-        if (n > PROFILE_NAME_MAX || !islower((unsigned char) name[0]))
-                return false;
-        for (const char *c = name; *c; c++)
-                if (!(islower((unsigned char) *c) || isdigit((unsigned char) *c) || *c == '_'))
-                        return false;
-        return true;
-}
 
 /* ---- paths and names ---- */
 

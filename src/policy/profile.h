@@ -45,6 +45,7 @@ typedef struct PortRange {
 
 #define PROFILE_DESTINATIONS_MAX 1024
 #define PROFILE_POOL_SIZE_MAX 16U /* pool.size */
+#define PROFILE_NAME_MAX 32          /* [a-z][a-z0-9_]{0,31} */
 
 /* One element of network.destinations. */
 typedef struct NetDestination {

@@ -58,13 +58,3 @@ void hmac_sha256(const void *key, size_t key_size, const void *data, size_t size
             n != SHA256_DIGEST_SIZE)
                 crypto_abort("EVP_Q_mac(HMAC-SHA256)");
 }
-
-void hex_encode(const uint8_t *data, size_t size, char *ret) {
-        static const char digits[] = "0123456789abcdef";
-
-        for (size_t i = 0; i < size; i++) {
-                ret[2 * i] = digits[data[i] >> 4];
-                ret[2 * i + 1] = digits[data[i] & 15];
-        }
-        ret[2 * size] = 0;
-}

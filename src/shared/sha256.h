@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 #define SHA256_DIGEST_SIZE 32
 
 /* Thin wrappers over OpenSSL's libcrypto (EVP). Hashing fails only when libcrypto cannot allocate or
@@ -25,5 +27,4 @@ void sha256(const void *data, size_t size, uint8_t ret[static SHA256_DIGEST_SIZE
 void hmac_sha256(const void *key, size_t key_size, const void *data, size_t size,
                  uint8_t ret[static SHA256_DIGEST_SIZE]);
 
-/* Lower-case hex of 'size' bytes into 'ret' (2*size+1 bytes). */
-void hex_encode(const uint8_t *data, size_t size, char *ret);
+/* hex_encode(): util.h */

@@ -8,7 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sha256.h"
 #include "util.h"
 
 int run_id_new(char ret[static RUN_ID_LEN + 1]) {
@@ -271,4 +270,14 @@ char **strv_new_internal(const char *first, ...) {
                 }
         va_end(ap);
         return TAKE_PTR(l);
+}
+
+void hex_encode(const uint8_t *data, size_t size, char *ret) {
+        static const char digits[] = "0123456789abcdef";
+
+        for (size_t i = 0; i < size; i++) {
+                ret[2 * i] = digits[data[i] >> 4];
+                ret[2 * i + 1] = digits[data[i] & 15];
+        }
+        ret[2 * size] = 0;
 }

@@ -33,6 +33,8 @@ int run_id_new(char ret[static RUN_ID_LEN + 1]);
 bool run_id_is_valid(const char *s);
 /* s is exactly len characters of [0-9a-f] (run ids, tenant ids). */
 bool lower_hex_is_valid(const char *s, size_t len);
+/* Lower-case hex of 'size' bytes into 'ret' (2*size+1 bytes). */
+void hex_encode(const uint8_t *data, size_t size, char *ret);
 
 usec_t now_realtime(void);
 static inline usec_t timespec_to_usec(const struct timespec *ts) {

@@ -16,7 +16,6 @@
 #define SECRET_CACHE_MAX 64
 #define DECRYPT_TIMEOUT_MSEC 15000
 
-extern char **environ;
 
 /* ---- locked buffers ---- */
 
@@ -159,7 +158,10 @@ static int decrypt(int fd, const char *name, Secret **ret) {
         r = r ?: posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
         if (r != 0)
                 return -r;
-        r = posix_spawn(&pid, SYSTEMD_CREDS_PATH, fa, attr, argv, environ);
+        /* an environment of its own: its warnings (a host key not on encrypted media) are not the
+         * broker's to log for every decryption, and nothing of the broker's environment concerns it */
+        r = posix_spawn(&pid, SYSTEMD_CREDS_PATH, fa, attr, argv,
+                        (char *[]) { (char *) "SYSTEMD_LOG_LEVEL=err", (char *) "LC_ALL=C", NULL });
         if (r != 0)
                 return log_error_errno(-r, "Failed to run " SYSTEMD_CREDS_PATH ": %m");
         out_w = safe_close(out_w);

@@ -27,7 +27,6 @@
 #include "log.h"
 #include "manager.h"
 
-extern char **environ;
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
@@ -110,7 +109,8 @@ static int creds_encrypt(const char *name, const Secret *s, const char *output) 
                 r = posix_spawn(&pid, SBX_SYSTEMD_CREDS, &fa, NULL,
                                 (char *[]) { (char *) "systemd-creds", (char *) "encrypt", name_opt, (char *) "-",
                                              (char *) output, NULL },
-                                environ);
+                                /* its warnings (a host key not on encrypted media) are not sbxd's */
+                                (char *[]) { (char *) "SYSTEMD_LOG_LEVEL=err", (char *) "LC_ALL=C", NULL });
         posix_spawn_file_actions_destroy(&fa);
         (void) close(pipefd[0]);
         if (r != 0) {

@@ -105,16 +105,6 @@ static bool ascii_digit(char c) {
         return c >= '0' && c <= '9';
 }
 
-static int hex_value(char c) {
-        if (ascii_digit(c))
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -EINVAL;
-}
-
 /* [a-z][a-z0-9_-]{0,max-1} */
 static bool simple_name_is_valid(const char *s, size_t max) {
         size_t n;
@@ -236,7 +226,7 @@ static bool label_is_numeric(const char *l, size_t n) {
 
         if (n >= 2 && l[0] == '0' && (l[1] == 'x' || l[1] == 'X')) {
                 for (i = 2; i < n; i++)
-                        if (hex_value(l[i]) < 0)
+                        if (hex_digit_value(l[i]) < 0)
                                 return false;
                 return true;
         }
@@ -348,8 +338,8 @@ static int path_parse(const char *s, size_t n, bool encoded, char **ret, char **
                         return error_setf(ret_why, -EINVAL, "path holds '%%' (no percent-encoding in a prefix)");
                 if (i + 2 >= n)
                         return error_setf(ret_why, -EINVAL, "path holds a malformed percent-encoding");
-                hi = hex_value(s[i + 1]);
-                lo = hex_value(s[i + 2]);
+                hi = hex_digit_value(s[i + 1]);
+                lo = hex_digit_value(s[i + 2]);
                 if (hi < 0 || lo < 0)
                         return error_setf(ret_why, -EINVAL, "path holds a malformed percent-encoding");
                 b = (char) (hi << 4 | lo);
@@ -387,7 +377,7 @@ static int query_parse(const char *s, char **ret, char **ret_why) {
                         continue;
                 if (s[i] != '%')
                         return error_setf(ret_why, -EINVAL, "query holds a character not allowed there ('%c')", s[i]);
-                if (hex_value(s[i + 1]) < 0 || hex_value(s[i + 2]) < 0)
+                if (hex_digit_value(s[i + 1]) < 0 || hex_digit_value(s[i + 2]) < 0)
                         return error_setf(ret_why, -EINVAL, "query holds a malformed percent-encoding");
                 if (s[i + 1] == '0' && s[i + 2] == '0')
                         return error_setf(ret_why, -EINVAL, "query holds an encoded NUL (%%00)");

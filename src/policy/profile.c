@@ -276,17 +276,17 @@ static int dispatch_only(JsonDoc *jd, const JsonPath *p, json_object *v, void *f
         return json_doc_get_choice(jd, p, v, c->choices, c->expected, &u);
 }
 
-/* char **: host paths (files.*, request.dataset.under), each at most once. */
-static int dispatch_host_paths(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+/* char **: an array of strings, each one passing check, each at most once. */
+static int dispatch_unique_strings(JsonDoc *jd, const JsonPath *p, json_object *v, char ***ret,
+                                   int (*check)(JsonDoc *jd, const JsonPath *p, json_object *v)) {
         _cleanup_strv_free_ char **l = NULL;
-        char ***ret = field;
         int r;
 
         r = json_doc_get_string_array(jd, p, v, &l);
         if (r < 0)
                 return r;
         for (size_t i = 0; l[i]; i++) {
-                r = check_host_path(jd, JSON_INDEX(p, i), json_object_array_get_idx(v, i));
+                r = check(jd, JSON_INDEX(p, i), json_object_array_get_idx(v, i));
                 if (r < 0)
                         return r;
         }
@@ -296,6 +296,11 @@ static int dispatch_host_paths(JsonDoc *jd, const JsonPath *p, json_object *v, v
         strv_free(*ret);
         *ret = TAKE_PTR(l);
         return 0;
+}
+
+/* char **: host paths (files.*, request.dataset.under), each at most once. */
+static int dispatch_host_paths(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        return dispatch_unique_strings(jd, p, v, field, check_host_path);
 }
 
 /* files */
@@ -1057,25 +1062,15 @@ static const JsonDocField pool_fields[] = {
 
 /* credentials (docs/credentials.md) */
 
+static int check_credential_name(JsonDoc *jd, const JsonPath *p, json_object *v) {
+        if (!credential_name_is_valid(json_object_get_string(v)))
+                return json_doc_fail_got(jd, p, v, "expected a credential name ([a-z][a-z0-9_-]{0,63})");
+        return 0;
+}
+
 /* char **: credentials.files, names of the caller's secrets a run may receive as files */
 static int dispatch_credential_files(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
-        _cleanup_strv_free_ char **l = NULL;
-        char ***ret = field;
-        int r;
-
-        r = json_doc_get_string_array(jd, p, v, &l);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; l[i]; i++)
-                if (!credential_name_is_valid(l[i]))
-                        return json_doc_fail_got(jd, JSON_INDEX(p, i), json_object_array_get_idx(v, i),
-                                                 "expected a credential name ([a-z][a-z0-9_-]{0,63})");
-        r = json_doc_check_unique(jd, &(const JsonNamedList) { p, l }, 1);
-        if (r < 0)
-                return r;
-        strv_free(*ret);
-        *ret = TAKE_PTR(l);
-        return 0;
+        return dispatch_unique_strings(jd, p, v, field, check_credential_name);
 }
 
 #define PROFILE_GRANTS_MAX 64

@@ -9,16 +9,6 @@
 #include "seccomp-filter.h"
 #include "seccomp-notify.h"
 
-static int unhex(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -EINVAL;
-}
-
 int seccomp_program_from_hex(const char *hex, struct sock_fprog *ret) {
         size_t len = hex ? strlen(hex) : 0, size = len / 2;
         _cleanup_free_ uint8_t *buf = NULL;
@@ -30,7 +20,7 @@ int seccomp_program_from_hex(const char *hex, struct sock_fprog *ret) {
         if (!buf)
                 return -ENOMEM;
         for (size_t i = 0; i < size; i++) {
-                int hi = unhex(hex[2 * i]), lo = unhex(hex[2 * i + 1]);
+                int hi = hex_digit_value(hex[2 * i]), lo = hex_digit_value(hex[2 * i + 1]);
                 if (hi < 0 || lo < 0)
                         return -EINVAL;
                 buf[i] = (uint8_t) (hi << 4 | lo);

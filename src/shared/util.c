@@ -281,3 +281,13 @@ void hex_encode(const uint8_t *data, size_t size, char *ret) {
         }
         ret[2 * size] = 0;
 }
+
+int hex_digit_value(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -EINVAL;
+}

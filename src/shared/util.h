@@ -35,6 +35,8 @@ bool run_id_is_valid(const char *s);
 bool lower_hex_is_valid(const char *s, size_t len);
 /* Lower-case hex of 'size' bytes into 'ret' (2*size+1 bytes). */
 void hex_encode(const uint8_t *data, size_t size, char *ret);
+/* The value of one hex digit (either case), or -EINVAL. */
+int hex_digit_value(char c);
 
 usec_t now_realtime(void);
 static inline usec_t timespec_to_usec(const struct timespec *ts) {

@@ -66,6 +66,7 @@ static uint64_t arg_expect_disk_max = 0;       /* the run's space: HOME, /tmp...
 static bool arg_remove_caches = false;         /* remove the caches named by the arguments (the reaper) */
 static const char *arg_space_op = NULL;        /* "create:PATH", "remove:PATH" (the space unit) */
 static uint64_t arg_space_size = 0;
+static bool arg_export_out = false;            /* make HOME/out, reviewed out of the run at its end */
 
 _printf_(1, 2) static int refuse(const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
@@ -438,7 +439,7 @@ static int parse_argv(int argc, char *argv[]) {
         enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_WORKSPACE_MODE, ARG_SWAP,
                ARG_DIGEST, ARG_CACHE, ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS, ARG_BPFFS,
                ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE, ARG_POOL, ARG_FIGURES, ARG_DISK, ARG_SPACE, ARG_SPACE_SIZE,
-               ARG_REMOVE_CACHES };
+               ARG_REMOVE_CACHES, ARG_EXPORT_OUT };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
                 { "expect-tasks-max", required_argument, NULL, ARG_TASKS },
@@ -455,6 +456,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "space", required_argument, NULL, ARG_SPACE },
                 { "space-size", required_argument, NULL, ARG_SPACE_SIZE },
                 { "remove-caches", no_argument, NULL, ARG_REMOVE_CACHES },
+                { "export-out", no_argument, NULL, ARG_EXPORT_OUT },
                 { "netns", required_argument, NULL, ARG_NETNS },
                 { "serve", no_argument, NULL, ARG_SERVE },
                 { "pool", no_argument, NULL, ARG_POOL },
@@ -588,6 +590,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_REMOVE_CACHES:
                         arg_remove_caches = true;
+                        break;
+                case ARG_EXPORT_OUT:
+                        arg_export_out = true;
                         break;
                 case ARG_POOL:
                         arg_pool = true;
@@ -963,6 +968,9 @@ int main(int argc, char *argv[]) {
         if (r != 0)
                 return r;
 
+        /* empty: the run's space is new */
+        if (arg_export_out && mkdir(SBX_EXPORT_OUT, 0700) < 0)
+                return refuse("cannot create the export directory %s: %m", SBX_EXPORT_OUT);
         if (arg_workspace_private && mkdir(SBX_WORKSPACE, 0755) < 0 && errno != EEXIST)
                 return refuse("cannot create the private workspace %s: %m", SBX_WORKSPACE);
         if (chdir(SBX_WORKSPACE) < 0)

@@ -25,6 +25,7 @@
 #include "profile-load.h"
 #include "observe.h"
 #include "record.h"
+#include "sbxctl.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
@@ -34,9 +35,11 @@ static const char *arg_dataset = NULL;
 static const char *arg_network = NULL;
 static uint64_t arg_memory = 0, arg_tasks = 0, arg_cpu = 0;
 static usec_t arg_timeout = 0;
-static bool arg_json = false;
+bool arg_json = false;
 static usec_t arg_until = 0;            /* capture --until: a duration from now; 0: not given */
-static bool arg_quiet = false;          /* run: no end-of-run summary lines */
+bool arg_quiet = false;                 /* run: no end-of-run summary lines */
+const char *arg_export_to = NULL;       /* export --to=DIR */
+static const char *arg_export = NULL;   /* run --export=DIR */
 static bool arg_legend = true;
 static bool arg_all = false;
 static usec_t arg_idle_timeout = 0;
@@ -76,7 +79,9 @@ static int help(void) {
                "  profile reload                  Regenerate slices and drop-ins (systemd daemon-reload)\n"
                "  secret add [--replace] NAME     Store a secret (read from stdin), encrypted at rest\n"
                "  secret list                     List your secrets (names only)\n"
-               "  secret rm NAME...               Remove secrets\n\n"
+               "  secret rm NAME...               Remove secrets\n"
+               "  export approve RUN [ITEM...]    Deliver what a run's export review held\n"
+               "  export reject RUN [ITEM...]     Discard what a run's export review held\n\n"
                "Run options:\n"
                "  -p --profile=NAME     Profile (default: %s)\n"
                "  -w --workspace=DIR    Bind DIR read-write as the working directory\n"
@@ -89,6 +94,8 @@ static int help(void) {
                "     --credential=NAME  Give the run your secret NAME as a file in\n"
                "                        $CREDENTIALS_DIRECTORY (if the profile allows NAME)\n"
                "     --credential=NAME=@FILE  The same with FILE's content as the value\n"
+               "     --export=DIR       Review the run's ~/out when it ends; deliver what passes\n"
+               "                        into DIR (if the profile exports through review)\n"
                "  A profile decides which of these a run may set, and within what bounds.\n\n"
                "Sandbox options (create; also the run options above):\n"
                "     --name=NAME        A name to use instead of the id (unique among yours)\n"
@@ -106,6 +113,8 @@ static int help(void) {
                "  -M --machine=MACHINE  The sbxd of a local container (systemd-machined)\n\n"
                "Other options:\n"
                "     --until=DURATION   How long to capture, and keep the copy (capture)\n"
+               "     --to=DIR           Where approved items go (export approve; default: the\n"
+               "                        run's --export directory)\n"
                "     --json             JSON output (list, show, gc, capture; run: the limit lines as JSON)\n"
                "     --quiet            No end-of-run lines on stderr (run: limits, egress)\n"
                "     --no-legend        No header line (list)\n"
@@ -123,7 +132,7 @@ static int help(void) {
 }
 
 /* One line on stderr, and the exit code that says whose fault it was. */
-_printf_(2, 3) static int complain(int code, const char *fmt, ...) {
+int complain(int code, const char *fmt, ...) {
         va_list ap;
 
         fputs("sbxctl: ", stderr);
@@ -133,8 +142,6 @@ _printf_(2, 3) static int complain(int code, const char *fmt, ...) {
         fputc('\n', stderr);
         return code;
 }
-#define refused(...) complain(SBX_EXIT_REFUSED, __VA_ARGS__)
-#define failed(...) complain(SBX_EXIT_FAILURE, __VA_ARGS__)
 #define unreachable(...) complain(SBXCTL_EXIT_UNREACHABLE, __VA_ARGS__)
 
 /* ---- machines: this one, another over ssh (-H), a local container (-M) -------------------------- */
@@ -785,7 +792,7 @@ static int check_credential_files(void) {
         return 0;
 }
 
-static int append_request(sd_bus_message *m, const char *workspace, const char *dataset, bool sandbox) {
+static int append_request(sd_bus_message *m, const char *workspace, const char *dataset, int export_fd, bool sandbox) {
         char *term = getenv("TERM");
         int r;
 
@@ -796,6 +803,8 @@ static int append_request(sd_bus_message *m, const char *workspace, const char *
                 r = sd_bus_message_append(m, "{sv}", "workspace", "s", workspace);
         if (r >= 0 && dataset)
                 r = sd_bus_message_append(m, "{sv}", "dataset", "s", dataset);
+        if (r >= 0 && export_fd >= 0)
+                r = sd_bus_message_append(m, "{sv}", "export_fd", "h", export_fd);
         if (r >= 0 && arg_network)
                 r = sd_bus_message_append(m, "{sv}", "network", "s", arg_network);
         if (r >= 0 && arg_cpu > 0)
@@ -930,8 +939,9 @@ static int verb_run(char **cmd) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *workspace = NULL, *dataset = NULL;
-        _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
+        _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF, export_fd = -EBADF;
         RunState s = {};
+        bool export_failed = false;
         const char *id;
         int r, ret;
 
@@ -953,6 +963,15 @@ static int verb_run(char **cmd) {
                 if (r != 0)
                         return r;
         }
+        if (arg_export) {
+                if (arg_machine)
+                        return refused("--export: not with --machine (a directory of this machine cannot be passed "
+                                       "there)");
+                export_fd = open(arg_export, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (export_fd < 0)
+                        return refused("export: '%s': %s", arg_export,
+                                       errno == ENOTDIR ? "not a directory" : strerror(errno));
+        }
 
         r = run_state_open(&s, &bus, &event);
         if (r != 0)
@@ -966,7 +985,7 @@ static int verb_run(char **cmd) {
 
         r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Run");
         if (r >= 0)
-                r = append_request(call, workspace, dataset, false);
+                r = append_request(call, workspace, dataset, export_fd, false);
         if (r >= 0)
                 r = sd_bus_message_append_strv(call, cmd);
         if (r >= 0)
@@ -994,6 +1013,8 @@ static int verb_run(char **cmd) {
                 print_observations(s.record);
                 print_egress_summary(s.record);
         }
+        if (r >= 0 && s.record)
+                export_failed = print_export_summary(s.record);
         if (r < 0)
                 ret = failed("event loop failed: %s", strerror(-r));
         else if (s.disconnected)
@@ -1013,6 +1034,9 @@ static int verb_run(char **cmd) {
                 ret = 128 + s.got_signal;
         else
                 ret = run_record_exit_status(s.record); /* a limit that stopped it has its line above */
+        /* a command that succeeded, its output not delivered: not a success (the line is above) */
+        if (ret == 0 && export_failed)
+                ret = SBX_EXIT_FAILURE;
 
         free(s.run_id);
         free(s.daemon);
@@ -1045,7 +1069,7 @@ static int verb_create(void) {
                 return r;
         r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "CreateSandbox");
         if (r >= 0)
-                r = append_request(call, workspace, dataset, true);
+                r = append_request(call, workspace, dataset, -EBADF, true);
         if (r < 0)
                 return failed("cannot build the request: %s", strerror(-r));
         r = sd_bus_call(bus, call, 120 * USEC_PER_SEC, &error, &reply);
@@ -1288,7 +1312,7 @@ static int verb_rm(char **ids) {
 
 /* Calls a method of sbxd's with the arguments of types (NULL: none); its reply in *ret_reply. An exit status
  * other than 0 when it failed, having said why. */
-static int call_daemon_reply(const char *method, sd_bus_message **ret_reply, const char *types, ...) {
+int call_daemon_reply(const char *method, sd_bus_message **ret_reply, const char *types, ...) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         va_list ap;
@@ -1907,7 +1931,6 @@ static int verb_profile(char **args) {
 
 /* ---- secret ---------------------------------------------------------------------------------------- */
 
-static int parse_argv_after_first(int argc, char *argv[]);
 
 
 /* The value: one line typed without echo on a terminal, else all of stdin; into a memfd for sbxd (never a
@@ -2048,7 +2071,7 @@ static int verb_secret(int argc, char **argv) {
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_MEMORY, ARG_TASKS, ARG_TIMEOUT, ARG_CPU, ARG_NETWORK,
                ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX, ARG_ALL, ARG_QUIET, ARG_UNTIL,
-               ARG_CREDENTIAL, ARG_REPLACE };
+               ARG_CREDENTIAL, ARG_REPLACE, ARG_EXPORT, ARG_TO };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -2073,6 +2096,8 @@ static int parse_argv(int argc, char *argv[]) {
                 { "machine", required_argument, NULL, 'M' },
                 { "credential", required_argument, NULL, ARG_CREDENTIAL },
                 { "replace", no_argument, NULL, ARG_REPLACE },
+                { "export", required_argument, NULL, ARG_EXPORT },
+                { "to", required_argument, NULL, ARG_TO },
                 {}
         };
         int c, before = optind;
@@ -2131,6 +2156,12 @@ static int parse_argv(int argc, char *argv[]) {
                 }
                 case ARG_REPLACE:
                         arg_replace = true;
+                        break;
+                case ARG_EXPORT:
+                        arg_export = optarg;
+                        break;
+                case ARG_TO:
+                        arg_export_to = optarg;
                         break;
                 case 'w':
                         arg_workspace = optarg;
@@ -2208,7 +2239,7 @@ static int parse_argv(int argc, char *argv[]) {
 
 /* Options may also follow a command's first argument: "exec SB --timeout 5s -- cmd", "capture RUN --until
  * 1h". As parse_argv(), and -H and -M still exclude each other. */
-static int parse_argv_after_first(int argc, char *argv[]) {
+int parse_argv_after_first(int argc, char *argv[]) {
         int r;
 
         optind = 1;
@@ -2237,12 +2268,12 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return -r;
         if (optind >= argc)
-                return refused("no command given (run, create, exec, rm, list, show, stop, profile, gc, capture, secret); see --help");
+                return refused("no command given (run, create, exec, rm, list, show, stop, profile, gc, capture, secret, export); see --help");
         verb = argv[optind];
         optind++;
         if (streq(verb, "run") || streq(verb, "show") || streq(verb, "list") || streq(verb, "stop") ||
             streq(verb, "profile") || streq(verb, "create") || streq(verb, "exec") || streq(verb, "rm") ||
-            streq(verb, "gc") || streq(verb, "capture") || streq(verb, "secret")) {
+            streq(verb, "gc") || streq(verb, "capture") || streq(verb, "secret") || streq(verb, "export")) {
                 r = parse_argv(argc, argv);
                 if (r <= 0)
                         return -r;
@@ -2308,6 +2339,8 @@ int main(int argc, char *argv[]) {
                 return verb_profile(argv);
         if (streq(verb, "secret"))
                 return verb_secret(argc, argv);
+        if (streq(verb, "export"))
+                return verb_export(argc, argv);
         if (streq(verb, "gc")) {
                 if (argc > 0)
                         return refused("gc: unexpected argument '%s'", argv[0]);

@@ -14,3 +14,4 @@
 #define ERR_EXISTS "org.sbx.Error.Exists"
 #define ERR_CANNOT_CAPTURE "org.sbx.Error.CannotCapture"
 #define ERR_NO_SECRET "org.sbx.Error.NoSuchSecret"
+#define ERR_NO_EXPORT_ITEM "org.sbx.Error.NoSuchItem"

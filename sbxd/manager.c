@@ -28,6 +28,7 @@
 #include "bus-errors.h"
 #include "bus-fields.h"
 #include "credentials.h"
+#include "export.h"
 #include "caches.h"
 #include "objects.h"
 #include "pool.h"
@@ -35,6 +36,8 @@
 #include "unit-journal.h"
 
 #define UNIT_REMOVAL_TIMEOUT_USEC (5 * USEC_PER_SEC)
+/* the export unit's TimeoutStopSec= (policy.c) and a margin */
+#define EXPORT_REVIEW_TIMEOUT_USEC (630 * USEC_PER_SEC)
 /* A run adopted from an earlier sbxd has no client until one calls Attach (sbxctl tries for 20 s):
  * after this long without one, its client is taken to be gone, and the run ends like any run whose
  * client went away. */
@@ -296,6 +299,7 @@ static void run_complete(Run *run) {
                 run_net_finish(run->net);
         capture_run_ended(run);
         run_end_credentials(run);
+        export_run_ended(run);
         rec->finished = true;
         if (rec->ended_at == 0)
                 rec->ended_at = now_realtime();
@@ -335,6 +339,9 @@ static void run_unit_gone(Run *run) {
         run->record->unit_gone = true;
         if (!space_gone(run) && run->removal_timeout) {
                 run->awaiting_space = true;
+                /* the export unit reviews the run's ~/out before the space goes: as long as it may take */
+                if (run->record->export)
+                        (void) sd_event_source_set_time_relative(run->removal_timeout, EXPORT_REVIEW_TIMEOUT_USEC);
                 return;
         }
         run_complete(run);
@@ -1106,7 +1113,7 @@ static int open_dir_no_symlinks(const char *path, int *ret) {
 
 /* A host directory a run binds: the workspace (exclusive: one run at a time, handed over to the run's
  * user) or the dataset (read-only, shared). */
-static int check_host_dir(Manager *m, const char *what, const char *path, uid_t uid, bool exclusive, struct stat *ret_st,
+int manager_check_host_dir(Manager *m, const char *what, const char *path, uid_t uid, bool exclusive, struct stat *ret_st,
                           sd_bus_error *error) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
@@ -1231,6 +1238,7 @@ static const BusField request_fields[] = {
         { "cpu_percent",       bus_field_unsigned,     offsetof(RunRequest, cpu_quota_percent), .max = 100000 },
         { "credentials",       read_credentials,       offsetof(RunRequest, credentials) },
         { "credential_fds",    read_credential_fds,    0 },
+        { "export_fd",         export_read_request_fd, 0, REQ_RUN_ONLY },
         { "idle_timeout_usec", bus_field_u64_positive, offsetof(RunRequest, idle_timeout), REQ_SANDBOX_ONLY },
         { "detach",            bus_field_bool,         offsetof(RunRequest, detach), REQ_SANDBOX_ONLY },
         { "name",              bus_field_string,       offsetof(RunRequest, sandbox_name), REQ_SANDBOX_ONLY,
@@ -1309,6 +1317,45 @@ static int append_space_unit(sd_bus_message *call, const RunPlan *plan, const ch
                 r = manager_append_exec(call, "ExecStart", plan->space_exec_argv, false);
         if (r >= 0)
                 r = manager_append_exec(call, "ExecStopPost", plan->space_post_argv, false);
+        for (int i = 0; i < 2 && r >= 0; i++)
+                r = sd_bus_message_close_container(call);
+        return r;
+}
+
+/* An aux unit of StartTransientUnit: the run's export unit (plan->export_props), bound to its space unit;
+ * nothing to do at start, the review when it stops (the run, the only unit that needs it, being gone). */
+static int append_export_unit(sd_bus_message *call, const RunPlan *plan, const char *export_unit,
+                              const char *space_unit, const char *run_id) {
+        _cleanup_free_ char *desc = NULL;
+        _cleanup_strv_free_ char **check = NULL;
+        int r;
+
+        if (!space_unit)
+                return -EINVAL;
+        if (asprintf(&desc, "sbx export review of run %s", run_id) < 0)
+                return -ENOMEM;
+        /* at start, the reviewer checks the destination is the directory sbxd checked (fail closed) */
+        check = strv_copy(plan->export_stop_argv);
+        if (!check)
+                return -ENOMEM;
+        free(check[1]);
+        if (!(check[1] = strdup("--check")))
+                return -ENOMEM;
+        r = sd_bus_message_open_container(call, 'r', "sa(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "s", export_unit);
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s", desc, "StopWhenUnneeded",
+                                          "b", 1, "CollectMode", "s", "inactive-or-failed", "Slice", "s", "system.slice",
+                                          "BindsTo", "as", 1, space_unit, "After", "as", 1, space_unit);
+        if (r >= 0)
+                r = bus_append_prop_table(call, plan->export_props);
+        if (r >= 0)
+                r = manager_append_exec(call, "ExecStart", check, false);
+        if (r >= 0)
+                r = manager_append_exec(call, "ExecStop", plan->export_stop_argv, false);
         for (int i = 0; i < 2 && r >= 0; i++)
                 r = sd_bus_message_close_container(call);
         return r;
@@ -1445,7 +1492,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 return sd_bus_error_setf(error, r == -EOPNOTSUPP ? ERR_UNENFORCEABLE : ERR_INVALID, "%s", refusal);
         }
         if (req->workspace) {
-                r = check_host_dir(m, "workspace", req->workspace, uid, true, &ws_st, error);
+                r = manager_check_host_dir(m, "workspace", req->workspace, uid, true, &ws_st, error);
                 if (r < 0 || sd_bus_error_is_set(error))
                         return r;
                 req->workspace_uid = ws_st.st_uid;
@@ -1457,17 +1504,20 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         if (req->dataset) {
                 struct stat ds_st;
 
-                r = check_host_dir(m, "dataset", req->dataset, uid, false, &ds_st, error);
+                r = manager_check_host_dir(m, "dataset", req->dataset, uid, false, &ds_st, error);
                 if (r < 0 || sd_bus_error_is_set(error))
                         return r;
                 req->dataset_dev = ds_st.st_dev;
                 req->dataset_ino = ds_st.st_ino;
         }
+        r = export_check_request(m, req, uid, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
         net_mode = policy_run_network(profile, req);
         /* The run id first: a run with a network gets a namespace of its own, named after it. A run the
          * warm pool may serve takes the id of a waiting unit (docs/pool.md). */
         if (!sandbox && profile->pool_size > 0 && net_mode == NETWORK_NONE && !req->workspace && !req->dataset &&
-            !run_request_has_credentials(req))
+            !run_request_has_credentials(req) && !req->export_dir)
                 member = pool_find(m->pool, profile->name, run_id);
         if (!member) {
                 r = run_id_new(run_id);
@@ -1574,6 +1624,12 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 r = manager_run_init_space(run, plan);
         if (r < 0)
                 return r;
+        if (!member) {
+                r = export_run_prepare(run, req);
+                if (r < 0)
+                        return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot prepare the review of the run's export "
+                                                 "in %s: %s", SBX_EXPORTS_DIR, strerror(-r));
+        }
 
         strcpy(run->record->run_id, run->id);
         run->record->unit = strdup(run->unit);
@@ -1677,6 +1733,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         if (r < 0) {
                 if (run->record->credentials)
                         run_credentials_remove(run->id);
+                export_run_abandon(run);
                 return log_error_errno(r, "Failed to build the StartTransientUnit call: %m");
         }
 
@@ -1686,6 +1743,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         if (r < 0) {
                 if (run->record->credentials)
                         run_credentials_remove(run->id);
+                export_run_abandon(run);
                 return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record in %s/runs: %s",
                                          SBX_STATEDIR, strerror(-r));
         }
@@ -1798,7 +1856,7 @@ int manager_run_init_space(Run *run, const RunPlan *plan) {
 }
 
 int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan, const char *id) {
-        _cleanup_free_ char *space_unit = NULL, *net_unit = NULL;
+        _cleanup_free_ char *space_unit = NULL, *net_unit = NULL, *export_unit = NULL;
         int r = 0;
 
         /* Its space unit and network unit: the run cannot start without them, and they end with it. */
@@ -1807,6 +1865,13 @@ int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan, const c
                 if (r >= 0)
                         r = sd_bus_message_append(call, "(sv)(sv)", "BindsTo", "as", 1, space_unit, "After", "as", 1,
                                                   space_unit);
+        }
+        /* Its export unit likewise; ordered after the space, it stops (and reviews) before it goes. */
+        if (r >= 0 && plan->export_props) {
+                r = policy_export_unit_name(id, &export_unit);
+                if (r >= 0)
+                        r = sd_bus_message_append(call, "(sv)(sv)", "BindsTo", "as", 1, export_unit, "After", "as", 1,
+                                                  export_unit);
         }
         if (r >= 0 && plan->net_props) {
                 r = policy_net_unit_name(id, &net_unit);
@@ -1838,6 +1903,8 @@ int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan, const c
                 r = append_space_unit(call, plan, space_unit, id);
         if (r >= 0 && plan->net_props)
                 r = append_net_unit(call, plan, net_unit, id);
+        if (r >= 0 && plan->export_props)
+                r = append_export_unit(call, plan, export_unit, space_unit, id);
         if (r >= 0)
                 r = sd_bus_message_close_container(call);
         return r;
@@ -2202,7 +2269,7 @@ static void manager_sweep_spaces(Manager *m) {
 /* The record of a run the caller may see: its own, or any for root and whom polkit authorizes for
  * org.sbx.manage-all-runs. Returns 1 with *ret set; 0 when polkit is being asked (the method runs again
  * with the answer: return 1 without a reply); an error otherwise. */
-static int lookup_owned(Manager *m, sd_bus_message *msg, const char *id, sd_bus_message_handler_t method,
+int manager_lookup_owned(Manager *m, sd_bus_message *msg, const char *id, sd_bus_message_handler_t method,
                         RunRecord **ret, sd_bus_error *error) {
         _cleanup_(run_record_freep) RunRecord *rec = NULL;
         char tenant[TENANT_ID_LEN + 1];
@@ -2244,7 +2311,7 @@ static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         r = sd_bus_message_read(msg, "s", &id);
         if (r < 0)
                 return r;
-        r = lookup_owned(m, msg, id, method_get, &rec, error);
+        r = manager_lookup_owned(m, msg, id, method_get, &rec, error);
         if (r <= 0)
                 return r == 0 ? 1 : r;
         r = run_record_to_json(rec, &json);
@@ -2263,7 +2330,7 @@ static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         r = sd_bus_message_read(msg, "s", &id);
         if (r < 0)
                 return r;
-        r = lookup_owned(m, msg, id, method_stop, &rec, error);
+        r = manager_lookup_owned(m, msg, id, method_stop, &rec, error);
         if (r <= 0)
                 return r == 0 ? 1 : r;
         run = manager_find_run(m, id);
@@ -2291,7 +2358,7 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         r = sd_bus_message_read(msg, "s", &id);
         if (r < 0)
                 return r;
-        r = lookup_owned(m, msg, id, method_attach, &rec, error);
+        r = manager_lookup_owned(m, msg, id, method_attach, &rec, error);
         if (r <= 0)
                 return r == 0 ? 1 : r;
         run = manager_find_run(m, id);
@@ -2450,6 +2517,10 @@ static const sd_bus_vtable manager_vtable[] = {
                                 secrets_method_add, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListSecrets", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", secrets_json), secrets_method_list,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ApproveExport", SD_BUS_ARGS("s", run_id, "s", item), SD_BUS_RESULT("s", path, "h", fd),
+                                export_method_approve, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RejectExport", SD_BUS_ARGS("s", run_id, "s", item), SD_BUS_NO_RESULT,
+                                export_method_reject, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RemoveSecret", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT, secrets_method_remove,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Finished", SD_BUS_ARGS("s", run_id, "s", record_json), 0),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
@@ -121,6 +122,15 @@ bool manager_run_mounts_gone(const char *run_id);
 int manager_unit_object_path(const char *unit, char **ret);
 /* Adds the profile's syscall rules to the helper's command line (--seccomp-filter=): a negative errno,
  * with a message in *ret_why when the rules cannot be compiled. */
+/* A host directory of the caller's a run binds or writes into (workspace, dataset, export): walked without
+ * following symlinks, owned by the caller (uid; root may name any); exclusive: no other run's workspace
+ * overlaps it. Its stat in *ret_st. A named error in error otherwise. */
+int manager_check_host_dir(Manager *m, const char *what, const char *path, uid_t uid, bool exclusive,
+                           struct stat *ret_st, sd_bus_error *error);
+/* The record of a run the caller may see (1, *ret set); 0: polkit is being asked and method runs again
+ * with its answer; a named error in error otherwise. */
+int manager_lookup_owned(Manager *m, sd_bus_message *msg, const char *id, sd_bus_message_handler_t method,
+                         RunRecord **ret, sd_bus_error *error);
 int manager_plan_add_seccomp(RunPlan *plan, char **ret_why);
 /* StartTransientUnit of a run's (kind "run") or sandbox's unit: its name, user, description, slice, stdio,
  * with the a(sv) left open for more; manager_finish_start_call() adds the plan, closes it, and adds the

@@ -32,6 +32,7 @@ RunRequest *run_request_free(RunRequest *r) {
         strv_free(r->credential_fd_names);
         free(r->credential_fds);
         strv_free(r->host_addresses);
+        free(r->export_dir);
         free(r);
         return NULL;
 }
@@ -52,6 +53,8 @@ RunPlan *run_plan_free(RunPlan *p) {
         prop_table_free(p->space_props);
         strv_free(p->space_exec_argv);
         strv_free(p->space_post_argv);
+        prop_table_free(p->export_props);
+        strv_free(p->export_stop_argv);
         free(p);
         return NULL;
 }
@@ -253,6 +256,23 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
                                       req->workspace);
         }
 
+        if (req->export_dir) {
+                if (!p->export.enabled)
+                        return error_setf(ret_error, -EPERM, "export: profile '%s' does not export through review",
+                                          p->name);
+                if (req->sandbox || req->pool)
+                        return error_setf(ret_error, -EINVAL,
+                                          "export: a sandbox exports with 'sbxctl export', not at its end");
+                r = check_host_dir("export", req->export_dir, ret_error);
+                if (r < 0)
+                        return r;
+                /* the workspace is the run's while it runs, the dataset is read-only for it */
+                STRV_FOREACH(o, ((char *[]) { req->workspace, req->dataset, NULL }))
+                        if (path_is_below(req->export_dir, *o) || path_is_below(*o, req->export_dir))
+                                return error_setf(ret_error, -EINVAL, "export: '%s' overlaps the %s '%s'",
+                                                  req->export_dir, *o == req->workspace ? "workspace" : "dataset", *o);
+        }
+
         if (req->network) {
                 NetworkMode m = network_mode_from_string(req->network);
 
@@ -413,6 +433,87 @@ static int compile_space_unit(const RunRequest *req, const char *exec_path, uint
         if (!plan->space_exec_argv || !plan->space_post_argv)
                 return -ENOMEM;
         plan->space_props = TAKE_PTR(t);
+        return 0;
+}
+
+int policy_export_argv(const Profile *p, const RunRequest *req, const char *rel, const char *report, char ***ret) {
+        _cleanup_strv_free_ char **argv = NULL;
+        _cleanup_free_ char *dir = NULL, *root = NULL;
+        char *a[8] = {};
+        int r;
+
+        if (!req->run_id || !req->export_dir || !rel || !report)
+                return -EINVAL;
+        r = policy_export_dir(req->run_id, &dir);
+        if (r < 0)
+                return r;
+        if (asprintf(&root, SBX_SPACE_DIR "/%s/home", req->run_id) < 0)
+                return -ENOMEM;
+        argv = strv_new(SBX_EXPORT_PATH, "--review");
+        if (!argv)
+                return -ENOMEM;
+        if (asprintf(&a[0], "--source-root=%s", root) < 0 || asprintf(&a[1], "--source=%s", rel) < 0 ||
+            asprintf(&a[2], "--staging=%s", dir) < 0 || asprintf(&a[3], "--report=%s", report) < 0 ||
+            asprintf(&a[4], "--dest=%s", req->export_dir) < 0 ||
+            asprintf(&a[5], "--dest-id=%" PRIu64 ":%" PRIu64, (uint64_t) req->export_dev, (uint64_t) req->export_ino) < 0 ||
+            asprintf(&a[6], "--owner=%u:%u", (unsigned) req->export_uid, (unsigned) req->export_gid) < 0)
+                r = -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(a); i++) {
+                if (r == 0 && a[i])
+                        r = strv_push_take(&argv, a[i]);
+                else
+                        free(a[i]);
+                a[i] = NULL;
+        }
+        if (r == 0)
+                r = export_policy_append_argv(&p->export, &argv);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(argv);
+        return 0;
+}
+
+/* The run's export unit (RunPlan.export_props): root, with what reading any file of the run's and
+ * writing the caller's take, and nothing else. */
+static int compile_export_unit(const Profile *p, const RunRequest *req, RunPlan *plan) {
+        _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
+        _cleanup_free_ char *dir = NULL, *report = NULL;
+        int r;
+
+        if (!t)
+                return -ENOMEM;
+        r = policy_export_dir(req->run_id, &dir);
+        if (r < 0)
+                return r;
+        if (asprintf(&report, "%s/report.json", dir) < 0)
+                return -ENOMEM;
+        r = policy_export_argv(p, req, "out", report, &plan->export_stop_argv);
+        r = r ?: prop_table_add_string(t, "Type", "oneshot");
+        r = r ?: prop_table_add_bool(t, "RemainAfterExit", true);
+        r = r ?: prop_table_add_bool(t, "NoNewPrivileges", true);
+        /* CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER */
+        r = r ?: prop_table_add_u64(t, "CapabilityBoundingSet", UINT64_C(0xf));
+        r = r ?: prop_table_add_string(t, "ProtectSystem", "strict");
+        r = r ?: prop_table_add_strv(t, "ReadWritePaths", (char *[]) { dir, req->export_dir, NULL });
+        r = r ?: prop_table_add_bool(t, "PrivateNetwork", true);
+        r = r ?: prop_table_add_bool(t, "PrivateDevices", true);
+        r = r ?: prop_table_add_bool(t, "PrivateTmp", true);
+        r = r ?: prop_table_add_bool(t, "ProtectKernelTunables", true);
+        r = r ?: prop_table_add_bool(t, "ProtectKernelModules", true);
+        r = r ?: prop_table_add_bool(t, "ProtectKernelLogs", true);
+        r = r ?: prop_table_add_bool(t, "ProtectControlGroups", true);
+        r = r ?: prop_table_add_bool(t, "RestrictRealtime", true);
+        r = r ?: prop_table_add_bool(t, "LockPersonality", true);
+        r = r ?: prop_table_add_bool(t, "MemoryDenyWriteExecute", true);
+        r = r ?: prop_table_add_strv(t, "SystemCallArchitectures", (char *[]) { (char *) "native", NULL });
+        r = r ?: prop_table_add_strv(t, "SystemCallFilter", (char *[]) { (char *) "@system-service", NULL });
+        r = r ?: prop_table_add_strv(t, "RestrictAddressFamilies", (char *[]) { (char *) "AF_UNIX", NULL });
+        r = r ?: prop_table_add_u64(t, "MemoryMax", UINT64_C(512) << 20);
+        r = r ?: prop_table_add_u64(t, "TimeoutStartSec", 30 * USEC_PER_SEC);
+        r = r ?: prop_table_add_u64(t, "TimeoutStopSec", 600 * USEC_PER_SEC);
+        if (r < 0)
+                return r;
+        plan->export_props = TAKE_PTR(t);
         return 0;
 }
 
@@ -607,18 +708,6 @@ static int handover_argv(const char *exec_path, const char *mode, const char *ow
         return 0;
 }
 
-static int strv_push_take(char ***l, char *s) {
-        size_t n = strv_length(*l);
-        char **t = realloc(*l, (n + 2) * sizeof(char *));
-
-        if (!t)
-                return -ENOMEM;
-        t[n] = s;
-        t[n + 1] = NULL;
-        *l = t;
-        return 0;
-}
-
 static int add_caches(const Profile *p, const RunRequest *req, PropTable *t, char ***ret_options) {
         _cleanup_strv_free_ char **opts = NULL;
         size_t n_opts = 0;
@@ -803,6 +892,11 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 r = compile_space_unit(req, exec_path, disk, plan);
                 if (r < 0)
                         return r;
+                if (req->export_dir) {
+                        r = compile_export_unit(p, req, plan);
+                        if (r < 0)
+                                return r;
+                }
                 for (const PolicySpaceDir *d = policy_space_dirs; d->path; d++) {
                         _cleanup_free_ char *src = NULL;
 
@@ -813,6 +907,9 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                                 return r;
                 }
         }
+
+        if (req->export_dir && !plan->export_props)
+                return error_setf(ret_error, -EINVAL, "export: the run has no id to export under");
 
         /* The helper re-checks inside the unit what must hold, and refuses to run the command otherwise
          * (fail closed: systemd ignores some settings silently when the kernel lacks a feature). */
@@ -844,7 +941,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 }
 
         n_argv = strv_length(req->argv);
-        plan->exec_argv = calloc(n_argv + 18 + strv_length(cache_opts), sizeof(char *));
+        plan->exec_argv = calloc(n_argv + 19 + strv_length(cache_opts), sizeof(char *));
         if (!plan->exec_argv)
                 return -ENOMEM;
         i = 0;
@@ -878,6 +975,8 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         if (req->dataset && req->dataset_ino != 0 &&
             asprintf(&plan->exec_argv[i++], "--expect-dir=" SBX_DATASET ":%" PRIu64 ":%" PRIu64,
                      (uint64_t) req->dataset_dev, (uint64_t) req->dataset_ino) < 0)
+                return -ENOMEM;
+        if (req->export_dir && !(plan->exec_argv[i++] = strdup("--export-out")))
                 return -ENOMEM;
         if (req->sandbox && !(plan->exec_argv[i++] = strdup("--serve")))
                 return -ENOMEM;
@@ -983,6 +1082,8 @@ int policy_pool_match(const RunPlan *member, const RunPlan *run, char **ret_why)
                 return -EINVAL;
         if (run->pre_argv || run->post_argv)
                 return error_setf(ret_why, 0, "the run binds a workspace");
+        if (run->export_props)
+                return error_setf(ret_why, 0, "the run exports through review");
         if (run->net_props || run->network != NETWORK_NONE)
                 return error_setf(ret_why, 0, "the run has a network of its own");
         if (!streq_ptr(member->profile->digest, run->profile->digest))

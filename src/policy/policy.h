@@ -66,6 +66,13 @@ typedef struct RunRequest {
         int *credential_fds;
         bool pool;            /* a unit of the profile's warm pool: no command yet; its helper waits
                                * for one run's (--pool, docs/pool.md) */
+        /* Reviewed export (docs/export.md): the caller's directory the run's ~/out is reviewed into
+         * when it ends (set by sbxd from the request's directory fd, after checking it), or NULL */
+        char *export_dir;
+        uid_t export_uid;     /* the caller: owner of what is delivered */
+        gid_t export_gid;
+        dev_t export_dev;     /* the directory sbxd checked: the reviewer refuses another one */
+        ino_t export_ino;
 } RunRequest;
 
 RunRequest *run_request_free(RunRequest *r);
@@ -94,6 +101,11 @@ typedef struct RunPlan {
          * ended (ExecStopPost=); the run's unit binds to it. */
         PropTable *space_props;
         char **space_exec_argv, **space_post_argv;
+        /* A run with --export: its export unit sbx-export@RUN.service, bound to the space unit and bound
+         * to by the run's; it does nothing at start and, when the run is gone and the unit stops, reviews
+         * the run's ~/out into the caller's directory (ExecStop=, sbx-export(8)). NULL otherwise. */
+        PropTable *export_props;
+        char **export_stop_argv;
         uint64_t disk_max;    /* the cap of the run's space: the profile's disk, whole pages */
 } RunPlan;
 
@@ -170,6 +182,15 @@ typedef struct PolicySpaceDir {
 extern const PolicySpaceDir policy_space_dirs[]; /* ends with an entry whose path is NULL */
 int policy_space_path(const char *run_id, char **ret);       /* SBX_SPACE_DIR/RUN */
 int policy_space_unit_name(const char *run_id, char **ret);  /* sbx-space@RUN.service */
+/* A run's export: the unit, and the directory of its review (staging, held items, report) */
+#define SBX_EXPORTS_DIR SBX_STATEDIR "/exports"
+#define SBX_EXPORT_OUT SBX_HOME "/out"
+int policy_export_unit_name(const char *run_id, char **ret); /* sbx-export@RUN.service */
+int policy_export_dir(const char *run_id, char **ret);       /* SBX_EXPORTS_DIR/RUN */
+/* The reviewer's command for a tree in a run's HOME (rel: "out" at a run's end, the caller's path
+ * for a live sandbox) into the caller's directory (the request's export_*); report: where it writes
+ * its report. */
+int policy_export_argv(const Profile *p, const RunRequest *req, const char *rel, const char *report, char ***ret);
 /* The profile's disk rounded down to whole pages (tmpfs counts pages): the size of a run's space. */
 uint64_t policy_disk_max(const Profile *p);
 

@@ -173,6 +173,7 @@ Profile *profile_free(Profile *p) {
         for (size_t i = 0; i < p->n_grants; i++)
                 grant_done(&p->grants[i]);
         free(p->grants);
+        export_policy_done(&p->export);
         strv_free(p->request.dataset_under);
         return mfree(p);
 }
@@ -1285,6 +1286,7 @@ static const JsonDocField profile_fields[] = {
         { "aggregate", json_doc_dispatch_object, 0, 0, aggregate_fields },
         { "lifetime", json_doc_dispatch_object, 0, 0, lifetime_fields },
         { "credentials", json_doc_dispatch_object, 0, 0, credentials_fields },
+        { "export", export_policy_dispatch, offsetof(Profile, export) },
         /* after network, lifetime and credentials: checked against them */
         { "pool", json_doc_dispatch_object, 0, 0, pool_fields },
         { "request", json_doc_dispatch_object, 0, 0, request_fields },
@@ -1328,6 +1330,7 @@ static int profile_new(const char *name, const char *path, const char *text, siz
         p->workspace = true;
         p->write_execute_memory = true;
         p->disk_max = 1ULL << 30;
+        export_policy_init(&p->export);
 
         sha256(text, size, digest);
         memcpy(p->digest, "sha256:", 7);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "export-policy.h"
 #include "grant.h"
 #include "macro.h"
 #include "util.h"
@@ -148,6 +149,10 @@ typedef struct Profile {
         char **credential_files;
         Grant *grants;             /* broker grants (grant.h), in the document's order */
         size_t n_grants;
+
+        /* export: what a run may hand out through review (export-policy.h); enabled false: --export is
+         * refused */
+        ExportPolicy export;
 
         /* pool.size: units of this profile kept started, waiting for a run each (docs/pool.md); 0: none */
         unsigned pool_size;

@@ -12,6 +12,7 @@
 #include "exit-codes.h"
 #include "record.h"
 #include "record-credentials.h"
+#include "record-export.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
@@ -136,6 +137,7 @@ RunRecord *run_record_free(RunRecord *r) {
                 free(r->sandbox);
         }
         run_credentials_free(r->credentials);
+        run_export_free(r->export);
         free(r);
         return NULL;
 }
@@ -1142,6 +1144,15 @@ int run_record_to_json(const RunRecord *r, char **ret) {
                 if ((k = run_credentials_to_json(r->credentials, cr)) < 0)
                         return k;
         }
+        if (r->export) {
+                json_object *ex = json_object_new_object();
+
+                if (!ex)
+                        return -ENOMEM;
+                ADD(o, "export", ex);
+                if ((k = run_export_to_json(r->export, ex)) < 0)
+                        return k;
+        }
         if (r->sandbox) {
                 json_object *sb = json_object_new_object();
 
@@ -1794,6 +1805,9 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
                 if ((k = run_credentials_from_json(sub, cleanup_o, &r->credentials, ret_error)) < 0)
                         return k;
         }
+        /* added later in version 1: absent in older records and in those of runs without an export */
+        if (json_object_object_get_ex(o, "export", &sub) && (k = run_export_from_json(sub, &r->export, ret_error)) < 0)
+                return k;
 
         *ret = TAKE_PTR(r);
         return 0;

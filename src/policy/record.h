@@ -212,7 +212,42 @@ typedef struct RunCredentials {
         bool gone;
 } RunCredentials;
 
+/* One item of a reviewed export: exported (delivered), held (for approval) or refused. Texts are
+ * the reviewer's, made printable (control characters and bytes that are not UTF-8 become '?'). */
+typedef struct ExportItem {
+        char *path;                /* relative to the exported tree, '/'-separated */
+        char *entry;               /* a refused archive entry: its name in the archive; NULL otherwise */
+        char *id;                  /* held: "hN", what approve and reject name; NULL otherwise */
+        char *type;                /* MIME type (libmagic's); NULL for refusals before the review */
+        char *reason;              /* held and refused: why; NULL for exported */
+        char **notes;              /* what the review changed or found ("exec bits dropped", ...) */
+        uint64_t size;
+        char sha256[65];           /* lower-case hex of what was delivered; empty: none */
+        unsigned mode;             /* permission bits delivered (exported, held) */
+} ExportItem;
+
+#define RECORD_EXPORT_ITEMS_MAX 100000 /* items of each list kept */
+
+typedef struct RunExport {
+        char *destination;         /* the caller's directory, as sbxd resolved it */
+        bool reviewed;             /* the review ran to its end and its report was read */
+        bool source_missing;       /* the run left no ~/out */
+        char *error;               /* why the review did not finish (nothing listed is then certain) */
+        ExportItem *exported, *held, *refused;
+        size_t n_exported, n_held, n_refused;
+        uint64_t exported_bytes;
+} RunExport;
+
 typedef struct RunRecord RunRecord;
+
+int run_record_export_init(RunRecord *r, const char *destination);
+/* The reviewer's report (its JSON text) into r->export: its lists replace the section's. */
+int run_record_export_read_report(RunRecord *r, const char *json, char **ret_error);
+/* A held item by id, or NULL. */
+ExportItem *run_export_find_held(RunExport *e, const char *id);
+/* Moves a held item to exported (note "approved") or to refused (reason "rejected"). */
+int run_export_approve(RunExport *e, const char *id);
+int run_export_reject(RunExport *e, const char *id);
 
 /* Gives r a credentials section with these names (copied). */
 int run_record_credentials_init(RunRecord *r, char *const *files, char *const *grants);
@@ -271,6 +306,7 @@ typedef struct RunRecord {
         RunLimitEvents limit_events;
         RunCapture capture;        /* temporary elevated capture of its output (docs/capture.md) */
         RunCredentials *credentials; /* NULL: the run had no credentials and no grants */
+        RunExport *export;         /* NULL: the run did not export through review */
 } RunRecord;
 
 RunRecord *run_record_new(void);

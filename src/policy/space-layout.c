@@ -20,3 +20,11 @@ const PolicySpaceDir policy_space_dirs[] = {
         { "/dev/shm", "shm", 01777 }, /* PrivateDevices= would bind the host's /dev/shm */
         {},
 };
+
+int policy_export_unit_name(const char *run_id, char **ret) {
+        return asprintf(ret, "sbx-export@%s.service", run_id) < 0 ? -ENOMEM : 0;
+}
+
+int policy_export_dir(const char *run_id, char **ret) {
+        return asprintf(ret, SBX_EXPORTS_DIR "/%s", run_id) < 0 ? -ENOMEM : 0;
+}

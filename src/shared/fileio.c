@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/random.h>
@@ -140,4 +141,39 @@ int mkdir_p(const char *path, mode_t mode) {
                 }
         }
         return 0;
+}
+
+int rm_rf_at(int dir_fd, const char *name, unsigned max_depth) {
+        struct stat st;
+        int fd, r = 0;
+        DIR *d;
+
+        if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISDIR(st.st_mode))
+                return unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+        if (max_depth == 0)
+                return -ELOOP;
+        fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                r = -errno;
+                (void) close(fd);
+                return r;
+        }
+        for (struct dirent *de; (de = readdir(d));) {
+                int k;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                k = rm_rf_at(dirfd(d), de->d_name, max_depth - 1);
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        closedir(d);
+        if (unlinkat(dir_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+                r = -errno;
+        return r;
 }

@@ -18,3 +18,6 @@ int read_fd_full(int fd, size_t max_size, char **ret, size_t *ret_size);
 
 /* mkdir -p with a mode for each created component. */
 int mkdir_p(const char *path, mode_t mode);
+/* Removes name below dir_fd and, for a directory, everything in it, never following a symlink; at most
+ * max_depth levels of directories (deeper: -ELOOP, what is left stays). ENOENT is success. */
+int rm_rf_at(int dir_fd, const char *name, unsigned max_depth);

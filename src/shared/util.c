@@ -291,3 +291,15 @@ int hex_digit_value(char c) {
                 return c - 'A' + 10;
         return -EINVAL;
 }
+
+int strv_push_take(char ***l, char *s) {
+        size_t n = strv_length(*l);
+        char **t = realloc(*l, (n + 2) * sizeof(char *));
+
+        if (!t)
+                return -ENOMEM;
+        t[n] = s;
+        t[n + 1] = NULL;
+        *l = t;
+        return 0;
+}

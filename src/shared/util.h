@@ -78,3 +78,5 @@ char **strv_new_internal(const char *first, ...) _sentinel_;
 #define strv_new(...) strv_new_internal(__VA_ARGS__, NULL)
 /* A heap copy of a NULL-terminated list (NULL: an empty list); NULL on ENOMEM. */
 char **strv_copy(char * const *l);
+/* Appends s to *l (which may be NULL), taking it: freed with the list from then on (not on -ENOMEM). */
+int strv_push_take(char ***l, char *s);

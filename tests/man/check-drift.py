@@ -57,6 +57,7 @@ KEY_TABLES = {
     "pool_fields": ["pool"],
     "credentials_fields": ["credentials"],
     "grant_fields": ["credentials.grants.*"],
+    "export_fields": ["export"],
     "request_fields": ["request"],
     "dataset_fields": ["request.dataset"],
     "request_memory_fields": ["request.memory"],
@@ -256,10 +257,16 @@ def check(inp):
 
     # sbx-profile(5): the profile keys, three ways
     # a grant's keys are grant.c's table grant_fields (its other tables are the broker's wire formats)
+    # and the export section's are export-policy.c's table export_fields
     m = re.search(r"^static const JsonDocField grant_fields\[\]\s*=\s*\{.*?^\};", src["src/policy/grant.c"], re.S | re.M)
     if not m:
         errors.append("grant.c: the key table grant_fields is gone: update tests/man/check-drift.py")
-    source_keys = profile_keys_from_source(src["src/policy/profile.c"] + "\n" + (m.group(0) if m else ""), errors)
+    me = re.search(r"^static const JsonDocField export_fields\[\]\s*=\s*\{.*?^\};", src["src/policy/export-policy.c"],
+                   re.S | re.M)
+    if not me:
+        errors.append("export-policy.c: the key table export_fields is gone: update tests/man/check-drift.py")
+    source_keys = profile_keys_from_source(src["src/policy/profile.c"] + "\n" + (m.group(0) if m else "") + "\n" +
+                                           (me.group(0) if me else ""), errors)
     top = {k for k in source_keys if "." not in k}
     if len(top) < 5 or "version" not in top:
         errors.append(f"profile.c: the top-level keys read from it look wrong: {sorted(top)}")
@@ -349,7 +356,7 @@ def check(inp):
 
 # ---- inputs ---------------------------------------------------------------------------------------
 
-SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "src/policy/grant.c", "sbxd/manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
+SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "src/policy/grant.c", "src/policy/export-policy.c", "sbxd/manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
            "sbxd/objects.c",
            "sbxd/network.c", "sbxd/sbxd.c", "sbxd/store.c",
            "src/policy/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "generator/sbx-generator.c",

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What sbxctl's modules share: the options, the one-line errors with their exit codes, calls to sbxd. */
+
+#include <stdbool.h>
+#include <systemd/sd-bus.h>
+
+#include "macro.h"
+#include "record.h"
+
+extern bool arg_json;
+extern bool arg_quiet;
+extern const char *arg_export_to;       /* export --to=DIR */
+
+/* One line on stderr ("sbxctl: ..."), and the exit code given back. */
+_printf_(2, 3) int complain(int code, const char *fmt, ...);
+#define refused(...) complain(SBX_EXIT_REFUSED, __VA_ARGS__)
+#define failed(...) complain(SBX_EXIT_FAILURE, __VA_ARGS__)
+
+/* A method of sbxd's: 0, or sbxctl's exit status (the error printed). */
+int call_daemon_reply(const char *method, sd_bus_message **ret_reply, const char *types, ...);
+/* The options after the first word (a subcommand's); 1 to go on, else minus the exit status. */
+int parse_argv_after_first(int argc, char *argv[]);
+/* A run's record from sbxd (Get). */
+int get_record(const char *id, RunRecord **ret);
+
+/* sbxctl export (export.c) */
+int verb_export(int argc, char **argv);
+/* The end-of-run lines of a run's export: one per refused and held item, and what was delivered.
+ * Returns true if the review did not finish. */
+bool print_export_summary(const RunRecord *r);

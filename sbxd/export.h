@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Reviewed export (docs/export.md): a run's ~/out reviewed into the caller's directory when it ends, by
+ * its export unit (sbx-export@RUN.service, sbx-export(8)); what the review held waits in
+ * SBX_EXPORTS_DIR/RUN/held for the caller's ApproveExport() or RejectExport(). */
+
+#include <systemd/sd-bus.h>
+
+#include "bus-fields.h"
+#include "manager.h"
+
+/* The request's "export_fd" (h): a directory of the caller's; its path and identity into the request. */
+int export_read_request_fd(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error);
+/* The directory checked again by its path (sbxd's view of it must be the caller's), and its owner, who
+ * gets what is delivered, into the request. */
+int export_check_request(Manager *m, RunRequest *req, uid_t uid, sd_bus_error *error);
+/* Before the run's unit starts: the review's directory, and the record's export section. */
+int export_run_prepare(Run *run, const RunRequest *req);
+/* After its export unit is gone: the reviewer's report into the record; what is not held goes. */
+void export_run_ended(Run *run);
+
+int export_method_approve(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int export_method_reject(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+/* The run did not start: its review's directory goes. */
+void export_run_abandon(Run *run);

@@ -25,6 +25,8 @@ sbx_leftovers() {
   find /run/sbx/space -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/space /'
   # runs' credentials given by value (encrypted), grant files and the broker's operations logs
   find /run/sbx/credentials /run/sbx/grants -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/credentials /'
+  # the reviews of runs' exports (a run's stays only while the caller has items held: tests reject them)
+  find "$SBX_STATEDIR/exports" -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/export /'
   for f in /run/systemd/dynamic-uid/direct:sbx-* /run/systemd/dynamic-uid/direct:_du*; do
     [ -e "$f" ] && echo "dynamic-user ${f##*direct:}"
   done

@@ -40,7 +40,8 @@ static usec_t arg_until = 0;            /* capture --until: a duration from now;
 bool arg_quiet = false;                 /* run: no end-of-run summary lines */
 const char *arg_export_to = NULL;       /* export --to=DIR */
 static const char *arg_export = NULL;   /* run --export=DIR */
-static bool arg_legend = true;
+static char **arg_caches_ro = NULL;     /* --cache-ro=NAME */
+bool arg_legend = true;
 static bool arg_all = false;
 static usec_t arg_idle_timeout = 0;
 static const char *arg_name = NULL;
@@ -81,7 +82,10 @@ static int help(void) {
                "  secret list                     List your secrets (names only)\n"
                "  secret rm NAME...               Remove secrets\n"
                "  export approve RUN [ITEM...]    Deliver what a run's export review held\n"
-               "  export reject RUN [ITEM...]     Discard what a run's export review held\n\n"
+               "  export reject RUN [ITEM...]     Discard what a run's export review held\n"
+               "  cache list                      List your named caches (size, last use, expiry)\n"
+               "  cache rm PROFILE/CACHE...       Remove caches of yours\n"
+               "  cache prune                     Remove your caches past their retention\n\n"
                "Run options:\n"
                "  -p --profile=NAME     Profile (default: %s)\n"
                "  -w --workspace=DIR    Bind DIR read-write as the working directory\n"
@@ -94,6 +98,7 @@ static int help(void) {
                "     --credential=NAME  Give the run your secret NAME as a file in\n"
                "                        $CREDENTIALS_DIRECTORY (if the profile allows NAME)\n"
                "     --credential=NAME=@FILE  The same with FILE's content as the value\n"
+               "     --cache-ro=NAME    Take the profile's cache NAME read-only (repeatable)\n"
                "     --export=DIR       Review the run's ~/out when it ends; deliver what passes\n"
                "                        into DIR (if the profile exports through review)\n"
                "  A profile decides which of these a run may set, and within what bounds.\n\n"
@@ -805,6 +810,17 @@ static int append_request(sd_bus_message *m, const char *workspace, const char *
                 r = sd_bus_message_append(m, "{sv}", "dataset", "s", dataset);
         if (r >= 0 && export_fd >= 0)
                 r = sd_bus_message_append(m, "{sv}", "export_fd", "h", export_fd);
+        if (r >= 0 && arg_caches_ro) {
+                r = sd_bus_message_open_container(m, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", "caches_ro");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "as");
+                if (r >= 0)
+                        r = sd_bus_message_append_strv(m, arg_caches_ro);
+                for (int i = 0; i < 2 && r >= 0; i++)
+                        r = sd_bus_message_close_container(m);
+        }
         if (r >= 0 && arg_network)
                 r = sd_bus_message_append(m, "{sv}", "network", "s", arg_network);
         if (r >= 0 && arg_cpu > 0)
@@ -2071,7 +2087,7 @@ static int verb_secret(int argc, char **argv) {
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_MEMORY, ARG_TASKS, ARG_TIMEOUT, ARG_CPU, ARG_NETWORK,
                ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX, ARG_ALL, ARG_QUIET, ARG_UNTIL,
-               ARG_CREDENTIAL, ARG_REPLACE, ARG_EXPORT, ARG_TO };
+               ARG_CREDENTIAL, ARG_REPLACE, ARG_EXPORT, ARG_TO, ARG_CACHE_RO };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -2098,6 +2114,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "replace", no_argument, NULL, ARG_REPLACE },
                 { "export", required_argument, NULL, ARG_EXPORT },
                 { "to", required_argument, NULL, ARG_TO },
+                { "cache-ro", required_argument, NULL, ARG_CACHE_RO },
                 {}
         };
         int c, before = optind;
@@ -2163,6 +2180,15 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_TO:
                         arg_export_to = optarg;
                         break;
+                case ARG_CACHE_RO: {
+                        char *name;
+
+                        if (!cache_name_is_valid(optarg))
+                                return -refused("--cache-ro: '%s' is not a cache name (1 to 32 of a-z, 0-9, _)", optarg);
+                        if (!(name = strdup(optarg)) || strv_push_take(&arg_caches_ro, name) < 0)
+                                return -failed("out of memory");
+                        break;
+                }
                 case 'w':
                         arg_workspace = optarg;
                         break;
@@ -2268,12 +2294,13 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return -r;
         if (optind >= argc)
-                return refused("no command given (run, create, exec, rm, list, show, stop, profile, gc, capture, secret, export); see --help");
+                return refused("no command given (run, create, exec, rm, list, show, stop, profile, gc, capture, secret, export, cache); see --help");
         verb = argv[optind];
         optind++;
         if (streq(verb, "run") || streq(verb, "show") || streq(verb, "list") || streq(verb, "stop") ||
             streq(verb, "profile") || streq(verb, "create") || streq(verb, "exec") || streq(verb, "rm") ||
-            streq(verb, "gc") || streq(verb, "capture") || streq(verb, "secret") || streq(verb, "export")) {
+            streq(verb, "gc") || streq(verb, "capture") || streq(verb, "secret") || streq(verb, "export") ||
+            streq(verb, "cache")) {
                 r = parse_argv(argc, argv);
                 if (r <= 0)
                         return -r;
@@ -2341,6 +2368,8 @@ int main(int argc, char *argv[]) {
                 return verb_secret(argc, argv);
         if (streq(verb, "export"))
                 return verb_export(argc, argv);
+        if (streq(verb, "cache"))
+                return verb_cache(argc, argv);
         if (streq(verb, "gc")) {
                 if (argc > 0)
                         return refused("gc: unexpected argument '%s'", argv[0]);

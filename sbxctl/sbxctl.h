@@ -11,6 +11,7 @@
 
 extern bool arg_json;
 extern bool arg_quiet;
+extern bool arg_legend;
 extern const char *arg_export_to;       /* export --to=DIR */
 
 /* One line on stderr ("sbxctl: ..."), and the exit code given back. */
@@ -24,6 +25,9 @@ int call_daemon_reply(const char *method, sd_bus_message **ret_reply, const char
 int parse_argv_after_first(int argc, char *argv[]);
 /* A run's record from sbxd (Get). */
 int get_record(const char *id, RunRecord **ret);
+
+/* sbxctl cache (caches.c) */
+int verb_cache(int argc, char **argv);
 
 /* sbxctl export (export.c) */
 int verb_export(int argc, char **argv);

@@ -11,7 +11,10 @@
 
 #include "cache-prune.h"
 #include "caches.h"
+#include "bus-errors.h"
 #include "log.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 /* A run starting with a cache marks its last use: an empty file SBX_STATEDIR/caches/OWNER.PROFILE.CACHE
  * (its mtime). A cache without one (made before sbx kept them) counts from its own directory's mtime. */
@@ -306,6 +309,34 @@ static int start_removal(Manager *m, char **dirs, const char *unit) {
         return r;
 }
 
+/* Marks dirs as being removed (new runs keep off them), forgets their last use, and starts their removal. */
+static int remove_caches(Manager *m, char **dirs) {
+        char id[RUN_ID_LEN + 1], unit[64];
+        int r;
+
+        r = run_id_new(id);
+        if (r < 0)
+                return r;
+        snprintf(unit, sizeof(unit), "sbx-cache-removal-%.16s.service", id);
+        STRV_FOREACH(d, dirs) {
+                char stamp[128];
+                _cleanup_free_ char *path = NULL;
+
+                r = removing_add(m, *d, unit);
+                if (r < 0)
+                        return r;
+                dir_to_stamp(*d, stamp, sizeof(stamp));
+                if (asprintf(&path, USE_DIR "/%s", stamp) >= 0)
+                        (void) unlink(path);
+        }
+        r = start_removal(m, dirs, unit);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to start the removal of %zu caches: %m", strv_length(dirs));
+                caches_removal_done(m, unit, "failed to start");
+        }
+        return r;
+}
+
 int caches_collect(Manager *m, const DaemonConf *conf, json_object *report) {
         _cleanup_(cache_list_done) CacheList l = {};
         _cleanup_strv_free_ char **victims = NULL;
@@ -353,28 +384,10 @@ int caches_collect(Manager *m, const DaemonConf *conf, json_object *report) {
                         return -ENOMEM;
         }
         if (n_victims > 0) {
-                char id[RUN_ID_LEN + 1], unit[64];
-
-                r = run_id_new(id);
-                if (r < 0)
+                r = remove_caches(m, victims);
+                if (r == -ENOMEM)
                         return r;
-                snprintf(unit, sizeof(unit), "sbx-cache-removal-%.16s.service", id);
-                for (size_t i = 0; i < n_victims; i++) {
-                        char stamp[128];
-                        _cleanup_free_ char *path = NULL;
-
-                        r = removing_add(m, victims[i], unit);
-                        if (r < 0)
-                                return r;
-                        dir_to_stamp(victims[i], stamp, sizeof(stamp));
-                        if (asprintf(&path, USE_DIR "/%s", stamp) >= 0)
-                                (void) unlink(path);
-                }
-                r = start_removal(m, victims, unit);
-                if (r < 0) {
-                        log_warning_errno(r, "Failed to start the removal of %zu caches: %m", n_victims);
-                        caches_removal_done(m, unit, "failed to start");
-                } else
+                if (r >= 0)
                         log_info("Reaper: removing %zu caches (past their retention or the size cap).", n_victims);
         }
         if (json_object_object_add(caches, "kept", json_object_new_uint64(n_kept)) < 0 ||
@@ -383,4 +396,173 @@ int caches_collect(Manager *m, const DaemonConf *conf, json_object *report) {
             json_object_object_add(caches, "max_bytes", json_object_new_uint64(conf->cache_max_size)) < 0)
                 return -ENOMEM;
         return 0;
+}
+
+/* ---- the caller's own caches (sbxctl cache) ---- */
+
+/* The caller's caches: those below its cache owner id. */
+static int caller_caches(Manager *m, sd_bus_message *msg, CacheList *mine, char owner[static TENANT_ID_LEN + 1]) {
+        _cleanup_(cache_list_done) CacheList all = {};
+        char tenant[TENANT_ID_LEN + 1];
+        uid_t uid;
+        int r;
+
+        r = manager_caller_tenant(m, msg, tenant, &uid);
+        if (r < 0)
+                return r;
+        store_cache_owner_id(&m->store, uid, owner);
+        r = caches_scan(m, &all);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < all.n; i++) {
+                CacheUse *c;
+                char **d;
+
+                if (!strneq(all.dirs[i], owner, TENANT_ID_LEN) || all.dirs[i][TENANT_ID_LEN] != '/')
+                        continue;
+                c = realloc(mine->c, (mine->n + 1) * sizeof(CacheUse));
+                if (!c)
+                        return -ENOMEM;
+                mine->c = c;
+                d = realloc(mine->dirs, (mine->n + 2) * sizeof(char *));
+                if (!d)
+                        return -ENOMEM;
+                mine->dirs = d;
+                d[mine->n] = TAKE_PTR(all.dirs[i]);
+                d[mine->n + 1] = NULL;
+                c[mine->n] = all.c[i];
+                c[mine->n].dir = d[mine->n];
+                mine->n++;
+        }
+        return 0;
+}
+
+static int load_conf(DaemonConf *conf, sd_bus_error *error) {
+        _cleanup_free_ char *why = NULL;
+        int r = daemon_conf_load(DAEMON_CONF_PATH, conf, &why);
+
+        if (r < 0)
+                return why ? sd_bus_error_setf(error, ERR_INVALID, "%s", why) : r;
+        return 0;
+}
+
+/* ListCaches() -> s: [{"profile", "name", "bytes", "last_use", "expires_at", "in_use"}] */
+int caches_method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(cache_list_done) CacheList l = {};
+        _cleanup_(json_object_putp) json_object *a = json_object_new_array();
+        char owner[TENANT_ID_LEN + 1];
+        DaemonConf conf;
+        int r;
+
+        if (!a)
+                return -ENOMEM;
+        r = load_conf(&conf, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+        r = caller_caches(userdata, msg, &l, owner);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < l.n; i++) {
+                const char *profile = l.dirs[i] + TENANT_ID_LEN + 1, *name = strrchr(l.dirs[i], '/') + 1;
+                json_object *o = json_object_new_object();
+
+                if (!o || json_object_array_add(a, o) < 0) {
+                        json_object_put(o);
+                        return -ENOMEM;
+                }
+                if (json_object_object_add(o, "profile", json_object_new_string_len(profile,
+                                                                                  (int) (name - 1 - profile))) < 0 ||
+                    json_object_object_add(o, "name", json_object_new_string(name)) < 0 ||
+                    json_object_object_add(o, "bytes", json_object_new_uint64(l.c[i].bytes)) < 0 ||
+                    json_object_object_add(o, "last_use", json_object_new_uint64(l.c[i].last_use)) < 0 ||
+                    json_object_object_add(o, "expires_at", conf.cache_retention > 0 ?
+                                           json_object_new_uint64(l.c[i].last_use + conf.cache_retention) : NULL) < 0 ||
+                    json_object_object_add(o, "in_use", json_object_new_boolean(l.c[i].busy)) < 0)
+                        return -ENOMEM;
+        }
+        return sd_bus_reply_method_return(msg, "s", json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN));
+}
+
+/* RemoveCache(s profile, s name) -> (): one of the caller's caches goes (not one a run uses) */
+int caches_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(cache_list_done) CacheList l = {};
+        _cleanup_free_ char *dir = NULL;
+        char owner[TENANT_ID_LEN + 1];
+        const char *profile, *name;
+        int r;
+
+        r = sd_bus_message_read(msg, "ss", &profile, &name);
+        if (r < 0)
+                return r;
+        r = caller_caches(userdata, msg, &l, owner);
+        if (r < 0)
+                return r;
+        if (asprintf(&dir, "%s/%s/%s", owner, profile, name) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < l.n; i++) {
+                if (!streq(l.dirs[i], dir))
+                        continue;
+                if (l.c[i].busy)
+                        return sd_bus_error_setf(error, ERR_BUSY, "cache: %s/%s is in use by a run (or being removed)",
+                                                 profile, name);
+                r = remove_caches(userdata, (char *[]) { dir, NULL });
+                if (r < 0)
+                        return sd_bus_error_setf(error, ERR_START_FAILED, "cache: cannot start the removal of %s/%s: %s",
+                                                 profile, name, strerror(-r));
+                log_info("Cache %s/%s of owner %s: removal started on request.", profile, name, owner);
+                return sd_bus_reply_method_return(msg, NULL);
+        }
+        return sd_bus_error_setf(error, ERR_NO_CACHE, "cache: you have no cache %s/%s", profile, name);
+}
+
+/* PruneCaches() -> s: the caller's caches unused for longer than CacheRetentionSec= go now, as the reaper
+ * would remove them; [{"profile", "name", "bytes", "last_use"}] of those */
+int caches_method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(cache_list_done) CacheList l = {};
+        _cleanup_(json_object_putp) json_object *a = json_object_new_array();
+        _cleanup_strv_free_ char **victims = NULL;
+        char owner[TENANT_ID_LEN + 1];
+        size_t n = 0;
+        DaemonConf conf;
+        int r;
+
+        if (!a)
+                return -ENOMEM;
+        r = load_conf(&conf, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+        r = caller_caches(userdata, msg, &l, owner);
+        if (r < 0)
+                return r;
+        (void) cache_prune_select(l.c, l.n, now_realtime(), conf.cache_retention, 0);
+        victims = calloc(l.n + 1, sizeof(char *));
+        if (!victims)
+                return -ENOMEM;
+        for (size_t i = 0; i < l.n; i++) {
+                const char *profile = l.dirs[i] + TENANT_ID_LEN + 1, *name = strrchr(l.dirs[i], '/') + 1;
+                json_object *o;
+
+                if (l.c[i].verdict == CACHE_KEEP)
+                        continue;
+                o = json_object_new_object();
+                if (!o || json_object_array_add(a, o) < 0) {
+                        json_object_put(o);
+                        return -ENOMEM;
+                }
+                if (json_object_object_add(o, "profile", json_object_new_string_len(profile,
+                                                                                  (int) (name - 1 - profile))) < 0 ||
+                    json_object_object_add(o, "name", json_object_new_string(name)) < 0 ||
+                    json_object_object_add(o, "bytes", json_object_new_uint64(l.c[i].bytes)) < 0 ||
+                    json_object_object_add(o, "last_use", json_object_new_uint64(l.c[i].last_use)) < 0)
+                        return -ENOMEM;
+                if (!(victims[n++] = strdup(l.dirs[i])))
+                        return -ENOMEM;
+        }
+        if (n > 0) {
+                r = remove_caches(userdata, victims);
+                if (r < 0)
+                        return sd_bus_error_setf(error, ERR_START_FAILED, "cache: cannot start the removal: %s",
+                                                 strerror(-r));
+        }
+        return sd_bus_reply_method_return(msg, "s", json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN));
 }

@@ -25,3 +25,8 @@ void caches_removal_done(Manager *m, const char *unit, const char *result);
 int caches_collect(Manager *m, const DaemonConf *conf, json_object *report);
 
 void caches_done(Manager *m);
+
+/* sbxctl cache list|rm|prune: the caller's own caches (docs/caches.md) */
+int caches_method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int caches_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int caches_method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error);

@@ -1162,8 +1162,8 @@ static bool sandbox_name_is_allowed(const char *s) {
         return sandbox_name_is_valid(s) && !run_id_is_valid(s);
 }
 
-/* "credentials": as, the caller's stored secrets by name */
-static int read_credentials(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
+/* "credentials", "caches_ro": as, names (stored secrets, the profile's caches) */
+static int read_names(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
         char ***dst = field;
         int r;
 
@@ -1236,9 +1236,10 @@ static const BusField request_fields[] = {
         { "tasks",             bus_field_u64_positive, offsetof(RunRequest, tasks_max) },
         { "timeout_usec",      bus_field_u64_positive, offsetof(RunRequest, runtime_max) },
         { "cpu_percent",       bus_field_unsigned,     offsetof(RunRequest, cpu_quota_percent), .max = 100000 },
-        { "credentials",       read_credentials,       offsetof(RunRequest, credentials) },
+        { "credentials",       read_names,       offsetof(RunRequest, credentials) },
         { "credential_fds",    read_credential_fds,    0 },
         { "export_fd",         export_read_request_fd, 0, REQ_RUN_ONLY },
+        { "caches_ro",         read_names,       offsetof(RunRequest, caches_ro) },
         { "idle_timeout_usec", bus_field_u64_positive, offsetof(RunRequest, idle_timeout), REQ_SANDBOX_ONLY },
         { "detach",            bus_field_bool,         offsetof(RunRequest, detach), REQ_SANDBOX_ONLY },
         { "name",              bus_field_string,       offsetof(RunRequest, sandbox_name), REQ_SANDBOX_ONLY,
@@ -2516,6 +2517,12 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("AddSecret", SD_BUS_ARGS("s", name, "h", value, "b", replace), SD_BUS_NO_RESULT,
                                 secrets_method_add, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListSecrets", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", secrets_json), secrets_method_list,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListCaches", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", caches_json), caches_method_list,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RemoveCache", SD_BUS_ARGS("s", profile, "s", name), SD_BUS_NO_RESULT,
+                                caches_method_remove, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("PruneCaches", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", removed_json), caches_method_prune,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ApproveExport", SD_BUS_ARGS("s", run_id, "s", item), SD_BUS_RESULT("s", path, "h", fd),
                                 export_method_approve, SD_BUS_VTABLE_UNPRIVILEGED),

@@ -25,6 +25,7 @@ RunRequest *run_request_free(RunRequest *r) {
         free(r->netns_path);
         free(r->cache_owner);
         strv_free(r->busy_caches);
+        strv_free(r->caches_ro);
         strv_free(r->credentials);
         for (size_t i = 0; i < strv_length(r->credential_fd_names); i++)
                 if (r->credential_fds[i] >= 0)
@@ -254,6 +255,19 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
                                        path_is_below(req->workspace, req->dataset)))
                         return error_setf(ret_error, -EINVAL, "dataset: '%s' overlaps the workspace '%s'", req->dataset,
                                       req->workspace);
+        }
+
+        STRV_FOREACH(c, req->caches_ro) {
+                bool known = false;
+
+                for (size_t k = 0; k < p->n_caches; k++)
+                        if (streq(p->caches[k].name, *c))
+                                known = true;
+                if (!known)
+                        return error_setf(ret_error, -EINVAL, "cache-ro: profile '%s' has no cache '%s'", p->name, *c);
+                for (char **o = req->caches_ro; o < c; o++)
+                        if (streq(*o, *c))
+                                return error_setf(ret_error, -EINVAL, "cache-ro: '%s' is given twice", *c);
         }
 
         if (req->export_dir) {
@@ -724,6 +738,8 @@ static int add_caches(const Profile *p, const RunRequest *req, PropTable *t, cha
                 STRV_FOREACH(b, req->busy_caches)
                         if (streq(*b, c->name))
                                 busy = true;
+                if (busy && strv_contains(req->caches_ro, c->name))
+                        return -EBUSY; /* what it would read is being written */
                 if (busy)
                         continue; /* another run of this caller has it: this run's copy is ephemeral */
                 /* systemd creates the state directory (below /var/lib/private for a DynamicUser unit) and
@@ -734,6 +750,16 @@ static int add_caches(const Profile *p, const RunRequest *req, PropTable *t, cha
                 r = prop_table_extend_strv(t, "StateDirectory", (char *[]) { state, NULL });
                 if (r < 0)
                         return r;
+                /* read-only: the run can use what an earlier run fetched, and cannot change it */
+                if (strv_contains(req->caches_ro, c->name)) {
+                        _cleanup_free_ char *path = NULL;
+
+                        if (asprintf(&path, "/var/lib/private/%s", state) < 0)
+                                return -ENOMEM;
+                        r = prop_table_extend_strv(t, "ReadOnlyPaths", (char *[]) { path, NULL });
+                        if (r < 0)
+                                return r;
+                }
                 l = realloc(opts, (n_opts + 2) * sizeof(char *));
                 if (!l)
                         return -ENOMEM;
@@ -857,6 +883,9 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                                            (char *[]) { req->dataset, (char *) SBX_DATASET, NULL });
         if (r == 0)
                 r = add_caches(p, req, t, &cache_opts);
+        if (r == -EBUSY)
+                return error_setf(ret_error, -EBUSY, "cache-ro: a cache this run would read is in use by another run "
+                                  "of the same caller and profile (or being removed)");
         r = r ?: prop_table_add_strv(t, "Environment", env);
         r = r ?: prop_table_add_u64(t, "MemoryMax", memory);
         r = r ?: prop_table_add_u64(t, "TasksMax", tasks);

@@ -50,6 +50,7 @@ typedef struct RunRequest {
         char **host_addresses;/* the host's own addresses ("ADDR/32", "ADDR/128"), denied to network mode
                                * "public" on top of the non-public ranges (set by sbxd) */
         char **busy_caches;   /* names of the profile's caches in use by another run: ephemeral here */
+        char **caches_ro;     /* names of the profile's caches this run may read but not write */
         char *run_id;         /* the run's id (set by sbxd; needed for a network namespace of its own) */
         char *netns_path;     /* the run's network namespace (policy_netns_path()), modes other than none */
         uint64_t host_netns_ino; /* inode of the host's network namespace: the run's must be another one */

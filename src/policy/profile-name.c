@@ -19,3 +19,12 @@ bool profile_name_is_valid(const char *name) {
                         return false;
         return true;
 }
+
+bool cache_name_is_valid(const char *name) {
+        size_t n;
+
+        if (isempty(name))
+                return false;
+        n = strlen(name);
+        return n <= 32 && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") == n;
+}

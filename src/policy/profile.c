@@ -948,7 +948,7 @@ static int dispatch_cache_name(JsonDoc *jd, const JsonPath *p, json_object *v, v
         r = json_doc_get_string(jd, p, v, &s);
         if (r < 0)
                 return r;
-        if (!name_is_valid(s, "abcdefghijklmnopqrstuvwxyz0123456789_", 32))
+        if (!cache_name_is_valid(s))
                 return json_doc_fail_got(jd, p, v, "expected 1 to 32 characters of a-z, 0-9 and _");
         return json_doc_dispatch_string(jd, p, v, field, NULL);
 }

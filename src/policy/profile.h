@@ -169,6 +169,8 @@ Profile *profile_free(Profile *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Profile *, profile_free);
 
 bool profile_name_is_valid(const char *name);
+/* A cache's name (lifetime.caches[].name): 1 to 32 of a-z, 0-9 and _. */
+bool cache_name_is_valid(const char *name);
 /* NULL-terminated, sorted list of the systemd syscall group names a profile may use. */
 const char *const *profile_syscall_groups(void);
 

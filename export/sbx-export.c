@@ -528,8 +528,9 @@ static int walk_dir(Export *e, int dir_fd, const char *rel, unsigned depth) {
                 safe_close(fd);
                 return isempty(rel) ? r : refuse_errno(e, rel, "unreadable", r);
         }
-        /* more names than could ever pass the count cap are counted, not kept */
-        cap = arg_max_files - MIN(e->n_entries, arg_max_files) + 1;
+        /* names past those that could pass the count cap and the refusals listed one by one are counted,
+         * not kept: they are refused anyway, and the report names no more of them */
+        cap = arg_max_files - MIN(e->n_entries, arg_max_files) + 1 + REPORT_REFUSED_LISTED_MAX;
         errno = 0;
         while ((de = readdir(d))) {
                 if (dot_or_dot_dot(de->d_name))
@@ -574,7 +575,7 @@ static int walk_dir(Export *e, int dir_fd, const char *rel, unsigned depth) {
         /* names past the count cap that were not even kept */
         e->n_entries += unlisted;
         for (uint64_t i = 0; i < unlisted; i++) {
-                r = refuse(e, rel, "over the file count cap");
+                r = refuse(e, isempty(rel) ? "." : rel, "over the file count cap");
                 if (r < 0)
                         return r;
         }

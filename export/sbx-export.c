@@ -113,6 +113,23 @@ static int refuse_errno(Export *e, const char *path, const char *what, int error
         return refuse(e, path, reason);
 }
 
+/* A DIR over dfd, a descriptor of a folder open for reading (or a negative errno, passed on), which
+ * it takes over. */
+static int dir_from_fd(int dfd, DIR **ret) {
+        DIR *d;
+
+        if (dfd < 0)
+                return dfd;
+        d = fdopendir(dfd);
+        if (!d) {
+                int r = negative_errno();
+                safe_close(dfd);
+                return r;
+        }
+        *ret = d;
+        return 0;
+}
+
 static int copy_fd(int in_fd, int out_fd, uint64_t max, uint64_t *ret_size) {
         _cleanup_free_ char *buf = malloc(COPY_BUFFER_SIZE);
         uint64_t size = 0;
@@ -517,17 +534,11 @@ static int walk_dir(Export *e, int dir_fd, const char *rel, unsigned depth) {
         size_t n = 0, allocated = 0, cap;
         uint64_t unlisted = 0;
         struct dirent *de;
-        int fd, r;
+        int r;
 
-        fd = reopen_fd(dir_fd, O_RDONLY | O_DIRECTORY);
-        if (fd < 0)
-                return isempty(rel) ? fd : refuse_errno(e, rel, "unreadable", fd);
-        d = fdopendir(fd);
-        if (!d) {
-                r = negative_errno();
-                safe_close(fd);
+        r = dir_from_fd(reopen_fd(dir_fd, O_RDONLY | O_DIRECTORY), &d);
+        if (r < 0)
                 return isempty(rel) ? r : refuse_errno(e, rel, "unreadable", r);
-        }
         /* names past those that could pass the count cap and the refusals listed one by one are counted,
          * not kept: they are refused anyway, and the report names no more of them */
         cap = arg_max_files - MIN(e->n_entries, arg_max_files) + 1 + REPORT_REFUSED_LISTED_MAX;
@@ -642,15 +653,12 @@ static int walk_entry(Export *e, int dir_fd, const char *rel, const char *name, 
 static int stage_clear(int stage_fd) {
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
-        int fd = openat(stage_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = openat(stage_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-        if (fd < 0)
-                return negative_errno();
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
+        r = dir_from_fd(r < 0 ? negative_errno() : r, &d);
+
+        if (r < 0)
+                return r;
         while ((de = readdir(d)))
                 if (!dot_or_dot_dot(de->d_name))
                         (void) unlinkat(stage_fd, de->d_name, 0);

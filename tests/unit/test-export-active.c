@@ -31,11 +31,24 @@ static ActiveFinding scan(ActiveScanKind kind, const char *data, size_t size) {
 
 #define SCAN(kind, lit) scan((kind), (lit), sizeof(lit) - 1)
 
+typedef struct Row {
+        const char *text;
+        bool active;
+} Row;
+
+/* Each row's text found active (as 'finding') or not; returns the number of rows that are wrong. */
+static int check_rows(ActiveScanKind kind, const Row *rows, size_t n, ActiveFinding finding) {
+        int failures = 0;
+
+        for (size_t i = 0; i < n; i++)
+                check_row(failures,
+                          scan(kind, rows[i].text, strlen(rows[i].text)) == (rows[i].active ? finding : ACTIVE_NONE),
+                          "%s", rows[i].text);
+        return failures;
+}
+
 static void test_html(void **state) {
-        static const struct {
-                const char *text;
-                bool active;
-        } rows[] = {
+        static const Row rows[] = {
                 { "<html><body><p>hello</p></body></html>", false },
                 { "<script>alert(1)</script>", true },
                 { "<ScRiPt src=x>", true },
@@ -53,21 +66,12 @@ static void test_html(void **state) {
                 { "<div data-onclick=x>", false },
                 { "a description of javascript without the colon", false },
         };
-        int failures = 0;
 
-        for (size_t i = 0; i < ELEMENTSOF(rows); i++)
-                check_row(failures,
-                          scan(ACTIVE_SCAN_HTML, rows[i].text, strlen(rows[i].text)) ==
-                                  (rows[i].active ? ACTIVE_SCRIPT_HTML : ACTIVE_NONE),
-                          "%s", rows[i].text);
-        assert_int_equal(failures, 0);
+        assert_int_equal(check_rows(ACTIVE_SCAN_HTML, rows, ELEMENTSOF(rows), ACTIVE_SCRIPT_HTML), 0);
 }
 
 static void test_pdf(void **state) {
-        static const struct {
-                const char *text;
-                bool active;
-        } rows[] = {
+        static const Row rows[] = {
                 { "%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj", false },
                 { "<< /S /JavaScript /JS (app.alert(1)) >>", true },
                 { "<</JS(x)>>", true },
@@ -85,15 +89,9 @@ static void test_pdf(void **state) {
                 { "<< /J#5 >>", false },
                 { "<< /Type /XRef >>", false },
         };
-        int failures = 0;
         unsigned notes = 0;
 
-        for (size_t i = 0; i < ELEMENTSOF(rows); i++)
-                check_row(failures,
-                          scan(ACTIVE_SCAN_PDF, rows[i].text, strlen(rows[i].text)) ==
-                                  (rows[i].active ? ACTIVE_JAVASCRIPT_PDF : ACTIVE_NONE),
-                          "%s", rows[i].text);
-        assert_int_equal(failures, 0);
+        assert_int_equal(check_rows(ACTIVE_SCAN_PDF, rows, ELEMENTSOF(rows), ACTIVE_JAVASCRIPT_PDF), 0);
 
         assert_int_equal(active_scan_buffer(ACTIVE_SCAN_PDF, "<< /Type /ObjStm /N 3 >>", 24, &notes), ACTIVE_NONE);
         assert_true(notes & ACTIVE_NOTE_PDF_OBJECT_STREAMS);

@@ -165,13 +165,11 @@ static const char *name_reason(const char *why) {
 
 /* Copies the member's data into scratch_fd (truncated first), at most 'budget' bytes. */
 static int member_read(struct archive *a, int scratch_fd, uint64_t budget, uint64_t *ret_size) {
-        _cleanup_free_ char *buf = malloc(COPY_BUFFER_SIZE);
+        static char buf[COPY_BUFFER_SIZE]; /* one member at a time, no threads */
         uint64_t size = 0;
         la_ssize_t n;
         int r;
 
-        if (!buf)
-                return -ENOMEM;
         if (ftruncate(scratch_fd, 0) < 0 || lseek(scratch_fd, 0, SEEK_SET) < 0)
                 return negative_errno();
         while ((n = archive_read_data(a, buf, COPY_BUFFER_SIZE)) > 0) {
@@ -189,10 +187,8 @@ static int member_read(struct archive *a, int scratch_fd, uint64_t budget, uint6
 }
 
 static int member_write(struct archive *w, int scratch_fd, uint64_t size) {
-        _cleanup_free_ char *buf = malloc(COPY_BUFFER_SIZE);
+        static char buf[COPY_BUFFER_SIZE]; /* one member at a time, no threads */
 
-        if (!buf)
-                return -ENOMEM;
         if (lseek(scratch_fd, 0, SEEK_SET) < 0)
                 return negative_errno();
         while (size > 0) {

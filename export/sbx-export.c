@@ -32,6 +32,9 @@
 
 #define DEPTH_MAX 32
 #define COPY_BUFFER_SIZE (128 * 1024)
+/* the one buffer every copy and scan reads through (one file at a time, no threads) */
+static uint8_t copy_buffer[COPY_BUFFER_SIZE];
+
 #define RESOLVE_FLAGS (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
 
 static bool arg_review;
@@ -131,12 +134,10 @@ static int dir_from_fd(int dfd, DIR **ret) {
 }
 
 static int copy_fd(int in_fd, int out_fd, uint64_t max, uint64_t *ret_size) {
-        _cleanup_free_ char *buf = malloc(COPY_BUFFER_SIZE);
+        uint8_t *buf = copy_buffer;
         uint64_t size = 0;
         int r;
 
-        if (!buf)
-                return -ENOMEM;
         for (;;) {
                 ssize_t n = read(in_fd, buf, COPY_BUFFER_SIZE);
                 if (n < 0) {
@@ -297,15 +298,12 @@ static int file_type(Export *e, int fd, char **ret) {
 /* sha256, size and active content of the staged copy, in one streaming pass. */
 static int file_digest_scan(int fd, ActiveScanKind kind, char sha_hex[static SHA256_DIGEST_SIZE * 2 + 1],
                             uint64_t *ret_size, ActiveFinding *ret_found, unsigned *ret_notes) {
-        _cleanup_free_ char *buf = malloc(COPY_BUFFER_SIZE);
-        uint8_t digest[SHA256_DIGEST_SIZE];
+        uint8_t *buf = copy_buffer, digest[SHA256_DIGEST_SIZE];
         ActiveScanner scan;
         uint64_t size = 0;
         Sha256 ctx;
         ssize_t n;
 
-        if (!buf)
-                return -ENOMEM;
         if (lseek(fd, 0, SEEK_SET) < 0)
                 return negative_errno();
         active_scanner_init(&scan, kind);

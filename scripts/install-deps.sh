@@ -14,6 +14,8 @@ PKGS=(
   # build
   meson ninja-build pkg-config gcc libc6-dev clang llvm
   libsystemd-dev libbpf-dev bpftool libseccomp-dev libjson-c-dev libssl-dev libcurl4-openssl-dev
+  # sbx-export: archives and file types
+  libarchive-dev libmagic-dev
   # unit tests
   libcmocka-dev
   # man pages (pandoc renders them; man checks them), shell completion

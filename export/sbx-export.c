@@ -38,6 +38,7 @@ static uint8_t copy_buffer[COPY_BUFFER_SIZE];
 #define RESOLVE_FLAGS (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
 
 static bool arg_review;
+static bool arg_check;      /* --check: the destination and the staging, nothing else */
 static const char *arg_approve;
 static const char *arg_source_root;
 static const char *arg_source;
@@ -706,6 +707,19 @@ static int open_dest(int *ret) {
         return 0;
 }
 
+/* --check: what the review needs is there (the unit's start: a run whose export could not be delivered
+ * does not start). */
+static int run_check(void) {
+        _cleanup_close_ int fd = -EBADF, sfd = -EBADF;
+
+        if (arg_dest && open_dest(&fd) < 0)
+                return log_error_errno(-ESTALE, "The destination %s is not the directory that was checked.", arg_dest), 1;
+        sfd = open(arg_staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sfd < 0)
+                return log_error_errno(-errno, "Cannot open the staging directory %s: %m", arg_staging), 1;
+        return 0;
+}
+
 static void export_done(Export *e) {
         safe_close(e->source_fd);
         safe_close(e->staging_fd);
@@ -959,7 +973,7 @@ static int add_glob(char ***l, const char *option, const char *glob) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum {
-                ARG_REVIEW = 0x100, ARG_APPROVE, ARG_SOURCE_ROOT, ARG_SOURCE, ARG_STAGING, ARG_REPORT, ARG_DEST,
+                ARG_REVIEW = 0x100, ARG_CHECK, ARG_APPROVE, ARG_SOURCE_ROOT, ARG_SOURCE, ARG_STAGING, ARG_REPORT, ARG_DEST,
                 ARG_DEST_ID, ARG_OWNER, ARG_MAX_FILES, ARG_MAX_BYTES, ARG_MAX_FILE_BYTES, ARG_ALLOW_TYPE,
                 ARG_APPROVE_TYPE, ARG_ACTIVE, ARG_ARCHIVES, ARG_KEEP_EXEC, ARG_VERSION,
         };
@@ -967,6 +981,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "review", no_argument, NULL, ARG_REVIEW },
+                { "check", no_argument, NULL, ARG_CHECK },
                 { "approve", required_argument, NULL, ARG_APPROVE },
                 { "source-root", required_argument, NULL, ARG_SOURCE_ROOT },
                 { "source", required_argument, NULL, ARG_SOURCE },
@@ -999,6 +1014,9 @@ static int parse_argv(int argc, char *argv[]) {
                         return 0;
                 case ARG_REVIEW:
                         arg_review = true;
+                        break;
+                case ARG_CHECK:
+                        arg_review = arg_check = true;
                         break;
                 case ARG_APPROVE:
                         if (!held_id_is_valid(optarg))
@@ -1080,7 +1098,7 @@ static int parse_argv(int argc, char *argv[]) {
                 return log_error_errno(-EINVAL, "Unexpected argument: %s", argv[optind]);
 
         if (arg_review == !!arg_approve)
-                return log_error_errno(-EINVAL, "Either --review or --approve=ID is needed.");
+                return log_error_errno(-EINVAL, "Either --review, --check or --approve=ID is needed.");
         if (!arg_staging)
                 return log_error_errno(-EINVAL, "--staging is needed.");
         if (!arg_report)
@@ -1115,7 +1133,7 @@ int main(int argc, char *argv[]) {
                 free_args();
                 return r < 0 ? 2 : 0;
         }
-        r = arg_approve ? run_approve() : run_review();
+        r = arg_check ? run_check() : arg_approve ? run_approve() : run_review();
         free_args();
         return r;
 }

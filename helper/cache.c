@@ -5,7 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cache-prune.h"
@@ -160,4 +164,133 @@ int cache_remove_leftovers(void) {
                         r = r ?: k;
                 }
         return r;
+}
+
+/* ---- caches with a size cap: one ext4 image each ---- */
+
+static int mkdir_parents(const char *path, mode_t mode) {
+        _cleanup_free_ char *p = strdup(path);
+
+        if (!p)
+                return -ENOMEM;
+        for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+                *s = 0;
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *s = '/';
+        }
+        return 0;
+}
+
+/* mkfs.ext4 on the image (a new, empty file of its size): no reserved blocks, root's root directory
+ * (systemd hands it to each run's user as the state directory). */
+static int make_fs(const char *image) {
+        char *argv[] = { (char *) "mkfs.ext4", (char *) "-q", (char *) "-F", (char *) "-m", (char *) "0",
+                         (char *) "-L", (char *) "sbx-cache", (char *) "-E", (char *) "root_owner=0:0",
+                         (char *) image, NULL };
+        int status;
+        pid_t pid;
+
+        pid = fork();
+        if (pid < 0)
+                return negative_errno();
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+                if (null >= 0) {
+                        (void) dup2(null, STDIN_FILENO);
+                        (void) dup2(null, STDOUT_FILENO);
+                }
+                execv("/sbin/mkfs.ext4", argv);
+                execv("/usr/sbin/mkfs.ext4", argv);
+                fprintf(stderr, "sbx: cannot run mkfs.ext4: %m\n");
+                _exit(127);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return negative_errno();
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+}
+
+/* A free loop device backed by fd, released when its last mount goes. */
+static int loop_attach(int fd, char ret_dev[static 32]) {
+        _cleanup_close_ int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+
+        if (ctl < 0)
+                return negative_errno();
+        for (int attempt = 0; attempt < 16; attempt++) {
+                struct loop_config cfg = { .fd = (uint32_t) fd, .info.lo_flags = LO_FLAGS_AUTOCLEAR };
+                _cleanup_close_ int lfd = -EBADF;
+                int n = ioctl(ctl, LOOP_CTL_GET_FREE);
+
+                if (n < 0)
+                        return negative_errno();
+                snprintf(ret_dev, 32, "/dev/loop%d", n);
+                lfd = open(ret_dev, O_RDWR | O_CLOEXEC);
+                if (lfd < 0)
+                        return negative_errno();
+                if (ioctl(lfd, LOOP_CONFIGURE, &cfg) >= 0)
+                        return TAKE_FD(lfd);
+                if (errno != EBUSY) /* another took it between GET_FREE and CONFIGURE: try the next */
+                        return negative_errno();
+        }
+        return -EBUSY;
+}
+
+int cache_image_attach(const char *dir, uint64_t size) {
+        _cleanup_free_ char *image = NULL, *mnt = NULL;
+        _cleanup_close_ int fd = -EBADF, lfd = -EBADF;
+        char dev[32];
+        struct stat st;
+        int r;
+
+        if (!cache_dir_is_valid(dir) || size == 0)
+                return -EINVAL;
+        if (asprintf(&image, CACHE_IMAGE_ROOT "/%s.img", dir) < 0 || asprintf(&mnt, CACHE_ROOT "/%s", dir) < 0)
+                return -ENOMEM;
+        r = mkdir_parents(image, 0700);
+        if (r >= 0)
+                r = mkdir_parents(mnt, 0700);
+        if (r < 0)
+                return r;
+        if (mkdir(mnt, 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+        fd = open(image, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EBADF;
+        /* new (or a creation that did not finish): made at the cap. An existing one keeps the size it was
+         * made with: a changed cap applies to the cache made after the next removal. */
+        if (st.st_size == 0 || st.st_size % 1024 != 0) {
+                if (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t) size) < 0)
+                        return negative_errno();
+                r = make_fs(image);
+                if (r < 0) {
+                        if (ftruncate(fd, 0) < 0) /* made again next time, whatever is left */
+                                return negative_errno();
+                        return r;
+                }
+        }
+        lfd = loop_attach(fd, dev);
+        if (lfd < 0)
+                return lfd;
+        if (mount(dev, mnt, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME, "errors=remount-ro") < 0)
+                return negative_errno(); /* the loop device goes with lfd (autoclear) */
+        return 0;
+}
+
+int cache_image_detach(const char *dir) {
+        _cleanup_free_ char *mnt = NULL;
+
+        if (!cache_dir_is_valid(dir))
+                return -EINVAL;
+        if (asprintf(&mnt, CACHE_ROOT "/%s", dir) < 0)
+                return -ENOMEM;
+        if (umount2(mnt, UMOUNT_NOFOLLOW) >= 0 || errno == EINVAL || errno == ENOENT)
+                return 0;
+        if (errno != EBUSY)
+                return negative_errno();
+        /* still held (a process of the run's being reaped): detached now, gone with its last user */
+        return umount2(mnt, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 ? negative_errno() : 0;
 }

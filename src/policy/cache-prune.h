@@ -15,6 +15,9 @@
  * ("owner", a keyed hash of its uid), profile and cache name. */
 #define CACHE_ROOT "/var/lib/private/sbx-cache"
 #define CACHE_LINK_ROOT "/var/lib/sbx-cache"
+/* Each cache's file system: OWNER/PROFILE/CACHE.img, ext4 of the cache's max_size, mounted on its
+ * directory below CACHE_ROOT for the run that uses it (docs/caches.md) */
+#define CACHE_IMAGE_ROOT "/var/lib/private/sbx-cache-images"
 
 typedef enum CachePruneReason {
         CACHE_KEEP,

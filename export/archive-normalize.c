@@ -3,6 +3,10 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/random.h>
+#include <unistd.h>
 #include <search.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -253,6 +257,31 @@ static int writer_new(ArchiveKind kind, int fd, struct archive **ret) {
         return 0;
 }
 
+/* An unnamed file in dir: O_TMPFILE, or where the file system has none (overlayfs), a new name unlinked at
+ * once. */
+static int open_scratch(int dir_fd) {
+        int fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+        if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+                return fd >= 0 ? fd : negative_errno();
+        for (int attempt = 0; attempt < 64; attempt++) {
+                char name[32];
+                uint64_t u;
+
+                if (getrandom(&u, sizeof(u), 0) != sizeof(u))
+                        return -EIO;
+                snprintf(name, sizeof(name), ".scratch-%016" PRIx64, u);
+                fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (fd < 0 && errno == EEXIST)
+                        continue;
+                if (fd < 0)
+                        return negative_errno();
+                (void) unlinkat(dir_fd, name, 0);
+                return fd;
+        }
+        return -EEXIST;
+}
+
 int archive_normalize(int in_fd, ArchiveKind kind, int out_fd, int scratch_dir_fd, const ArchiveLimits *limits,
                       ArchiveResult *ret) {
         _cleanup_(archive_read_freep) struct archive *a = NULL;
@@ -266,9 +295,9 @@ int archive_normalize(int in_fd, ArchiveKind kind, int out_fd, int scratch_dir_f
         r = reader_new(kind, in_fd, &a);
         if (r < 0)
                 return r;
-        scratch_fd = openat(scratch_dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        scratch_fd = open_scratch(scratch_dir_fd);
         if (scratch_fd < 0)
-                return negative_errno();
+                return scratch_fd;
 
         while ((ar = archive_read_next_header(a, &e)) == ARCHIVE_OK || ar == ARCHIVE_WARN) {
                 _cleanup_(archive_entry_freep) struct archive_entry *out = NULL;

@@ -710,9 +710,17 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                         log_warning("Start job for %s finished with result '%s'.", run->unit, result);
                         run->job_failed = true;
                         free(run->record->error);
-                        /* "dependency": what the run's unit needs failed: its space unit, or its network
-                         * unit */
-                        if (streq(result, "dependency") && run->netns_path) {
+                        /* "dependency": what the run's unit needs failed: its space unit, its network
+                         * unit, or its export unit (whose start checks the export's destination) */
+                        if (streq(result, "dependency") && run->record->export) {
+                                if (asprintf(&run->record->error,
+                                             "the run's space%s or export could not be set up (see journalctl -u "
+                                             "sbx-space@%s.service%s%s%s -u sbx-export@%s.service)",
+                                             run->netns_path ? ", network" : "", run->id,
+                                             run->netns_path ? " -u sbx-net@" : "", run->netns_path ? run->id : "",
+                                             run->netns_path ? ".service" : "", run->id) < 0)
+                                        run->record->error = NULL;
+                        } else if (streq(result, "dependency") && run->netns_path) {
                                 if (asprintf(&run->record->error,
                                              "the run's space or network could not be set up (sbx-space@%s.service "
                                              "or sbx-net@%s.service failed, see journalctl -u sbx-space@%s.service "

@@ -511,7 +511,7 @@ static int compile_export_unit(const Profile *p, const RunRequest *req, RunPlan 
         r = r ?: prop_table_add_strv(t, "ReadWritePaths", (char *[]) { dir, req->export_dir, NULL });
         r = r ?: prop_table_add_bool(t, "PrivateNetwork", true);
         r = r ?: prop_table_add_bool(t, "PrivateDevices", true);
-        r = r ?: prop_table_add_bool(t, "PrivateTmp", true);
+        /* no PrivateTmp=: the destination may be below /tmp or /var/tmp */
         r = r ?: prop_table_add_bool(t, "ProtectKernelTunables", true);
         r = r ?: prop_table_add_bool(t, "ProtectKernelModules", true);
         r = r ?: prop_table_add_bool(t, "ProtectKernelLogs", true);

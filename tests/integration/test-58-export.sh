@@ -23,18 +23,20 @@ cleanup() {
   rm -f "$RUNPROF/$PROF.json" "$RUNPROF/$HOLD.json" "$RUNPROF/$CAPS.json" "$RUNPROF/$NOEXP.json"
   rmdir "$RUNPROF" 2>/dev/null
   rm -rf "$D"
+  systemctl daemon-reload
 }
 t_on_exit cleanup
 
 mkdir -p "$RUNPROF"
 profile() { # NAME EXPORT-JSON
+  local export=""
+  [ -n "$2" ] && export=", \"export\": $2"
   cat > "$RUNPROF/$1.json" <<EOF
 {
   "version": 1,
   "description": "sbx test: reviewed export",
   "network": { "mode": "none" },
-  "resources": { "memory": "256M", "tasks": 64, "wall_time": "60s" }${2:+,
-  "export": $2}
+  "resources": { "memory": "256M", "tasks": 64, "wall_time": "60s" }$export
 }
 EOF
 }
@@ -42,6 +44,7 @@ profile $PROF '{ "allow_types": ["text/*", "application/zip", "application/x-tar
 profile $HOLD '{ "allow_types": ["text/plain", "text/html"], "approve_types": ["application/octet-stream"], "active_content": "approve" }'
 profile $CAPS '{ "allow_types": ["text/plain", "application/octet-stream"], "max_files": 8, "max_file_bytes": "64K" }'
 profile $NOEXP ''
+systemctl daemon-reload
 
 # a directory of the caller's (nobody) to export into
 newdest() { local d; d=$(mktemp -d "$D/dest.XXXXXX"); chown $U: "$d"; chmod 0755 "$d"; echo "$d"; }
@@ -98,7 +101,7 @@ assert_eq "$dest" "$(jq -r .export.destination <<<"$rec")" "destination"
 assert_eq "hello" "$(cat "$dest/a.txt")" "a.txt"
 assert_eq "x,y" "$(head -n 1 "$dest/sub/deeper/b.csv")" "sub/deeper/b.csv"
 [ -d "$dest/emptydir" ] || _t_err "the empty directory was not delivered"
-assert_eq "$U $U 644" "$(stat -c '%U %G %a' "$dest/script.txt")" "script.txt: the caller's, exec bits dropped"
+assert_eq "$U $(id -gn $U) 644" "$(stat -c '%U %G %a' "$dest/script.txt")" "script.txt: the directory owner's, exec bits dropped"
 assert_eq "$U" "$(stat -c %U "$dest/sub/deeper/b.csv")" "owner of a nested file"
 assert_eq "$U" "$(stat -c %U "$dest/sub")" "owner of a directory"
 for f in link hard1 hard2 fifo sock readme.txt page.html; do
@@ -213,7 +216,7 @@ mv "$dest" "$dest.moved"
 mkdir "$dest"; chown $U: "$dest"
 wait "$CPID"; rc=$?
 assert_eq 123 "$rc" "sbxctl: the command succeeded, its output was not delivered"
-assert_contains "$(cat "$D/swap.out")" "export: the review did not finish" "the line"
+assert_contains "$(cat "$D/swap.out")" "export: the destination is not the directory that was checked" "the line"
 [ -z "$(ls -A "$dest")" ] || _t_err "something was written into the directory put in its place"
 [ -z "$(ls -A "$dest.moved")" ] || _t_err "something was written into the moved directory"
 assert_eq false "$(record_get "$RUN" .export.reviewed)" "the record says so"

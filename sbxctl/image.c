@@ -85,8 +85,12 @@ int verb_image(int argc, char **argv) {
                 return image_import(argv[0], argv[1]);
         }
         if (streq(verb, "list")) {
-                if (argc > 0)
-                        return refused("image list: unexpected argument '%s'", argv[0]);
+                int r = parse_argv_after_first(argc + 1, argv - 1); /* --json after the command */
+
+                if (r <= 0)
+                        return -r;
+                if (optind < argc + 1)
+                        return refused("image list: unexpected argument '%s'", argv[optind - 1]);
                 return image_list();
         }
         if (streq(verb, "rm")) {

@@ -358,14 +358,16 @@ static int import_child(const char *name, int src_fd, int out_fd) {
                 /* A directory becomes a squashfs file, reproducibly (no times, sorted, the tree's owners and
                  * modes): its canonical serialization, which the digest names (docs/images.md). The mount
                  * points a run needs are added where the tree lacks them. */
-                _cleanup_free_ char *srcpath = NULL, *dst = NULL;
+                _cleanup_free_ char *dst = NULL;
                 char *argv[64] = { (char *) SBX_MKSQUASHFS_PATH };
                 char pseudo[16][64];
                 size_t k = 1, np = 0;
 
-                if (asprintf(&srcpath, "/proc/self/fd/%d", src_fd) < 0 || asprintf(&dst, "%s/" IMAGE_FILE, tmp) < 0)
+                /* the tree is the working directory: a path through /proc/self/fd would be a symlink to
+                 * mksquashfs, not the directory */
+                if (fchdir(src_fd) < 0 || asprintf(&dst, "%s/" IMAGE_FILE, tmp) < 0)
                         goto fail_errno;
-                argv[k++] = srcpath;
+                argv[k++] = (char *) ".";
                 argv[k++] = dst;
                 for (const char *o = "-noappend\0-no-xattrs\0-mkfs-time\0" "0\0-all-time\0" "0\0-no-progress\0-quiet\0";
                      *o; o += strlen(o) + 1)
@@ -592,8 +594,6 @@ int images_method_import(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 sigemptyset(&all);
                 (void) sigprocmask(SIG_SETMASK, &all, NULL);
                 (void) close(pipefd[0]);
-                /* the source's descriptor must survive mksquashfs's exec: /proc/self/fd/N names it there */
-                (void) fcntl(src_fd, F_SETFD, 0);
                 _exit(import_child(name, src_fd, pipefd[1]));
         }
         (void) close(src_fd);

@@ -21,6 +21,7 @@ cleanup() {
   rm -f "$RUNPROF/$PROF.json"
   rmdir "$RUNPROF" 2>/dev/null
   rm -rf "$D"
+  systemctl daemon-reload
 }
 t_on_exit cleanup
 
@@ -41,6 +42,7 @@ cat > "$RUNPROF/$PROF.json" <<EOF2
   "resources": { "memory": "128M", "tasks": 32, "wall_time": "60s" }
 }
 EOF2
+sbxctl profile reload >/dev/null || t_fail "sbxctl profile reload"
 
 t_begin "import a directory: the mount points a run needs are added, the digest printed"
 assert_rc 0 sbxctl image import "$NAME" "$D/root"
@@ -50,6 +52,13 @@ assert_file "$SBX_STATEDIR/images/$DIG1/image.raw"
 assert_file "$SBX_STATEDIR/images/$DIG1/image.verity"
 assert_eq "700" "$(stat -c %a "$SBX_STATEDIR/images")" "store mode"
 assert_eq "$DIG1" "$(sha256sum "$SBX_STATEDIR/images/$DIG1/image.raw" | cut -c1-64)" "digest of image.raw"
+unsquashfs -l "$SBX_STATEDIR/images/$DIG1/image.raw" > "$D/list.txt"
+for p in bin/sh etc/os-release usr/share/sbxtest-marker proc home/sbx dev/shm sys/fs/cgroup var/tmp; do
+  grep -qx "squashfs-root/$p" "$D/list.txt" || t_fail "the image lacks /$p"
+done
+# the same tree again: the same bytes, the same digest (a canonical serialization)
+assert_rc 0 sbxctl image import "$NAME" "$D/root"
+assert_eq "$NAME@sha256:$DIG1" "$T_OUT" "digest of the same tree"
 t_pass
 
 t_begin "import a squashfs file: a second version under the same name; one without mount points is refused"
@@ -76,7 +85,7 @@ RUN=$(last_run_id)
 assert_eq "$NAME" "$(record_get "$RUN" .image.name)" "record image name"
 assert_eq "sha256:$DIG2" "$(record_get "$RUN" .image.digest)" "record image digest"
 assert_eq "true" "$(record_get "$RUN" .image.verity)" "record verity"
-assert_eq "exited" "$(record_get "$RUN" .stop_reason)" "stop reason"
+assert_eq "success" "$(record_get "$RUN" .stop_reason)" "stop reason"
 assert_clean "after a run on an image"
 t_pass
 

@@ -71,7 +71,8 @@ int image_ref_merge(const char *profile_ref, const char *request_ref, ImageRef *
 }
 
 const char *const image_mount_points[] = {
-        "proc", "sys", "sys/fs/cgroup", "dev", "dev/shm", "run", "tmp", "var/tmp", "home", "home/sbx", "root", NULL,
+        "proc", "sys", "sys/fs", "sys/fs/cgroup", "dev", "dev/shm", "run", "tmp", "var", "var/tmp", "home", "home/sbx",
+        "root", NULL,
 };
 
 ImageInfo *image_info_free(ImageInfo *i) {

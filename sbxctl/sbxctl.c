@@ -42,6 +42,7 @@ const char *arg_export_to = NULL;       /* export --to=DIR */
 static const char *arg_export = NULL;   /* run --export=DIR */
 static char **arg_caches_ro = NULL;     /* --cache-ro=NAME */
 bool arg_legend = true;
+static const char *arg_image = NULL;    /* run, create --image=NAME[@sha256:DIGEST] */
 static bool arg_all = false;
 static usec_t arg_idle_timeout = 0;
 static const char *arg_name = NULL;
@@ -85,7 +86,10 @@ static int help(void) {
                "  export reject RUN [ITEM...]     Discard what a run's export review held\n"
                "  cache list                      List your named caches (size, last use, expiry)\n"
                "  cache rm PROFILE/CACHE...       Remove caches of yours\n"
-               "  cache prune                     Remove your caches past their retention\n\n"
+               "  cache prune                     Remove your caches past their retention\n"
+               "  image import NAME FILE|DIR      Import a base image (squashfs/erofs, or a tree)\n"
+               "  image list                      List the base images\n"
+               "  image rm NAME[@sha256:DIGEST]   Remove an image (every version, or one)\n\n"
                "Run options:\n"
                "  -p --profile=NAME     Profile (default: %s)\n"
                "  -w --workspace=DIR    Bind DIR read-write as the working directory\n"
@@ -101,6 +105,7 @@ static int help(void) {
                "     --cache-ro=NAME    Take the profile's cache NAME read-only (repeatable)\n"
                "     --export=DIR       Review the run's ~/out when it ends; deliver what passes\n"
                "                        into DIR (if the profile exports through review)\n"
+               "     --image=NAME[@sha256:DIGEST]  Pin the digest of the profile's base image\n"
                "  A profile decides which of these a run may set, and within what bounds.\n\n"
                "Sandbox options (create; also the run options above):\n"
                "     --name=NAME        A name to use instead of the id (unique among yours)\n"
@@ -422,7 +427,7 @@ static int bus_failure(sd_bus *bus, const sd_bus_error *e, int r) {
         if (connection_failed(bus, e))
                 return connection_failure(r);
         if (sd_bus_error_has_names(e, "org.sbx.Error.InvalidRequest", "org.sbx.Error.NoSuchProfile",
-                                   "org.sbx.Error.AccessDenied", "org.sbx.Error.Exists"))
+                                   "org.sbx.Error.AccessDenied", "org.sbx.Error.Exists", "org.sbx.Error.NoSuchImage"))
                 return refused("%s", e->message);
         /* a broken profile or a policy sbx cannot enforce here: nothing ran, and not the caller's fault */
         if (sd_bus_error_has_names(e, "org.sbx.Error.BadProfile", "org.sbx.Error.CannotEnforce",
@@ -808,6 +813,8 @@ static int append_request(sd_bus_message *m, const char *workspace, const char *
                 r = sd_bus_message_append(m, "{sv}", "workspace", "s", workspace);
         if (r >= 0 && dataset)
                 r = sd_bus_message_append(m, "{sv}", "dataset", "s", dataset);
+        if (r >= 0 && arg_image)
+                r = sd_bus_message_append(m, "{sv}", "image", "s", arg_image);
         if (r >= 0 && export_fd >= 0)
                 r = sd_bus_message_append(m, "{sv}", "export_fd", "h", export_fd);
         if (r >= 0 && arg_caches_ro) {
@@ -1344,6 +1351,33 @@ int call_daemon_reply(const char *method, sd_bus_message **ret_reply, const char
         r = sd_bus_call_methodv(bus, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method, &error, ret_reply, types,
                                 ap);
         va_end(ap);
+        if (r < 0)
+                return bus_failure(bus, &error, r);
+        return 0;
+}
+
+int call_daemon_reply_timeout(uint64_t usec, const char *method, sd_bus_message **ret_reply, const char *types, ...) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        va_list ap;
+        int r;
+
+        r = check_systemd();
+        if (r != 0)
+                return r;
+        r = connect_bus(&bus);
+        if (r != 0)
+                return r;
+        r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method);
+        if (r < 0)
+                return failed("cannot make the call %s: %s", method, strerror(-r));
+        va_start(ap, types);
+        r = sd_bus_message_appendv(call, types, ap);
+        va_end(ap);
+        if (r < 0)
+                return failed("cannot make the call %s: %s", method, strerror(-r));
+        r = sd_bus_call(bus, call, usec, &error, ret_reply);
         if (r < 0)
                 return bus_failure(bus, &error, r);
         return 0;
@@ -2087,7 +2121,7 @@ static int verb_secret(int argc, char **argv) {
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_MEMORY, ARG_TASKS, ARG_TIMEOUT, ARG_CPU, ARG_NETWORK,
                ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX, ARG_ALL, ARG_QUIET, ARG_UNTIL,
-               ARG_CREDENTIAL, ARG_REPLACE, ARG_EXPORT, ARG_TO, ARG_CACHE_RO };
+               ARG_CREDENTIAL, ARG_REPLACE, ARG_EXPORT, ARG_TO, ARG_CACHE_RO, ARG_IMAGE };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -2115,6 +2149,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "export", required_argument, NULL, ARG_EXPORT },
                 { "to", required_argument, NULL, ARG_TO },
                 { "cache-ro", required_argument, NULL, ARG_CACHE_RO },
+                { "image", required_argument, NULL, ARG_IMAGE },
                 {}
         };
         int c, before = optind;
@@ -2189,6 +2224,9 @@ static int parse_argv(int argc, char *argv[]) {
                                 return -failed("out of memory");
                         break;
                 }
+                case ARG_IMAGE:
+                        arg_image = optarg;
+                        break;
                 case 'w':
                         arg_workspace = optarg;
                         break;
@@ -2294,13 +2332,13 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return -r;
         if (optind >= argc)
-                return refused("no command given (run, create, exec, rm, list, show, stop, profile, gc, capture, secret, export, cache); see --help");
+                return refused("no command given (run, create, exec, rm, list, show, stop, profile, gc, capture, secret, export, cache, image); see --help");
         verb = argv[optind];
         optind++;
         if (streq(verb, "run") || streq(verb, "show") || streq(verb, "list") || streq(verb, "stop") ||
             streq(verb, "profile") || streq(verb, "create") || streq(verb, "exec") || streq(verb, "rm") ||
             streq(verb, "gc") || streq(verb, "capture") || streq(verb, "secret") || streq(verb, "export") ||
-            streq(verb, "cache")) {
+            streq(verb, "cache") || streq(verb, "image")) {
                 r = parse_argv(argc, argv);
                 if (r <= 0)
                         return -r;
@@ -2370,6 +2408,8 @@ int main(int argc, char *argv[]) {
                 return verb_export(argc, argv);
         if (streq(verb, "cache"))
                 return verb_cache(argc, argv);
+        if (streq(verb, "image"))
+                return verb_image(argc, argv);
         if (streq(verb, "gc")) {
                 if (argc > 0)
                         return refused("gc: unexpected argument '%s'", argv[0]);

@@ -21,6 +21,8 @@ _printf_(2, 3) int complain(int code, const char *fmt, ...);
 
 /* A method of sbxd's: 0, or sbxctl's exit status (the error printed). */
 int call_daemon_reply(const char *method, sd_bus_message **ret_reply, const char *types, ...);
+/* The same with a timeout of its own (a call that may take long: an image import). */
+int call_daemon_reply_timeout(uint64_t usec, const char *method, sd_bus_message **ret_reply, const char *types, ...);
 /* The options after the first word (a subcommand's); 1 to go on, else minus the exit status. */
 int parse_argv_after_first(int argc, char *argv[]);
 /* A run's record from sbxd (Get). */
@@ -34,3 +36,6 @@ int verb_export(int argc, char **argv);
 /* The end-of-run lines of a run's export: one per refused and held item, and what was delivered.
  * Returns true if the review did not finish. */
 bool print_export_summary(const RunRecord *r);
+
+/* sbxctl image (image.c) */
+int verb_image(int argc, char **argv);

@@ -16,3 +16,5 @@
 #define ERR_NO_SECRET "org.sbx.Error.NoSuchSecret"
 #define ERR_NO_EXPORT_ITEM "org.sbx.Error.NoSuchItem"
 #define ERR_NO_CACHE "org.sbx.Error.NoSuchCache"
+#define ERR_NO_IMAGE "org.sbx.Error.NoSuchImage"
+#define ERR_IMAGE_MISMATCH "org.sbx.Error.ImageMismatch"

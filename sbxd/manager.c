@@ -29,6 +29,8 @@
 #include "bus-fields.h"
 #include "credentials.h"
 #include "export.h"
+#include "images.h"
+#include "record-image.h"
 #include "caches.h"
 #include "objects.h"
 #include "pool.h"
@@ -1248,6 +1250,7 @@ static const BusField request_fields[] = {
         { "credential_fds",    read_credential_fds,    0 },
         { "export_fd",         export_read_request_fd, 0, REQ_RUN_ONLY },
         { "caches_ro",         read_names,       offsetof(RunRequest, caches_ro) },
+        { "image",             bus_field_string,       offsetof(RunRequest, image) },
         { "idle_timeout_usec", bus_field_u64_positive, offsetof(RunRequest, idle_timeout), REQ_SANDBOX_ONLY },
         { "detach",            bus_field_bool,         offsetof(RunRequest, detach), REQ_SANDBOX_ONLY },
         { "name",              bus_field_string,       offsetof(RunRequest, sandbox_name), REQ_SANDBOX_ONLY,
@@ -1500,6 +1503,9 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                         return r;
                 return sd_bus_error_setf(error, r == -EOPNOTSUPP ? ERR_UNENFORCEABLE : ERR_INVALID, "%s", refusal);
         }
+        r = images_prepare_run(m, profile, req, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
         if (req->workspace) {
                 r = manager_check_host_dir(m, "workspace", req->workspace, uid, true, &ws_st, error);
                 if (r < 0 || sd_bus_error_is_set(error))
@@ -1649,6 +1655,11 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
             !run->record->profile_digest)
                 return -ENOMEM;
         memcpy(run->record->tenant, tenant, sizeof(tenant));
+        if (req->run_image) {
+                r = run_record_image_init(run->record, req->run_image->name, req->run_image->digest, true);
+                if (r < 0)
+                        return r;
+        }
         if (req->cache_owner && !(run->cache_owner = strdup(req->cache_owner)))
                 return -ENOMEM;
         caches_note_use(m, plan);
@@ -2536,6 +2547,12 @@ static const sd_bus_vtable manager_vtable[] = {
                                 export_method_approve, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RejectExport", SD_BUS_ARGS("s", run_id, "s", item), SD_BUS_NO_RESULT,
                                 export_method_reject, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ImportImage", SD_BUS_ARGS("s", name, "h", source), SD_BUS_RESULT("s", digest),
+                                images_method_import, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListImages", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", images_json), images_method_list,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RemoveImage", SD_BUS_ARGS("s", image), SD_BUS_NO_RESULT, images_method_remove,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RemoveSecret", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT, secrets_method_remove,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("Finished", SD_BUS_ARGS("s", run_id, "s", record_json), 0),

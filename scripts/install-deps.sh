@@ -41,6 +41,8 @@ PKGS=(
   # sandbox and outside, plus a subset of CPython's own regression tests
   libpython3.11-testsuite python3-venv python3-pip python3-setuptools python3-wheel
   make git nodejs tar xz-utils bzip2 zip unzip strace gdb
+  # base images (docs/images.md, tests/integration/test-59-images.sh): import and dm-verity data
+  squashfs-tools cryptsetup-bin
   # VM testbed: emulator, initramfs, kernel module tools, timing
   qemu-system-x86 busybox-static kmod bc gzip
 )

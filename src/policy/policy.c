@@ -34,6 +34,8 @@ RunRequest *run_request_free(RunRequest *r) {
         free(r->credential_fds);
         strv_free(r->host_addresses);
         free(r->export_dir);
+        free(r->image);
+        run_image_free(r->run_image);
         free(r);
         return NULL;
 }
@@ -213,6 +215,9 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
                               p->name);
         if (req->sandbox && req->pool)
                 return -EINVAL;
+        r = policy_image_validate(p, req, ret_error);
+        if (r < 0)
+                return r;
         if (req->sandbox || req->pool) {
                 if (n > 0)
                         return error_setf(ret_error, -EINVAL, "command: a sandbox is created without one");
@@ -898,6 +903,8 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         r = r ?: prop_table_add_string(t, "Type", req->pool ? "notify" : "exec");
         if (r == 0 && req->pool)
                 r = prop_table_add_u64(t, "TimeoutStartSec", POLICY_POOL_WAIT_MAX_USEC);
+        if (r == 0)
+                r = policy_image_compile(p, req, exec_path, t, ret_error);
         if (r < 0)
                 return r;
 
@@ -1040,6 +1047,9 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                         return r;
         }
 
+        r = policy_image_wrap(req, exec_path, plan);
+        if (r < 0)
+                return r;
         plan->network = net;
         plan->disk_max = disk;
         if (net != NETWORK_NONE) {

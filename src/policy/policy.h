@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include "image.h"
 #include "profile.h"
 #include "proptable.h"
 #include "record.h"
@@ -74,6 +75,11 @@ typedef struct RunRequest {
         gid_t export_gid;
         dev_t export_dev;     /* the directory sbxd checked: the reviewer refuses another one */
         ino_t export_ino;
+        /* A base image (docs/images.md): the request's "NAME[@sha256:HEX]", which may only name the
+         * profile's files.image again (to pin its digest), or NULL; and the image sbxd found in the store
+         * and checked for the run (the profile's, narrowed by the request), NULL for a run on the host's OS */
+        char *image;
+        RunImage *run_image;
 } RunRequest;
 
 RunRequest *run_request_free(RunRequest *r);
@@ -121,6 +127,15 @@ bool run_request_term_is_valid(const char *term);
 /* Whether the request gives the run any credential (stored or as a file descriptor). */
 bool run_request_has_credentials(const RunRequest *req);
 int run_request_validate(const Profile *p, const RunRequest *req, char **ret_error);
+
+/* policy-image.c: a request's image checked against the profile's (-EPERM another name, -EINVAL a bad
+ * reference; pinned digests that differ are left to sbxd, which reports a mismatch); the run's image
+ * properties (-EINVAL if the profile has a base image but sbxd prepared none); the exec helper's command
+ * lines as they run inside the image. */
+int policy_image_validate(const Profile *p, const RunRequest *req, char **ret_error);
+int policy_image_compile(const Profile *p, const RunRequest *req, const char *exec_path, PropTable *t,
+                         char **ret_error);
+int policy_image_wrap(const RunRequest *req, const char *exec_path, RunPlan *plan);
 
 /* Compiles the profile p (already loaded, named by req->profile) and the request into a plan. */
 int policy_compile(const Profile *p, const RunRequest *req, const char *exec_path, RunPlan **ret,

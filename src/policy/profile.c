@@ -12,6 +12,7 @@
 #include "egress-policy.h"
 #include "json-doc.h"
 #include "profile.h"
+#include "profile-image.h"
 #include "sha256.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
@@ -156,6 +157,7 @@ Profile *profile_free(Profile *p) {
         free(p->path);
         free(p->description);
         strv_free(p->read_only);
+        free(p->image);
         strv_free(p->read_write);
         strv_free(p->hidden);
         strv_free(p->syscall_allow);
@@ -320,8 +322,10 @@ static int dispatch_workspace(JsonDoc *jd, const JsonPath *p, json_object *v, vo
 }
 
 static const JsonDocField files_fields[] = {
-        /* the host's tree, narrowed by the lists below: the only base in version 1 */
-        { "base", dispatch_only, 0, 0, &(const JsonDocChoice) { (const char *const[]) { "host", NULL }, "\"host\"" } },
+        /* the host's tree, narrowed by the lists below, or a base image (files.image, docs/images.md) */
+        { "base", profile_dispatch_base, 0 },
+        /* after base: checked against it */
+        { "image", profile_dispatch_image, 0 },
         { "read_only", dispatch_host_paths, offsetof(Profile, read_only) },
         { "read_write", dispatch_host_paths, offsetof(Profile, read_write) },
         { "hidden", dispatch_host_paths, offsetof(Profile, hidden) },
@@ -335,6 +339,9 @@ static int dispatch_files(JsonDoc *jd, const JsonPath *p, json_object *v, void *
         int r;
 
         r = json_doc_dispatch(jd, p, v, files_fields, prof);
+        if (r < 0)
+                return r;
+        r = profile_check_image(jd, p, prof);
         if (r < 0)
                 return r;
         /* One path in one list only. A path below another one in a different list is fine (a
@@ -992,6 +999,9 @@ static int dispatch_caches(JsonDoc *jd, const JsonPath *p, json_object *v, void 
         r = json_doc_get_array(jd, p, v, &n);
         if (r < 0)
                 return r;
+        /* systemd makes a cache's state directory below /var/lib, which a read-only image cannot have */
+        if (n > 0 && prof->image)
+                return json_doc_fail(jd, p, "caches are not available on a base image (files.base \"image\")");
         prof->caches = calloc(MAX(n, 1u), sizeof(ProfileCache));
         if (!prof->caches)
                 return -ENOMEM;
@@ -1049,6 +1059,9 @@ static int dispatch_pool_size(JsonDoc *jd, const JsonPath *p, json_object *v, vo
                 return json_doc_fail(jd, p, "a pool serves only profiles whose network mode is \"none\"");
         if (n > 0 && prof->n_caches > 0)
                 return json_doc_fail(jd, p, "a pool cannot serve a profile with caches (lifetime.caches)");
+        /* a run's image is looked up in the store for it (docs/images.md) */
+        if (n > 0 && prof->image)
+                return json_doc_fail(jd, p, "a pool cannot serve a profile on a base image (files.base \"image\")");
         /* a run's grants are written for it before its unit starts (docs/credentials.md) */
         if (n > 0 && prof->n_grants > 0)
                 return json_doc_fail(jd, p, "a pool cannot serve a profile with broker grants (credentials.grants)");

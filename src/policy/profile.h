@@ -113,6 +113,9 @@ typedef struct Profile {
         char **read_write; /* host paths visible writable at the same place */
         char **hidden;     /* host paths made inaccessible */
         bool workspace;    /* a caller may bind a writable workspace directory */
+        bool base_image;   /* files.base is "image" */
+        char *image;       /* files.base "image": the base image, "NAME" or "NAME@sha256:HEX" (image.h,
+                            * docs/images.md); NULL: the host's OS (files.base "host") */
 
         /* processes and kernel */
         char **syscall_allow;   /* systemd groups ("@system-service") and names */

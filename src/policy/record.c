@@ -13,6 +13,7 @@
 #include "record.h"
 #include "record-credentials.h"
 #include "record-export.h"
+#include "record-image.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
@@ -138,6 +139,7 @@ RunRecord *run_record_free(RunRecord *r) {
         }
         run_credentials_free(r->credentials);
         run_export_free(r->export);
+        run_record_image_free(r->image);
         free(r);
         return NULL;
 }
@@ -1144,6 +1146,15 @@ int run_record_to_json(const RunRecord *r, char **ret) {
                 if ((k = run_credentials_to_json(r->credentials, cr)) < 0)
                         return k;
         }
+        if (r->image) {
+                json_object *im = json_object_new_object();
+
+                if (!im)
+                        return -ENOMEM;
+                ADD(o, "image", im);
+                if ((k = run_record_image_to_json(r->image, im)) < 0)
+                        return k;
+        }
         if (r->export) {
                 json_object *ex = json_object_new_object();
 
@@ -1807,6 +1818,9 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         }
         /* added later in version 1: absent in older records and in those of runs without an export */
         if (json_object_object_get_ex(o, "export", &sub) && (k = run_export_from_json(sub, &r->export, ret_error)) < 0)
+                return k;
+        /* added later in version 1: absent in older records; null for a run on the host's OS */
+        if (json_object_object_get_ex(o, "image", &sub) && (k = run_record_image_from_json(sub, &r->image, ret_error)) < 0)
                 return k;
 
         *ret = TAKE_PTR(r);

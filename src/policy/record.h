@@ -255,6 +255,14 @@ int run_record_credentials_init(RunRecord *r, char *const *files, char *const *g
  * credentials section; 0 when only counted (RECORD_BROKERED_MAX reached), 1 when listed. */
 int run_record_add_brokered(RunRecord *r, const char *line);
 
+/* The base image a run ran on (docs/images.md): its name and "sha256:<hex>" digest, and whether dm-verity
+ * verified what it read of it. */
+typedef struct RunRecordImage {
+        char *name;
+        char digest[7 + 64 + 1];
+        bool verity;
+} RunRecordImage;
+
 typedef struct RunRecord {
         char run_id[RUN_ID_LEN + 1];
         char *unit;
@@ -307,6 +315,7 @@ typedef struct RunRecord {
         RunCapture capture;        /* temporary elevated capture of its output (docs/capture.md) */
         RunCredentials *credentials; /* NULL: the run had no credentials and no grants */
         RunExport *export;         /* NULL: the run did not export through review */
+        RunRecordImage *image;     /* NULL: the run ran on the host's OS (and records of older versions) */
 } RunRecord;
 
 RunRecord *run_record_new(void);

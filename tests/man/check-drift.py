@@ -278,6 +278,14 @@ def check(inp):
     except ValueError as e:
         errors.append(f"tests/man/every_key.json: not JSON: {e}")
         fixture_keys = set()
+    # keys that exclude others (a base image has no host paths, caches or pool): a profile of their own
+    for name, (text, (ok, why)) in inp.get("fixture_extra", {}).items():
+        if not ok:
+            errors.append(f"tests/man/{name}: the parser refuses it: {why}")
+        try:
+            fixture_keys |= json_key_paths(json.loads(text))
+        except ValueError as e:
+            errors.append(f"tests/man/{name}: not JSON: {e}")
     for k in sorted(source_keys - fixture_keys):
         errors.append(f"tests/man/every_key.json: key {k} of the parser is missing (add it, with a valid value)")
     for k in sorted(fixture_keys - source_keys):
@@ -393,8 +401,13 @@ def load(args):
     fixture = os.path.join(args.source_root, "tests/man/every_key.json")
     with open(fixture, encoding="utf-8") as f:
         fixture_text = f.read()
+    extra = {}
+    for name in ["every_key_image.json"]:
+        path = os.path.join(args.source_root, "tests/man", name)
+        with open(path, encoding="utf-8") as f:
+            extra[name] = (f.read(), profile_check(args.sbxctl, path))
     return {"help": run.stdout, "sources": sources, "pages": pages, "fixture": fixture_text,
-            "fixture_ok": profile_check(args.sbxctl, fixture)}
+            "fixture_ok": profile_check(args.sbxctl, fixture), "fixture_extra": extra}
 
 
 def self_test(inp):

@@ -732,7 +732,7 @@ static void test_path_errors(void **state) {
                 { DOC(", 'files': {'read_only': ['/dev/sda']}"),
                   FILE_NAME ": files.read_only[0]: expected a path other than / and outside /proc, /sys and /dev, got "
                             "\"/dev/sda\"" },
-                { DOC(", 'files': {'base': 'empty'}"), FILE_NAME ": files.base: expected \"host\", got \"empty\"" },
+                { DOC(", 'files': {'base': 'empty'}"), FILE_NAME ": files.base: expected \"host\" or \"image\", got \"empty\"" },
                 { DOC(", 'files': {'workspace': true}"),
                   FILE_NAME ": files.workspace: expected \"writable\" or \"none\", got true" },
                 { DOC(", 'files': {'workspace': 'readonly'}"),
@@ -1527,7 +1527,7 @@ static void test_messages(void **state) {
                             "'0123456789012345678901234567890123456789012345678901234567890123456789'}"));
         assert_int_equal(profile_parse(long_doc, strlen(long_doc), "test", FILE_NAME, &p, &error), -EINVAL);
         assert_string_equal(error,
-                            FILE_NAME ": files.base: expected \"host\", got "
+                            FILE_NAME ": files.base: expected \"host\" or \"image\", got "
                                       "\"0123456789012345678901234567890123456789012345678901234567890123...\"");
         free(error);
 }

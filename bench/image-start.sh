@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# bench/image-start.sh - starting a run on a base image against one on the host's OS, side by side.
+#
+# Runs INSIDE a systemd testbed (or on a systemd host) as root, with sbx installed. Builds a small image
+# from the host's static busybox (a directory imported with sbxctl image import), writes two profiles
+# that differ only in files.base, and interleaves, N times:
+#   H  sbxctl run -p sbxbench_host  -- /bin/true    (the host's OS)
+#   I  sbxctl run -p sbxbench_image -- /bin/true    (the image: loop device, dm-verity, squashfs mount)
+# Reports the medians and the ratio I/H (target <= 1.2), and removes the profiles and the image.
+# Prints one "BENCH key value" line per figure for scripts.
+#   bench/image-start.sh [N]      (default 20)
+set -uo pipefail
+N=${1:-20}
+export LC_ALL=C SYSTEMD_COLORS=0
+RUNPROF=/run/sbx/profiles.d
+NAME=sbxbench-busybox
+
+[ -d /run/systemd/system ] || { echo "bench: systemd is not PID 1 here; run inside testbed/vm.sh" >&2; exit 2; }
+command -v sbxctl >/dev/null || { echo "bench: sbxctl is not installed" >&2; exit 2; }
+BB=$(command -v busybox) && file -L "$BB" | grep -q 'statically linked' ||
+  { echo "bench: needs a static busybox (busybox-static)" >&2; exit 2; }
+
+D=$(mktemp -d /var/tmp/sbxbench-img.XXXXXX)
+cleanup() {
+  sbxctl image rm "$NAME" >/dev/null 2>&1
+  rm -f "$RUNPROF/sbxbench_host.json" "$RUNPROF/sbxbench_image.json"
+  rm -rf "$D"
+  systemctl daemon-reload
+}
+trap cleanup EXIT
+mkdir -p "$D/root/bin" "$D/root/etc"
+cp "$BB" "$D/root/bin/busybox"
+for a in sh true; do ln -s busybox "$D/root/bin/$a"; done
+sbxctl image import "$NAME" "$D/root" >/dev/null || { echo "bench: image import failed" >&2; exit 1; }
+
+mkdir -p "$RUNPROF"
+for base in host image; do
+  files='"base": "host"'
+  [ $base = image ] && files="\"base\": \"image\", \"image\": \"$NAME\""
+  cat > "$RUNPROF/sbxbench_$base.json" <<EOF2
+{ "version": 1, "description": "sbx bench: a run on the $base",
+  "files": { $files }, "network": { "mode": "none" },
+  "resources": { "memory": "128M", "tasks": 32, "wall_time": "60s" } }
+EOF2
+done
+sbxctl profile reload >/dev/null || { echo "bench: profile reload failed" >&2; exit 1; }
+
+ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
+run_h() { sbxctl run -p sbxbench_host -- /bin/true < /dev/null; }
+run_i() { sbxctl run -p sbxbench_image -- /bin/true < /dev/null; }
+for f in run_h run_i; do $f || { echo "bench: $f failed" >&2; exit 1; }; done
+
+H=() I=()
+for i in $(seq "$N"); do
+  for f in run_h run_i; do
+    t0=$(date +%s%N); $f || { echo "bench: $f failed" >&2; exit 1; }; t1=$(date +%s%N)
+    case $f in run_h) H+=("$(ms "$t0" "$t1")") ;; run_i) I+=("$(ms "$t0" "$t1")") ;; esac
+  done
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
+mH=$(median "${H[@]}"); mI=$(median "${I[@]}")
+rIH=$(echo "scale=3; $mI / $mH" | bc)
+echo "run start on a base image, $N interleaved runs each, median wall time of sbxctl run -- /bin/true (kernel $(uname -r), $(systemd-detect-virt --vm 2>/dev/null || echo no VM))"
+printf '  H the host OS                 %9.1f ms\n' "$mH"
+printf '  I a base image (dm-verity)    %9.1f ms   I/H %.3f (target <= 1.2)\n' "$mI" "$rIH"
+echo "BENCH median_ms_run_host $mH"
+echo "BENCH median_ms_run_image $mI"
+echo "BENCH ratio_image_vs_host $rIH"

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The image store (docs/images.md): SBX_IMAGES_DIR/<digest>/ holds one read-only base image (image.raw,
+ * a squashfs or erofs file system), its dm-verity data (image.verity) and its metadata (meta.json, with
+ * its name). Import runs in a child process (the copy, mksquashfs for a directory, sha256, veritysetup),
+ * never in sbxd's event loop; a run's start only reads the metadata and trusts dm-verity for the bytes. */
+
+#include <systemd/sd-bus.h>
+
+#include "manager.h"
+#include "policy.h"
+
+#define POLKIT_ACTION_IMAGE "org.sbx.image"
+
+/* For a run of a profile on a base image: finds the image (the profile's, narrowed by the request) in the
+ * store, checks it and the kernel's support for it, and sets req->run_image. Errors on error (bad or
+ * unknown name: ERR_INVALID/ERR_NO_IMAGE; a digest the store does not hold under the name, or a damaged
+ * entry: ERR_IMAGE_MISMATCH; a kernel without support: ERR_UNENFORCEABLE). */
+int images_prepare_run(Manager *m, const Profile *p, RunRequest *req, sd_bus_error *error);
+
+/* D-Bus: ImportImage(s name, h fd) -> s digest; ListImages() -> s json; RemoveImage(s ref) */
+int images_method_import(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int images_method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int images_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *error);

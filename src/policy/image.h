@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Base images (docs/images.md): read-only root file systems a profile may run on instead of the host's
+ * OS, kept in a root-only store by their sha256 digest, each verified block by block by dm-verity.
+ * Pure: names and references, the store's per-image metadata, and what a run on an image adds to its
+ * unit. The store itself is sbxd/images.c's. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "macro.h"
+#include "proptable.h"
+#include "util.h"
+
+/* The store: SBX_IMAGES_DIR/<hex digest>/{image.raw,image.verity,meta.json}, root only (docs/images.md) */
+#define SBX_IMAGES_DIR SBX_STATEDIR "/images"
+#define IMAGE_FILE "image.raw"
+#define IMAGE_VERITY_FILE "image.verity"
+#define IMAGE_META_FILE "meta.json"
+#define IMAGE_NAME_MAX 64U
+#define IMAGE_DIGEST_HEX 64U
+#define IMAGE_ROOT_HASH_HEX_MAX 128U
+
+/* Where a run on an image finds the host's exec helper and the libraries it links (bound read-only;
+ * ExecStart= and the privileged commands resolve inside the image). */
+#define SBX_HOST_PREFIX "/run/sbx-host"
+#define SBX_HOST_PREFIX_EXEC SBX_HOST_PREFIX "/sbx-exec"
+#define SBX_HOST_PREFIX_LIB SBX_HOST_PREFIX "/lib"
+
+/* A name: [a-z0-9][a-z0-9._-]{0,63}; "NAME" or "NAME@sha256:<64 lower-case hex>" */
+bool image_name_is_valid(const char *s);
+bool image_digest_is_valid(const char *hex);
+
+typedef struct ImageRef {
+        char name[IMAGE_NAME_MAX + 1];
+        char digest[IMAGE_DIGEST_HEX + 1]; /* "" when not pinned */
+} ImageRef;
+
+/* -EINVAL (with a message naming what) for anything but NAME or NAME@sha256:HEX64. */
+int image_ref_parse(const char *s, ImageRef *ret, char **ret_error);
+
+/* The image a run gets: the profile's files.image, which a request may name again to pin a digest.
+ * -EPERM: the request names another image than the profile's (or the profile has none); -EBADMSG: the
+ * profile and the request pin different digests (a mismatch); -EINVAL: a malformed reference. */
+int image_ref_merge(const char *profile_ref, const char *request_ref, ImageRef *ret, char **ret_error);
+
+/* The mount points a root image must have for a run's unit (read-only: systemd cannot make them):
+ * NULL-terminated, without the leading '/'. */
+extern const char *const image_mount_points[];
+
+/* One image of the store: its meta.json. */
+typedef struct ImageInfo {
+        char *name;
+        char digest[IMAGE_DIGEST_HEX + 1];          /* sha256 of image.raw */
+        char root_hash[IMAGE_ROOT_HASH_HEX_MAX + 1]; /* dm-verity root hash of image.raw (image.verity) */
+        char *format;                               /* "squashfs" or "erofs" */
+        char *source;                               /* "file" or "directory" */
+        uint64_t size;                              /* bytes of image.raw */
+        usec_t imported_at;
+} ImageInfo;
+
+ImageInfo *image_info_free(ImageInfo *i);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ImageInfo *, image_info_free);
+int image_info_to_json(const ImageInfo *i, char **ret);
+/* -EBADMSG: not such a document (message in *ret_error). */
+int image_info_from_json(const char *text, ImageInfo **ret, char **ret_error);
+
+/* The file system type of an image's first bytes (at least 1028): "squashfs", "erofs", or NULL. */
+const char *image_format_from_header(const uint8_t *b, size_t n);
+
+/* What a run on an image needs, set by sbxd after it found and checked the image in the store. */
+typedef struct RunImage {
+        char *name;
+        char digest[IMAGE_DIGEST_HEX + 1];
+        char root_hash[IMAGE_ROOT_HASH_HEX_MAX + 1];
+        char *path;         /* SBX_IMAGES_DIR/<digest>/image.raw */
+        char *verity_path;  /* SBX_IMAGES_DIR/<digest>/image.verity */
+} RunImage;
+
+RunImage *run_image_free(RunImage *i);
+DEFINE_TRIVIAL_CLEANUP_FUNC(RunImage *, run_image_free);
+
+/* The unit properties of a run on img: RootImage=, RootHash=, RootVerity=, and the host's exec helper,
+ * dynamic loader and library directory bound read-only below SBX_HOST_PREFIX. */
+int image_compile_props(PropTable *t, const RunImage *img, const char *exec_path);
+/* A command line of the host's exec helper (argv[0] == exec_path) as it runs inside an image: through
+ * the host's dynamic loader below SBX_HOST_PREFIX. Other command lines are left as they are. */
+int image_wrap_argv(char ***argv, const char *exec_path);

@@ -116,6 +116,26 @@ static int remove_below(const char *root, const char *dir, bool entry) {
         return r;
 }
 
+/* CACHE_IMAGE_ROOT/OWNER/PROFILE/CACHE.img, then its parents if that left them empty */
+static int remove_image(const char *dir) {
+        _cleanup_free_ char *image = NULL, *copy = strdup(dir);
+        char *slash;
+
+        if (!copy || asprintf(&image, CACHE_IMAGE_ROOT "/%s.img", dir) < 0)
+                return -ENOMEM;
+        if (unlink(image) < 0 && errno != ENOENT)
+                return negative_errno();
+        for (int i = 0; i < 2 && (slash = strrchr(copy, '/')); i++) {
+                _cleanup_free_ char *parent = NULL;
+
+                *slash = 0;
+                if (asprintf(&parent, CACHE_IMAGE_ROOT "/%s", copy) < 0)
+                        return -ENOMEM;
+                (void) rmdir(parent); /* if empty */
+        }
+        return 0;
+}
+
 int cache_remove(const char *dir) {
         _cleanup_close_ int rfd = -EBADF;
         char aside[sizeof(ASIDE_PREFIX) + RUN_ID_LEN], id[RUN_ID_LEN + 1];
@@ -140,6 +160,10 @@ int cache_remove(const char *dir) {
                         return r;
         }
         r = remove_below(CACHE_ROOT, dir, false);
+        if (r < 0)
+                return r;
+        /* its file system (not mounted: a cache in use is not removed) */
+        r = remove_image(dir);
         if (r < 0)
                 return r;
         /* systemd's link to it for DynamicUser= units; made again with the cache */
@@ -242,15 +266,21 @@ int cache_image_attach(const char *dir, uint64_t size) {
         _cleanup_close_ int fd = -EBADF, lfd = -EBADF;
         char dev[32];
         struct stat st;
+        bool made = false;
         int r;
 
         if (!cache_dir_is_valid(dir) || size == 0)
                 return -EINVAL;
         if (asprintf(&image, CACHE_IMAGE_ROOT "/%s.img", dir) < 0 || asprintf(&mnt, CACHE_ROOT "/%s", dir) < 0)
                 return -ENOMEM;
+        /* the images: root's alone; the mount point's parents as systemd makes them for a DynamicUser=
+         * state directory (/var/lib/private 0700, what is below it 0755: the run's user walks them) */
         r = mkdir_parents(image, 0700);
-        if (r >= 0)
-                r = mkdir_parents(mnt, 0700);
+        if (r < 0)
+                return r;
+        if (mkdir("/var/lib/private", 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+        r = mkdir_parents(mnt, 0755);
         if (r < 0)
                 return r;
         if (mkdir(mnt, 0700) < 0 && errno != EEXIST)
@@ -263,6 +293,7 @@ int cache_image_attach(const char *dir, uint64_t size) {
         /* new (or a creation that did not finish): made at the cap. An existing one keeps the size it was
          * made with: a changed cap applies to the cache made after the next removal. */
         if (st.st_size == 0 || st.st_size % 1024 != 0) {
+                made = true;
                 if (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t) size) < 0)
                         return negative_errno();
                 r = make_fs(image);
@@ -277,6 +308,13 @@ int cache_image_attach(const char *dir, uint64_t size) {
                 return lfd;
         if (mount(dev, mnt, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME, "errors=remount-ro") < 0)
                 return negative_errno(); /* the loop device goes with lfd (autoclear) */
+        /* a cache is what its runs put there: mkfs's lost+found is not (e2fsck makes one if it needs it) */
+        if (made) {
+                _cleanup_free_ char *lf = NULL;
+
+                if (asprintf(&lf, "%s/lost+found", mnt) >= 0)
+                        (void) rmdir(lf);
+        }
         return 0;
 }
 

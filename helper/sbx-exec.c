@@ -66,6 +66,7 @@ static uint64_t arg_expect_disk_max = 0;       /* the run's space: HOME, /tmp...
 static bool arg_remove_caches = false;         /* remove the caches named by the arguments (the reaper) */
 static const char *arg_space_op = NULL;        /* "create:PATH", "remove:PATH" (the space unit) */
 static uint64_t arg_space_size = 0;
+static char **arg_cache_images = NULL; /* "OWNER/PROFILE/CACHE:SIZE": the space unit mounts their file systems */
 static bool arg_export_out = false;            /* make HOME/out, reviewed out of the run at its end */
 
 _printf_(1, 2) static int refuse(const char *fmt, ...) {
@@ -439,7 +440,7 @@ static int parse_argv(int argc, char *argv[]) {
         enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_WORKSPACE_MODE, ARG_SWAP,
                ARG_DIGEST, ARG_CACHE, ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS, ARG_BPFFS,
                ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE, ARG_POOL, ARG_FIGURES, ARG_DISK, ARG_SPACE, ARG_SPACE_SIZE,
-               ARG_REMOVE_CACHES, ARG_EXPORT_OUT };
+               ARG_REMOVE_CACHES, ARG_EXPORT_OUT, ARG_CACHE_IMAGE };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
                 { "expect-tasks-max", required_argument, NULL, ARG_TASKS },
@@ -457,6 +458,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "space-size", required_argument, NULL, ARG_SPACE_SIZE },
                 { "remove-caches", no_argument, NULL, ARG_REMOVE_CACHES },
                 { "export-out", no_argument, NULL, ARG_EXPORT_OUT },
+                { "cache-image", required_argument, NULL, ARG_CACHE_IMAGE },
                 { "netns", required_argument, NULL, ARG_NETNS },
                 { "serve", no_argument, NULL, ARG_SERVE },
                 { "pool", no_argument, NULL, ARG_POOL },
@@ -594,6 +596,18 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_EXPORT_OUT:
                         arg_export_out = true;
                         break;
+                case ARG_CACHE_IMAGE: {
+                        const char *colon = strrchr(optarg, ':');
+                        _cleanup_free_ char *dir = colon ? strndup(optarg, (size_t) (colon - optarg)) : NULL;
+                        uint64_t size;
+                        char *copy;
+
+                        if (!dir || !cache_dir_is_valid(dir) || parse_u64_arg(colon + 1, &size) < 0 || size == 0)
+                                return -EINVAL;
+                        if (!(copy = strdup(optarg)) || strv_push_take(&arg_cache_images, copy) < 0)
+                                return -ENOMEM;
+                        break;
+                }
                 case ARG_POOL:
                         arg_pool = true;
                         break;
@@ -649,6 +663,8 @@ static int parse_argv(int argc, char *argv[]) {
                 return -EINVAL;
         if (arg_space_op && (arg_netns_op || arg_bpffs || arg_figures || arg_serve || arg_pool || arg_handover ||
                              (strneq(arg_space_op, "create:", 7)) != (arg_space_size > 0)))
+                return -EINVAL;
+        if (arg_cache_images && !arg_space_op)
                 return -EINVAL;
         if (arg_remove_caches) { /* the caches follow, nothing else */
                 if (arg_netns_op || arg_bpffs || arg_figures || arg_serve || arg_pool || arg_space_op || arg_handover ||
@@ -929,6 +945,31 @@ int main(int argc, char *argv[]) {
                         fprintf(stderr, "sbx: cannot %s the run's space %s: %s\n", create ? "make" : "remove",
                                 arg_space_op + 7, strerror(-r));
                         return SBX_EXIT_FAILURE;
+                }
+                /* the caches' own file systems: mounted for the run, unmounted after it (also after a failed
+                 * start: the remove command runs then too) */
+                STRV_FOREACH(c, arg_cache_images) {
+                        _cleanup_free_ char *dir = strndup(*c, (size_t) (strrchr(*c, ':') - *c));
+                        uint64_t size = 0;
+
+                        if (!dir)
+                                return SBX_EXIT_FAILURE;
+                        (void) parse_u64_arg(strrchr(*c, ':') + 1, &size);
+                        r = create ? cache_image_attach(dir, size) : cache_image_detach(dir);
+                        if (r < 0) {
+                                fprintf(stderr, "sbx: cannot %s the file system of cache %s: %s\n",
+                                        create ? "mount" : "unmount", dir, strerror(-r));
+                                if (!create)
+                                        continue;
+                                STRV_FOREACH(d, arg_cache_images) {
+                                        _cleanup_free_ char *e = strndup(*d, (size_t) (strrchr(*d, ':') - *d));
+
+                                        if (e)
+                                                (void) cache_image_detach(e);
+                                }
+                                (void) space_remove(arg_space_op + 7);
+                                return SBX_EXIT_FAILURE;
+                        }
                 }
                 return 0;
         }

@@ -438,7 +438,8 @@ static int bus_failure(sd_bus *bus, const sd_bus_error *e, int r) {
                 return failed("sbxd is not available on the system bus%s (%s); is sbx installed%s?", bus_owner(),
                               e->message, arg_host || arg_machine ? " there" : "");
         if (sd_bus_error_has_names(e, "org.sbx.Error.NoSuchRun", "org.sbx.Error.NoSuchSandbox",
-                                   "org.sbx.Error.NoSuchSecret", "org.sbx.Error.NoSuchItem")) {
+                                   "org.sbx.Error.NoSuchSecret", "org.sbx.Error.NoSuchItem",
+                                   "org.sbx.Error.NoSuchCache")) {
                 fprintf(stderr, "sbxctl: %s\n", e->message);
                 return 1;
         }

@@ -164,6 +164,17 @@ static uint64_t tree_bytes(int dfd, dev_t dev, unsigned depth) {
         return sum;
 }
 
+/* What a cache takes on disk: its file system's image (the blocks written: images are sparse), or for a
+ * cache of an earlier version, a directory, its tree. */
+static uint64_t cache_bytes(int cfd, const struct stat *st, const char *dir) {
+        _cleanup_free_ char *image = NULL;
+        struct stat ist;
+
+        if (asprintf(&image, CACHE_IMAGE_ROOT "/%s.img", dir) >= 0 && stat(image, &ist) >= 0 && S_ISREG(ist.st_mode))
+                return (uint64_t) ist.st_blocks * 512;
+        return (uint64_t) st->st_blocks * 512 + tree_bytes(cfd, st->st_dev, 0);
+}
+
 static bool run_uses(const Run *run, const char *owner, const char *profile) {
         if (!run->record || !streq_ptr(run->record->profile, profile))
                 return false;
@@ -219,7 +230,7 @@ static int cache_list_add(Manager *m, CacheList *l, int use_fd, int cfd, const c
                 .dir = d[l->n],
                 .last_use = (use_fd >= 0 && fstatat(use_fd, stamp, &ss, AT_SYMLINK_NOFOLLOW) >= 0 ? timespec_to_usec(&ss.st_mtim)
                                                                                                : timespec_to_usec(&st.st_mtim)),
-                .bytes = (uint64_t) st.st_blocks * 512 + tree_bytes(cfd, st.st_dev, 0),
+                .bytes = cache_bytes(cfd, &st, dir),
                 .busy = caches_removing(m, dir),
         };
         for (Run *run = m->runs; run && !c[l->n].busy; run = run->next)
@@ -302,7 +313,7 @@ static int start_removal(Manager *m, char **dirs, const char *unit) {
         r = manager_new_oneshot_call(m, unit, "sbx removal of caches past their retention or size", &call);
         if (r >= 0)
                 r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)", "ProtectSystem", "s", "strict", "ReadWritePaths",
-                                          "as", 2, "-" CACHE_ROOT, "-" CACHE_LINK_ROOT, "PrivateNetwork", "b", 1,
+                                          "as", 3, "-" CACHE_ROOT, "-" CACHE_LINK_ROOT, "-" CACHE_IMAGE_ROOT, "PrivateNetwork", "b", 1,
                                           "NoNewPrivileges", "b", 1);
         if (r >= 0)
                 r = manager_send_oneshot_call(m, call, argv);

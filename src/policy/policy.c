@@ -425,7 +425,38 @@ uint64_t policy_disk_max(const Profile *p) {
  * profile's disk size at SBX_SPACE_DIR/RUN and makes one directory in it for each place the run can
  * write (policy_space_dirs); it unmounts and removes it when stopped, which it is once the run's unit,
  * the only one that needs it, is gone. */
-static int compile_space_unit(const RunRequest *req, const char *exec_path, uint64_t disk, RunPlan *plan) {
+static bool cache_busy(const RunRequest *req, const char *name) {
+        return strv_contains(req->busy_caches, name);
+}
+
+/* The run's caches of their own (not busy: another run has those, this one an ephemeral copy), each an
+ * ext4 of its max_size that the space unit mounts on the cache's state directory (helper/cache.h):
+ * "--cache-image=OWNER/PROFILE/CACHE:SIZE", for making the space and for removing it. */
+static int cache_image_options(const Profile *p, const RunRequest *req, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        int r;
+
+        for (size_t i = 0; req->cache_owner && i < p->n_caches; i++) {
+                char *o;
+
+                if (cache_busy(req, p->caches[i].name))
+                        continue;
+                if (asprintf(&o, "--cache-image=%s/%s/%s:%" PRIu64, req->cache_owner, p->name, p->caches[i].name,
+                             p->caches[i].max_size) < 0)
+                        return -ENOMEM;
+                r = strv_push_take(&l, o);
+                if (r < 0) {
+                        free(o);
+                        return r;
+                }
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+static int compile_space_unit(const Profile *p, const RunRequest *req, const char *exec_path, uint64_t disk,
+                              RunPlan *plan) {
+        _cleanup_strv_free_ char **images = NULL;
         _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
         _cleanup_free_ char *path = NULL, *create = NULL, *remove = NULL, *size = NULL;
         int r;
@@ -451,6 +482,22 @@ static int compile_space_unit(const RunRequest *req, const char *exec_path, uint
         plan->space_post_argv = strv_new(exec_path, remove);
         if (!plan->space_exec_argv || !plan->space_post_argv)
                 return -ENOMEM;
+        r = cache_image_options(p, req, &images);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(o, images) {
+                char *a = strdup(*o), *b = strdup(*o);
+
+                if (!a || !b || strv_push_take(&plan->space_exec_argv, a) < 0) {
+                        free(a);
+                        free(b);
+                        return -ENOMEM;
+                }
+                if (strv_push_take(&plan->space_post_argv, b) < 0) {
+                        free(b);
+                        return -ENOMEM;
+                }
+        }
         plan->space_props = TAKE_PTR(t);
         return 0;
 }
@@ -738,11 +785,9 @@ static int add_caches(const Profile *p, const RunRequest *req, PropTable *t, cha
                 const ProfileCache *c = &p->caches[i];
                 _cleanup_free_ char *state = NULL, *opt = NULL;
                 char **l;
-                bool busy = false;
+                bool busy;
 
-                STRV_FOREACH(b, req->busy_caches)
-                        if (streq(*b, c->name))
-                                busy = true;
+                busy = cache_busy(req, c->name);
                 if (busy && strv_contains(req->caches_ro, c->name))
                         return -EBUSY; /* what it would read is being written */
                 if (busy)
@@ -925,7 +970,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 /* The run's space: one tmpfs for every place it can write outside its workspace, so that
                  * one cap holds for all of them together. Bind mounts, as systemd 252 keeps one mount per
                  * path and a bind wins over the PrivateTmp= that DynamicUser= implies (a tmpfs does not). */
-                r = compile_space_unit(req, exec_path, disk, plan);
+                r = compile_space_unit(p, req, exec_path, disk, plan);
                 if (r < 0)
                         return r;
                 if (req->export_dir) {

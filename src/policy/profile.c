@@ -985,9 +985,26 @@ static int dispatch_cache_path(JsonDoc *jd, const JsonPath *p, json_object *v, v
 }
 
 /* a directory kept per caller across runs */
+/* uint64_t: lifetime.caches[].max_size, 8M to 1T, whole KiB (the cache's ext4 is made of 1 KiB blocks at
+ * least) */
+static int dispatch_cache_size(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        static const JsonDocMin min = { PROFILE_CACHE_SIZE_MIN, "8M" };
+        uint64_t *size = field;
+        int r;
+
+        r = json_doc_dispatch_size(jd, p, v, size, &min);
+        if (r < 0)
+                return r;
+        if (*size > PROFILE_CACHE_SIZE_MAX)
+                return json_doc_fail_got(jd, p, v, "expected at most 1T");
+        *size -= *size % 1024;
+        return 0;
+}
+
 static const JsonDocField cache_fields[] = {
         { "name", dispatch_cache_name, offsetof(ProfileCache, name), JSON_DOC_MANDATORY },
         { "path", dispatch_cache_path, offsetof(ProfileCache, path), JSON_DOC_MANDATORY }, /* ".cache/pip" */
+        { "max_size", dispatch_cache_size, offsetof(ProfileCache, max_size) },
         {}
 };
 
@@ -1008,6 +1025,7 @@ static int dispatch_caches(JsonDoc *jd, const JsonPath *p, json_object *v, void 
         for (size_t i = 0; i < n; i++) {
                 ProfileCache *c = &prof->caches[i];
 
+                c->max_size = PROFILE_CACHE_SIZE_DEFAULT;
                 prof->n_caches++;
                 r = json_doc_dispatch(jd, JSON_INDEX(p, i), json_object_array_get_idx(v, i), cache_fields, c);
                 if (r < 0)

@@ -93,7 +93,12 @@ typedef struct SyscallRule {
 typedef struct ProfileCache {
         char *name;        /* [a-z0-9_]{1,32} */
         char *path;        /* relative to HOME, normalized, no "..": e.g. ".cache/pip" */
+        uint64_t max_size; /* bytes: the cache's own file system (a write past it fails with ENOSPC) */
 } ProfileCache;
+
+#define PROFILE_CACHE_SIZE_DEFAULT (UINT64_C(1) << 30)
+#define PROFILE_CACHE_SIZE_MIN (UINT64_C(8) << 20)
+#define PROFILE_CACHE_SIZE_MAX (UINT64_C(1) << 40)
 
 /* A per-run option a caller may set: allowed, and the lowest value accepted. The highest is always
  * the profile's own value. */

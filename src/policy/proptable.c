@@ -40,6 +40,7 @@ static const PropDef prop_defs[] = {
         { "BindReadOnlyPaths",      "BindReadOnlyPaths",      PROP_BIND_PATHS },
         { "InaccessiblePaths",      "InaccessiblePaths",      PROP_STRV },
         { "ReadWritePaths",         "ReadWritePaths",         PROP_STRV },
+        { "ReadOnlyPaths",          "ReadOnlyPaths",          PROP_STRV },
         { "StateDirectory",         "StateDirectory",         PROP_STRV },
         { "MemoryDenyWriteExecute", "MemoryDenyWriteExecute", PROP_BOOL },
         { "IPAddressDeny",          "IPAddressDeny",          PROP_IP_ADDRESSES },

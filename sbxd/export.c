@@ -405,21 +405,29 @@ void export_run_ended(Run *run) {
 /* ApproveExport(s run, s item) -> (s path, h fd) and RejectExport(s run, s item) */
 static int held_method(sd_bus_message *msg, Manager *m, bool approve, sd_bus_message_handler_t method,
                        sd_bus_error *error) {
-        _cleanup_(run_record_freep) RunRecord *rec = NULL;
+        _cleanup_(run_record_freep) RunRecord *stored = NULL;
         _cleanup_free_ char *dir = NULL, *held = NULL, *path = NULL;
         _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
         const char *id, *item;
+        RunRecord *rec;
         ExportItem *h;
         struct stat st;
+        Run *live;
         int r;
 
         r = sd_bus_message_read(msg, "ss", &id, &item);
         if (r < 0)
                 return r;
-        r = manager_lookup_owned(m, msg, id, method, &rec, error);
+        r = manager_lookup_owned(m, msg, id, method, &stored, error);
         if (r <= 0)
                 return r == 0 ? 1 : r;
-        if (!rec->finished)
+        /* a live sandbox's exports are reviewed while it runs: its record is the one in memory, which sbxd
+         * writes again as the sandbox goes on */
+        live = manager_find_run(m, id);
+        if (live && !live->sandbox)
+                return sd_bus_error_setf(error, ERR_BUSY, "run: %s has not ended: its export is not reviewed yet", id);
+        rec = live ? live->record : stored;
+        if (!live && !rec->finished)
                 return sd_bus_error_setf(error, ERR_BUSY, "run: %s has not ended: its export is not reviewed yet", id);
         h = export_item_id_is_valid(item) ? run_export_find_held(rec->export, item) : NULL;
         if (!h)
@@ -449,7 +457,8 @@ static int held_method(sd_bus_message *msg, Manager *m, bool approve, sd_bus_mes
                 return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the record of run %s: %s", id,
                                          strerror(-r));
         (void) unlinkat(dfd, item, 0);
-        if (rec->export->n_held == 0)
+        /* not while a review of the sandbox's uses the staging: its end tidies */
+        if (rec->export->n_held == 0 && !(live && live->sandbox->live_export))
                 export_tidy(id, false);
         log_info("Run %s: export item %s (%s) %s.", id, item, path, approve ? "approved" : "rejected");
         if (approve)

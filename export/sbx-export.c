@@ -31,6 +31,7 @@
 #include "verdict.h"
 
 #define DEPTH_MAX 32
+#define HELD_ID_MAX UINT64_C(999999) /* "h" and at most 6 digits */
 #define COPY_BUFFER_SIZE (128 * 1024)
 /* the one buffer every copy and scan reads through (one file at a time, no threads) */
 static uint8_t copy_buffer[COPY_BUFFER_SIZE];
@@ -53,6 +54,7 @@ static gid_t arg_gid = (gid_t) -1;
 static uint64_t arg_max_files = 10000;
 static uint64_t arg_max_bytes = UINT64_C(1) << 30;
 static uint64_t arg_max_file_bytes = UINT64_C(256) << 20;
+static uint64_t arg_first_held_id = 1; /* --first-held-id: h1 by default */
 static ExportPolicy arg_policy = { .active = EXPORT_ACTIVE_REJECT, .archives = EXPORT_ARCHIVES_NORMALIZE };
 
 static void free_args(void) {
@@ -391,7 +393,9 @@ static int hold(Export *e, Staged *s, const char *path, uint64_t size, const cha
         if (fchmod(s->fd, 0600) < 0)
                 return log_error_errno(negative_errno(), "Failed to set the mode of a held file: %m");
         for (;;) {
-                snprintf(id, sizeof(id), "h%" PRIu64, ++e->n_held);
+                if (arg_first_held_id + e->n_held > HELD_ID_MAX)
+                        return refuse(e, path, "held: no id left");
+                snprintf(id, sizeof(id), "h%" PRIu64, arg_first_held_id + e->n_held++);
                 if (renameat2(e->stage_fd, s->name, e->held_fd, id, RENAME_NOREPLACE) >= 0)
                         break;
                 if (errno != EEXIST)
@@ -934,6 +938,7 @@ static void help(void) {
                "           [--max-files=N] [--max-bytes=N] [--max-file-bytes=N]\n"
                "           [--allow-type=GLOB ...] [--approve-type=GLOB ...]\n"
                "           [--active=reject|approve|allow] [--archives=normalize|reject] [--keep-exec]\n"
+               "           [--first-held-id=N]\n"
                "sbx-export --approve=ID --staging=DIR --dest=DIR --dest-id=DEV:INO --owner=UID:GID --report=FILE\n\n"
                "Reviews the files a run leaves and delivers those that pass.\n");
 }
@@ -975,7 +980,7 @@ static int parse_argv(int argc, char *argv[]) {
         enum {
                 ARG_REVIEW = 0x100, ARG_CHECK, ARG_APPROVE, ARG_SOURCE_ROOT, ARG_SOURCE, ARG_STAGING, ARG_REPORT, ARG_DEST,
                 ARG_DEST_ID, ARG_OWNER, ARG_MAX_FILES, ARG_MAX_BYTES, ARG_MAX_FILE_BYTES, ARG_ALLOW_TYPE,
-                ARG_APPROVE_TYPE, ARG_ACTIVE, ARG_ARCHIVES, ARG_KEEP_EXEC, ARG_VERSION,
+                ARG_APPROVE_TYPE, ARG_ACTIVE, ARG_ARCHIVES, ARG_KEEP_EXEC, ARG_FIRST_HELD_ID, ARG_VERSION,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -998,6 +1003,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "active", required_argument, NULL, ARG_ACTIVE },
                 { "archives", required_argument, NULL, ARG_ARCHIVES },
                 { "keep-exec", no_argument, NULL, ARG_KEEP_EXEC },
+                { "first-held-id", required_argument, NULL, ARG_FIRST_HELD_ID },
                 {}
         };
         uint64_t a, b;
@@ -1087,6 +1093,16 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_KEEP_EXEC:
                         arg_policy.keep_exec = true;
                         break;
+                case ARG_FIRST_HELD_ID: {
+                        char *end;
+
+                        errno = 0;
+                        arg_first_held_id = isdigit((unsigned char) optarg[0]) ? strtoull(optarg, &end, 10) : 0;
+                        if (errno != 0 || arg_first_held_id == 0 || arg_first_held_id > HELD_ID_MAX || *end != 0)
+                                return log_error_errno(-EINVAL, "--first-held-id: not a number from 1 to %" PRIu64 ": %s",
+                                                       HELD_ID_MAX, optarg);
+                        break;
+                }
                 case '?':
                         if (optopt >= ARG_REVIEW)
                                 return log_error_errno(-EINVAL, "%s: needs a value", argv[optind - 1]);

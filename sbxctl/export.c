@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sbxctl export: what a run's review held, approved into the caller's directory or rejected; and the
- * end-of-run lines of a run's export (docs/export.md). */
+/* sbxctl export: a live sandbox's files reviewed into the caller's directory; what a review held,
+ * approved into the caller's directory or rejected; and the end-of-run lines of a run's export
+ * (docs/export.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -15,6 +16,8 @@
 #include "exit-codes.h"
 #include "export-policy.h"
 #include "fileio.h"
+#include "policy.h"
+#include "record-export.h"
 #include "sbxctl.h"
 
 int get_record(const char *id, RunRecord **ret) {
@@ -38,11 +41,9 @@ static void print_item(const char *what, const ExportItem *i) {
                 fprintf(stderr, "sbxctl: export: %s %s: %s\n", what, i->path, strna(i->reason));
 }
 
-bool print_export_summary(const RunRecord *r) {
-        const RunExport *e = r->export;
-
-        if (!e)
-                return false;
+/* The lines of one review (a run's, or one export of a live sandbox's): run_id is where held items are
+ * approved, missing says what an absent source was. Returns true if the review did not finish. */
+static bool print_export_lines(const RunExport *e, const char *run_id, const char *missing) {
         if (!e->reviewed) {
                 fprintf(stderr, "sbxctl: export: %s\n", e->error ?: "the review did not finish");
                 return true;
@@ -53,12 +54,87 @@ bool print_export_summary(const RunRecord *r) {
                 print_item("refused", &e->refused[i]);
         for (size_t i = 0; i < e->n_held; i++)
                 fprintf(stderr, "sbxctl: export: held %s (%s): sbxctl export approve %s %s\n", e->held[i].path,
-                        strna(e->held[i].reason), r->run_id, e->held[i].id);
-        fprintf(stderr, "sbxctl: export: %zu file%s (%" PRIu64 " bytes) into %s%s%s\n", e->n_exported,
+                        strna(e->held[i].reason), run_id, e->held[i].id);
+        fprintf(stderr, "sbxctl: export: %zu file%s (%" PRIu64 " bytes) into %s%s%s%s%s\n", e->n_exported,
                 e->n_exported == 1 ? "" : "s", e->exported_bytes, strna(e->destination),
-                e->source_missing ? " (the run left no ~/out)" : "",
+                e->source_missing ? " (" : "", e->source_missing ? missing : "", e->source_missing ? ")" : "",
                 e->n_refused + e->n_held > 0 ? "; see above for what was not" : "");
         return false;
+}
+
+bool print_export_summary(const RunRecord *r) {
+        return r->export && print_export_lines(r->export, r->run_id, "the run left no ~/out");
+}
+
+/* ---- export from a live sandbox ---- */
+
+/* The run id of the caller's sandbox key (an id, or a name: its object's path ends with the id). */
+static int sandbox_run_id(const char *key, char **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *path, *slash;
+        int r;
+
+        if (run_id_is_valid(key)) {
+                *ret = strdup(key);
+                return *ret ? 0 : failed("out of memory");
+        }
+        r = call_daemon_reply("GetSandbox", &reply, "s", key);
+        if (r != 0)
+                return r;
+        if (sd_bus_message_read(reply, "o", &path) < 0 || !(slash = strrchr(path, '/')) || !run_id_is_valid(slash + 1))
+                return failed("sbxd sent an invalid reply");
+        *ret = strdup(slash + 1);
+        return *ret ? 0 : failed("out of memory");
+}
+
+/* sbxctl export SANDBOX PATH --to=DIR: PATH (in the sandbox's HOME) reviewed into DIR while the sandbox runs. */
+static int export_live(const char *sandbox, int argc, char **argv) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(run_export_freep) RunExport *e = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *run_id = NULL, *missing = NULL;
+        json_object *o;
+        const char *json;
+        int r;
+
+        const char *path = NULL;
+
+        /* options may also follow the path: "export SANDBOX PATH --to DIR" */
+        if (argc >= 1) {
+                path = argv[0];
+                r = parse_argv_after_first(argc, argv);
+                if (r <= 0)
+                        return -r;
+                argc -= optind;
+        }
+        if (argc != 0 || !path)
+                return refused("export: expected a sandbox and a path in its HOME (export SANDBOX PATH --to=DIR), "
+                               "or approve or reject");
+        if (!run_id_is_valid(sandbox) && !sandbox_name_is_valid(sandbox))
+                return refused("export: '%s' is neither a sandbox id nor a name", sandbox);
+        if (!arg_export_to)
+                return refused("export %s: --to=DIR is needed: the directory what passes review goes into", sandbox);
+        fd = open(arg_export_to, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return refused("export: '%s': %s", arg_export_to, strerror(errno));
+        r = call_daemon_reply_timeout((EXPORT_REVIEW_TIMEOUT_SEC + 60) * USEC_PER_SEC, "Export", &reply, "ssh", sandbox, path,
+                                      fd);
+        if (r != 0)
+                return r;
+        if (sd_bus_message_read(reply, "s", &json) < 0 || !(o = json_tokener_parse(json)))
+                return failed("sbxd sent an invalid reply");
+        r = run_export_from_json(o, &e, NULL);
+        json_object_put(o);
+        if (r < 0)
+                return failed("sbxd sent an invalid report");
+        if (e->n_held > 0) {
+                r = sandbox_run_id(sandbox, &run_id);
+                if (r != 0)
+                        return r;
+        }
+        if (asprintf(&missing, "%s is not in the sandbox", path) < 0)
+                return failed("out of memory");
+        return print_export_lines(e, run_id ?: sandbox, missing) ? SBX_EXIT_FAILURE : 0;
 }
 
 /* ---- approve and reject ---- */
@@ -166,7 +242,7 @@ int verb_export(int argc, char **argv) {
         bool approve;
 
         if (argc == 0)
-                return refused("export: expected approve or reject");
+                return refused("export: expected approve, reject, or a sandbox and a path");
         verb = argv[0];
         r = parse_argv_after_first(argc, argv);
         if (r <= 0)
@@ -174,7 +250,7 @@ int verb_export(int argc, char **argv) {
         argv += optind;
         argc -= optind;
         if (!streq(verb, "approve") && !streq(verb, "reject"))
-                return refused("export: unknown command '%s' (approve, reject)", verb);
+                return export_live(verb, argc, argv);
         approve = streq(verb, "approve");
         if (argc < 1)
                 return refused("export %s: expected a run id, then the ids of held items (none: all of them)", verb);

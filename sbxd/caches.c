@@ -316,7 +316,7 @@ static int start_removal(Manager *m, char **dirs, const char *unit) {
                                           "as", 3, "-" CACHE_ROOT, "-" CACHE_LINK_ROOT, "-" CACHE_IMAGE_ROOT, "PrivateNetwork", "b", 1,
                                           "NoNewPrivileges", "b", 1);
         if (r >= 0)
-                r = manager_send_oneshot_call(m, call, argv);
+                r = manager_send_oneshot_call(m, call, argv, NULL, NULL, NULL);
         return r;
 }
 

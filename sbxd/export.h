@@ -24,3 +24,19 @@ int export_method_approve(sd_bus_message *msg, void *userdata, sd_bus_error *err
 int export_method_reject(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 /* The run did not start: its review's directory goes. */
 void export_run_abandon(Run *run);
+
+/* Export from a live sandbox (docs/export.md): a path in its HOME reviewed into the caller's directory by a
+ * one-shot unit of its own, while the sandbox runs; one at a time per sandbox. The call is answered when
+ * the unit's start job has ended, with the review's report in the record's shape, and the sandbox's record
+ * gets its items appended to its export section. */
+typedef struct Sandbox Sandbox;
+typedef struct LiveExport LiveExport;
+/* The rest of Export(s sandbox, s path, h directory) -> s report_json, from the path on. */
+int export_live_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
+/* A start job ended (JobRemoved): a live export's unit's, whose call is then answered. */
+void export_live_job_removed(Manager *m, const char *unit, const char *result);
+/* The review ended (result: its start job's) or its sandbox did: the record and the call get its report, or
+ * the error. Frees x. */
+void live_export_finish(LiveExport *x, const char *result);
+/* The sandbox goes without its end having been seen: its export's call gets an error. */
+void export_live_abandon(Sandbox *s);

@@ -89,6 +89,7 @@ static Run *run_free(Run *run) {
         free(run->client);
         free(run->cgroup_path);
         free(run->workspace);
+        free(run->dataset);
         free(run->cache_owner);
         free(run);
         return NULL;
@@ -701,6 +702,7 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
         if (!from_systemd(m, msg) || sd_bus_message_read(msg, "uoss", &id, &job, &unit, &result) < 0)
                 return 0;
         caches_removal_done(m, unit, result);
+        export_live_job_removed(m, unit, result);
         for (Run *run = m->runs; run; run = run->next) {
                 /* by unit name: the signal may come before StartTransientUnit's reply told us the job */
                 if (!streq(run->unit, unit) || run->job_done)
@@ -984,7 +986,8 @@ int manager_new_oneshot_call(Manager *m, const char *unit, const char *desc, sd_
         return 0;
 }
 
-int manager_send_oneshot_call(Manager *m, sd_bus_message *call, char **argv) {
+int manager_send_oneshot_call(Manager *m, sd_bus_message *call, char **argv, sd_bus_slot **ret_slot,
+                              sd_bus_message_handler_t callback, void *userdata) {
         int r;
 
         r = manager_append_exec(call, "ExecStart", argv, false);
@@ -993,7 +996,7 @@ int manager_send_oneshot_call(Manager *m, sd_bus_message *call, char **argv) {
         if (r >= 0)
                 r = sd_bus_message_append(call, "a(sa(sv))", 0);
         if (r >= 0)
-                r = sd_bus_call_async(m->bus, NULL, call, NULL, NULL, 0);
+                r = sd_bus_call_async(m->bus, ret_slot, call, callback, userdata, 0);
         return r;
 }
 
@@ -1618,7 +1621,8 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 return -ENOMEM;
         run->manager = m;
         run->stop_disk_used = UINT64_MAX;
-        if (req->workspace && !(run->workspace = strdup(req->workspace)))
+        if ((req->workspace && !(run->workspace = strdup(req->workspace))) ||
+            (req->dataset && !(run->dataset = strdup(req->dataset))))
                 return -ENOMEM;
         run->ws_dev = ws_dev;
         run->ws_ino = ws_ino;
@@ -2243,7 +2247,8 @@ static int manager_remove_space(Manager *m, const char *id) {
         log_warning("Removing the space %s of run %s, left after its unit.", path, id);
         r = manager_new_oneshot_call(m, unit, desc, &call);
         if (r >= 0)
-                r = manager_send_oneshot_call(m, call, (char *[]) { (char *) SBX_EXEC_PATH, remove, NULL });
+                r = manager_send_oneshot_call(m, call, (char *[]) { (char *) SBX_EXEC_PATH, remove, NULL }, NULL, NULL,
+                                              NULL);
         if (r < 0)
                 return log_warning_errno(r, "Failed to remove the space %s, ignoring: %m", path);
         return 0;
@@ -2547,6 +2552,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 export_method_approve, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RejectExport", SD_BUS_ARGS("s", run_id, "s", item), SD_BUS_NO_RESULT,
                                 export_method_reject, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Export", SD_BUS_ARGS("s", sandbox, "s", path, "h", directory),
+                                SD_BUS_RESULT("s", report_json), sandbox_method_export, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ImportImage", SD_BUS_ARGS("s", name, "h", source), SD_BUS_RESULT("s", digest),
                                 images_method_import, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListImages", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", images_json), images_method_list,

@@ -39,6 +39,7 @@ typedef struct Run {
         sd_event_source *attach_timeout; /* an adopted run without a client: how long it may wait for one */
         sd_event_source *journal_retry;  /* its unit ended while no sbxd ran: read the journal once more */
         char *workspace;           /* host path bound as the workspace, or NULL */
+        char *dataset;             /* host path bound as the dataset, or NULL (also: not known, adopted) */
         char *cache_owner;         /* names its caller's caches (caches.h), or NULL: none, or not known */
         RunNet *net;               /* its egress policy, resolver and telemetry */
         char *netns_path;          /* its network namespace (modes public, allowlist), or NULL */
@@ -107,9 +108,12 @@ int manager_caller_tenant(Manager *m, sd_bus_message *msg, char tenant[static TE
 /* A StartTransientUnit call for unit (mode "fail"), its a(sv) of properties open. */
 int manager_new_transient_call(Manager *m, const char *unit, sd_bus_message **ret);
 /* A privileged one-shot unit of sbx's own (a removal): the call with its description, type, slice and
- * collection, its a(sv) open for more; then sent with argv as its ExecStart=, not waited for. */
+ * collection, its a(sv) open for more; then sent with argv as its ExecStart=, not waited for (callback
+ * NULL) or its reply given to callback (ret_slot: the call's slot, or NULL for a floating one). The start
+ * job's end comes as JobRemoved (on_job_removed()). */
 int manager_new_oneshot_call(Manager *m, const char *unit, const char *desc, sd_bus_message **ret);
-int manager_send_oneshot_call(Manager *m, sd_bus_message *call, char **argv);
+int manager_send_oneshot_call(Manager *m, sd_bus_message *call, char **argv, sd_bus_slot **ret_slot,
+                              sd_bus_message_handler_t callback, void *userdata);
 /* An Exec property (ExecStart, ExecStartPre, ExecStopPost) of a StartTransientUnit call, of the kind a
  * daemon-reload keeps; the unit needs PermissionsStartOnly=yes for privileged ExecStartPre/ExecStopPost. */
 int manager_append_exec(sd_bus_message *m, const char *name, char **argv, bool ignore_failure);

@@ -9,6 +9,7 @@
 
 #include "bus-errors.h"
 #include "bus-fields.h"
+#include "export.h"
 #include "log.h"
 #include "manager.h"
 #include "objects.h"
@@ -217,6 +218,7 @@ Sandbox *sandbox_free(Sandbox *s) {
                 s->execs = x->next;
                 exec_free(x);
         }
+        export_live_abandon(s);
         sd_event_source_disable_unref(s->ctl_source);
         sd_event_source_disable_unref(s->idle_timer);
         sd_bus_message_unref(s->pending_create);
@@ -500,6 +502,11 @@ int sandbox_remove_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
 /* RemoveSandbox(s sandbox) */
 int sandbox_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         return call_on_sandbox(msg, userdata, sandbox_remove_call, error);
+}
+
+/* Export(s sandbox, s path, h directory) -> s report_json (export.h) */
+int sandbox_method_export(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return call_on_sandbox(msg, userdata, export_live_call, error);
 }
 
 /* GetSandbox(s sandbox) -> o: the object of the caller's sandbox, by id or name */

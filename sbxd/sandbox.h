@@ -34,6 +34,7 @@ typedef struct Sandbox {
         sd_event_source *idle_timer;
         SandboxExec *execs;            /* running */
         unsigned n_execs;
+        struct LiveExport *live_export;/* its export under way (export.h), or NULL */
 } Sandbox;
 
 /* Takes ctl. The record must already be a sandbox's (run_record_sandbox_init()). */
@@ -62,3 +63,4 @@ int sandbox_method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error
 int sandbox_method_signal_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int sandbox_method_get_object(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int sandbox_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int sandbox_method_export(sd_bus_message *msg, void *userdata, sd_bus_error *error);

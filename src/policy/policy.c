@@ -108,6 +108,25 @@ static bool path_is_below(const char *path, const char *prefix) {
         return strneq(path, prefix, l) && (path[l] == '/' || path[l] == 0);
 }
 
+int policy_export_check_dest(const Profile *p, const RunRequest *req, char **ret_error) {
+        int r;
+
+        if (!p->export.enabled)
+                return error_setf(ret_error, -EPERM, "export: profile '%s' does not export through review", p->name);
+        r = check_host_dir("export", req->export_dir, ret_error);
+        if (r < 0)
+                return r;
+        /* the workspace is the run's while it runs, the dataset is read-only for it */
+        for (size_t i = 0; i < 2; i++) {
+                const char *o = i == 0 ? req->workspace : req->dataset;
+
+                if (o && (path_is_below(req->export_dir, o) || path_is_below(o, req->export_dir)))
+                        return error_setf(ret_error, -EINVAL, "export: '%s' overlaps the %s '%s'", req->export_dir,
+                                          i == 0 ? "workspace" : "dataset", o);
+        }
+        return 0;
+}
+
 static void format_size(char buf[static 32], uint64_t v) {
         static const char suffix[] = "KMGT";
 
@@ -282,14 +301,9 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
                 if (req->sandbox || req->pool)
                         return error_setf(ret_error, -EINVAL,
                                           "export: a sandbox exports with 'sbxctl export', not at its end");
-                r = check_host_dir("export", req->export_dir, ret_error);
+                r = policy_export_check_dest(p, req, ret_error);
                 if (r < 0)
                         return r;
-                /* the workspace is the run's while it runs, the dataset is read-only for it */
-                STRV_FOREACH(o, ((char *[]) { req->workspace, req->dataset, NULL }))
-                        if (path_is_below(req->export_dir, *o) || path_is_below(*o, req->export_dir))
-                                return error_setf(ret_error, -EINVAL, "export: '%s' overlaps the %s '%s'",
-                                                  req->export_dir, *o == req->workspace ? "workspace" : "dataset", *o);
         }
 
         if (req->network) {
@@ -502,7 +516,8 @@ static int compile_space_unit(const Profile *p, const RunRequest *req, const cha
         return 0;
 }
 
-int policy_export_argv(const Profile *p, const RunRequest *req, const char *rel, const char *report, char ***ret) {
+int policy_export_argv(const Profile *p, const RunRequest *req, const char *rel, const char *report,
+                       uint64_t first_held_id, char ***ret) {
         _cleanup_strv_free_ char **argv = NULL;
         _cleanup_free_ char *dir = NULL, *root = NULL;
         char *a[8] = {};
@@ -522,7 +537,8 @@ int policy_export_argv(const Profile *p, const RunRequest *req, const char *rel,
             asprintf(&a[2], "--staging=%s", dir) < 0 || asprintf(&a[3], "--report=%s", report) < 0 ||
             asprintf(&a[4], "--dest=%s", req->export_dir) < 0 ||
             asprintf(&a[5], "--dest-id=%" PRIu64 ":%" PRIu64, (uint64_t) req->export_dev, (uint64_t) req->export_ino) < 0 ||
-            asprintf(&a[6], "--owner=%u:%u", (unsigned) req->export_uid, (unsigned) req->export_gid) < 0)
+            asprintf(&a[6], "--owner=%u:%u", (unsigned) req->export_uid, (unsigned) req->export_gid) < 0 ||
+            (first_held_id > 0 && asprintf(&a[7], "--first-held-id=%" PRIu64, first_held_id) < 0))
                 r = -ENOMEM;
         for (size_t i = 0; i < ELEMENTSOF(a); i++) {
                 if (r == 0 && a[i])
@@ -539,23 +555,22 @@ int policy_export_argv(const Profile *p, const RunRequest *req, const char *rel,
         return 0;
 }
 
-/* The run's export unit (RunPlan.export_props): root, with what reading any file of the run's and
- * writing the caller's take, and nothing else. */
-static int compile_export_unit(const Profile *p, const RunRequest *req, RunPlan *plan) {
+int policy_export_unit_props(const RunRequest *req, bool at_stop, PropTable **ret) {
         _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
-        _cleanup_free_ char *dir = NULL, *report = NULL;
+        _cleanup_free_ char *dir = NULL;
         int r;
 
         if (!t)
                 return -ENOMEM;
+        if (!req->run_id || !req->export_dir)
+                return -EINVAL;
         r = policy_export_dir(req->run_id, &dir);
         if (r < 0)
                 return r;
-        if (asprintf(&report, "%s/report.json", dir) < 0)
-                return -ENOMEM;
-        r = policy_export_argv(p, req, "out", report, &plan->export_stop_argv);
-        r = r ?: prop_table_add_string(t, "Type", "oneshot");
-        r = r ?: prop_table_add_bool(t, "RemainAfterExit", true);
+        r = prop_table_add_string(t, "Type", "oneshot");
+        /* a run's: active while the run runs (its start only checks), the review its stop */
+        if (at_stop)
+                r = r ?: prop_table_add_bool(t, "RemainAfterExit", true);
         r = r ?: prop_table_add_bool(t, "NoNewPrivileges", true);
         /* CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER */
         r = r ?: prop_table_add_u64(t, "CapabilityBoundingSet", UINT64_C(0xf));
@@ -575,11 +590,73 @@ static int compile_export_unit(const Profile *p, const RunRequest *req, RunPlan 
         r = r ?: prop_table_add_strv(t, "SystemCallFilter", (char *[]) { (char *) "@system-service", NULL });
         r = r ?: prop_table_add_strv(t, "RestrictAddressFamilies", (char *[]) { (char *) "AF_UNIX", NULL });
         r = r ?: prop_table_add_u64(t, "MemoryMax", UINT64_C(512) << 20);
-        r = r ?: prop_table_add_u64(t, "TimeoutStartSec", 30 * USEC_PER_SEC);
-        r = r ?: prop_table_add_u64(t, "TimeoutStopSec", 600 * USEC_PER_SEC);
+        r = r ?: prop_table_add_u64(t, "TimeoutStartSec", (at_stop ? 30 : EXPORT_REVIEW_TIMEOUT_SEC) * USEC_PER_SEC);
+        if (at_stop)
+                r = r ?: prop_table_add_u64(t, "TimeoutStopSec", EXPORT_REVIEW_TIMEOUT_SEC * USEC_PER_SEC);
         if (r < 0)
                 return r;
-        plan->export_props = TAKE_PTR(t);
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+/* The run's export unit (RunPlan.export_props): the review is its stop. */
+static int compile_export_unit(const Profile *p, const RunRequest *req, RunPlan *plan) {
+        _cleanup_free_ char *dir = NULL, *report = NULL;
+        int r;
+
+        r = policy_export_dir(req->run_id, &dir);
+        if (r < 0)
+                return r;
+        if (asprintf(&report, "%s/report.json", dir) < 0)
+                return -ENOMEM;
+        r = policy_export_argv(p, req, "out", report, 0, &plan->export_stop_argv);
+        if (r < 0)
+                return r;
+        return policy_export_unit_props(req, true, &plan->export_props);
+}
+
+ExportLivePlan *export_live_plan_free(ExportLivePlan *x) {
+        if (!x)
+                return NULL;
+        free(x->unit);
+        free(x->report);
+        prop_table_free(x->props);
+        strv_free(x->argv);
+        free(x);
+        return NULL;
+}
+
+int policy_compile_live_export(const Profile *p, const RunRequest *req, const char *rel, const char *tag,
+                               uint64_t first_held_id, ExportLivePlan **ret, char **ret_error) {
+        _cleanup_(export_live_plan_freep) ExportLivePlan *x = calloc(1, sizeof(ExportLivePlan));
+        _cleanup_free_ char *dir = NULL;
+        int r;
+
+        if (!x)
+                return -ENOMEM;
+        if (!req->run_id || !req->export_dir || !tag || !run_id_is_valid(req->run_id) || strlen(tag) == 0 ||
+            strspn(tag, "0123456789abcdef") != strlen(tag) || first_held_id == 0)
+                return -EINVAL;
+        if (!export_source_path_is_valid(rel))
+                return error_setf(ret_error, -EINVAL,
+                                  "path: '%s' is not a relative path in the sandbox's HOME (no '.', '..' or empty "
+                                  "component, at most 1024 bytes)", rel);
+        r = policy_export_check_dest(p, req, ret_error);
+        if (r < 0)
+                return r;
+        r = policy_export_dir(req->run_id, &dir);
+        if (r < 0)
+                return r;
+        if (asprintf(&x->unit, "sbx-export@%s-%s.service", req->run_id, tag) < 0 ||
+            asprintf(&x->report, "%s/report-%s.json", dir, tag) < 0)
+                return -ENOMEM;
+        r = policy_export_argv(p, req, rel, x->report, first_held_id, &x->argv);
+        if (r < 0)
+                return r;
+        r = policy_export_unit_props(req, false, &x->props);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(x);
         return 0;
 }
 

@@ -205,8 +205,36 @@ int policy_export_unit_name(const char *run_id, char **ret); /* sbx-export@RUN.s
 int policy_export_dir(const char *run_id, char **ret);       /* SBX_EXPORTS_DIR/RUN */
 /* The reviewer's command for a tree in a run's HOME (rel: "out" at a run's end, the caller's path
  * for a live sandbox) into the caller's directory (the request's export_*); report: where it writes
- * its report. */
-int policy_export_argv(const Profile *p, const RunRequest *req, const char *rel, const char *report, char ***ret);
+ * its report; first_held_id: the number of its first held item's id (0: the reviewer's default, h1). */
+int policy_export_argv(const Profile *p, const RunRequest *req, const char *rel, const char *report,
+                       uint64_t first_held_id, char ***ret);
+/* How long a review may take (docs/export.md). */
+#define EXPORT_REVIEW_TIMEOUT_SEC 600
+/* The properties of a unit that runs the reviewer: root, with what reading any file of the run's and
+ * writing the caller's take, and nothing else. at_stop: the review is the unit's ExecStop= (a run's
+ * export unit, active from the run's start to its end); else its ExecStart= (a live sandbox's). */
+int policy_export_unit_props(const RunRequest *req, bool at_stop, PropTable **ret);
+/* The request's export directory for profile p: the profile exports, the directory is not a system one and
+ * overlaps neither the request's workspace nor its dataset. */
+int policy_export_check_dest(const Profile *p, const RunRequest *req, char **ret_error);
+
+/* An export from a live sandbox (docs/export.md): a privileged one-shot unit that reviews rel, a path in the
+ * sandbox's HOME, into the caller's directory (req: the sandbox's run id, workspace and dataset, and the
+ * checked export_*), as it starts. tag (lower-case hex) tells this export from the sandbox's others: its
+ * unit is sbx-export@RUN-TAG.service, its report SBX_EXPORTS_DIR/RUN/report-TAG.json. Held items are
+ * numbered from first_held_id on. */
+typedef struct ExportLivePlan {
+        char *unit;
+        char *report;
+        PropTable *props;
+        char **argv;          /* its ExecStart= */
+} ExportLivePlan;
+ExportLivePlan *export_live_plan_free(ExportLivePlan *x);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ExportLivePlan *, export_live_plan_free);
+/* -EINVAL (a path that is not one, a directory refused: see run_request_validate()) or -EPERM (the profile
+ * does not export, a system directory) with a message in *ret_error. */
+int policy_compile_live_export(const Profile *p, const RunRequest *req, const char *rel, const char *tag,
+                               uint64_t first_held_id, ExportLivePlan **ret, char **ret_error);
 /* The profile's disk rounded down to whole pages (tmpfs counts pages): the size of a run's space. */
 uint64_t policy_disk_max(const Profile *p);
 

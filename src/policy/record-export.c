@@ -232,15 +232,13 @@ static int read_lists(json_object *o, RunExport *e, char **ret_error) {
         return 0;
 }
 
-int run_record_export_read_report(RunRecord *r, const char *json, char **ret_error) {
+int run_export_from_report(const char *json, RunExport **ret, char **ret_error) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         _cleanup_(run_export_freep) RunExport *e = calloc(1, sizeof(RunExport));
         int k;
 
         if (!e)
                 return -ENOMEM;
-        if (!r->export)
-                return -EINVAL;
         o = json_tokener_parse(json);
         if (!o)
                 return error_setf(ret_error, -EBADMSG, "the reviewer's report is not JSON");
@@ -248,10 +246,117 @@ int run_record_export_read_report(RunRecord *r, const char *json, char **ret_err
         if (k < 0)
                 return k;
         e->reviewed = !e->error;
+        *ret = TAKE_PTR(e);
+        return 0;
+}
+
+int run_record_export_read_report(RunRecord *r, const char *json, char **ret_error) {
+        RunExport *e = NULL;
+        int k;
+
+        if (!r->export)
+                return -EINVAL;
+        k = run_export_from_report(json, &e, ret_error);
+        if (k < 0)
+                return k;
         e->destination = TAKE_PTR(r->export->destination);
         run_export_free(r->export);
-        r->export = TAKE_PTR(e);
+        r->export = e;
         return 0;
+}
+
+static int item_copy(const ExportItem *from, ExportItem *to) {
+        *to = (ExportItem) { .size = from->size, .mode = from->mode };
+        memcpy(to->sha256, from->sha256, sizeof(to->sha256));
+        if (!(to->path = strdup(from->path)) || (from->entry && !(to->entry = strdup(from->entry))) ||
+            (from->id && !(to->id = strdup(from->id))) || (from->type && !(to->type = strdup(from->type))) ||
+            (from->reason && !(to->reason = strdup(from->reason))) || (from->notes && !(to->notes = strv_copy(from->notes)))) {
+                item_done(to);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Copies of the n items of from, at the end of *list (grown first; on failure *list keeps its items). */
+static int items_append(ExportItem **list, size_t *n, const ExportItem *from, size_t n_from) {
+        ExportItem *l;
+        size_t k;
+
+        if (n_from == 0)
+                return 0;
+        if (*n + n_from > RECORD_EXPORT_ITEMS_MAX)
+                n_from = *n >= RECORD_EXPORT_ITEMS_MAX ? 0 : RECORD_EXPORT_ITEMS_MAX - *n;
+        l = realloc(*list, MAX(*n + n_from, (size_t) 1) * sizeof(ExportItem));
+        if (!l)
+                return -ENOMEM;
+        *list = l;
+        for (k = 0; k < n_from; k++)
+                if (item_copy(&from[k], &l[*n + k]) < 0) {
+                        for (size_t i = *n; i < *n + k; i++)
+                                item_done(&l[i]);
+                        return -ENOMEM;
+                }
+        *n += n_from;
+        return 0;
+}
+
+int run_export_append(RunExport *e, const RunExport *report) {
+        size_t ne = e->n_exported, nh = e->n_held;
+        char *dest = NULL, *error = NULL;
+        int k;
+
+        if ((report->destination && !(dest = strdup(report->destination))) ||
+            (!e->error && report->error && !(error = strdup(report->error)))) {
+                free(dest);
+                return -ENOMEM;
+        }
+        if ((k = items_append(&e->exported, &e->n_exported, report->exported, report->n_exported)) < 0 ||
+            (k = items_append(&e->held, &e->n_held, report->held, report->n_held)) < 0 ||
+            (k = items_append(&e->refused, &e->n_refused, report->refused, report->n_refused)) < 0) {
+                /* nothing of it: the section as it was */
+                for (size_t i = ne; i < e->n_exported; i++)
+                        item_done(&e->exported[i]);
+                for (size_t i = nh; i < e->n_held; i++)
+                        item_done(&e->held[i]);
+                e->n_exported = ne;
+                e->n_held = nh;
+                free(dest);
+                free(error);
+                return k;
+        }
+        for (size_t i = ne; i < e->n_exported; i++)
+                e->exported_bytes += e->exported[i].size;
+        if (dest) {
+                free(e->destination);
+                e->destination = dest;
+        }
+        if (error)
+                e->error = error;
+        /* one review that did not finish makes the section uncertain */
+        e->reviewed = e->reviewed && report->reviewed;
+        return 0;
+}
+
+uint64_t run_export_next_held_id(const RunExport *e) {
+        uint64_t n = 0, max = 0;
+
+        if (!e)
+                return 1;
+        /* every id given is held still, or left held by approval (note "approved") or rejection (reason
+         * "rejected"), which drop it */
+        for (size_t i = 0; i < e->n_held; i++) {
+                uint64_t v = strtoull(e->held[i].id + 1, NULL, 10);
+
+                max = MAX(max, v);
+                n++;
+        }
+        for (size_t i = 0; i < e->n_exported; i++)
+                if (strv_contains(e->exported[i].notes, "approved"))
+                        n++;
+        for (size_t i = 0; i < e->n_refused; i++)
+                if (streq_ptr(e->refused[i].reason, "rejected"))
+                        n++;
+        return MAX(n, max) + 1;
 }
 
 ExportItem *run_export_find_held(RunExport *e, const char *id) {

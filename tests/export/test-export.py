@@ -271,6 +271,19 @@ def case_held_and_approve(top):
                         f"--owner={os.getuid()}:{os.getgid()}", f"--report={e.report_path}"], capture_output=True, text=True)
     tap(p.returncode == 1, "--approve of an unknown id: exit 1")
 
+    # a second review into the same staging (a live sandbox's): ids from --first-held-id on, a name that
+    # is there skipped
+    e.write("page2.html", "<p onclick='x()'>\n")
+    open(os.path.join(e.staging, "held", "h6"), "w").close()
+    e.run("--active=approve", "--first-held-id=5")
+    ids = sorted((x["path"], x["id"]) for x in e.report["held"]) if e.report else []
+    expect(e.rc == 0 and ids == [("page.html", "h5"), ("page2.html", "h7")]
+           and os.path.isfile(os.path.join(e.staging, "held", "h7")), "--first-held-id numbers held files on", e)
+    for bad in ("0", "1000000", "x", "-1", "5x"):
+        p = subprocess.run([BIN, "--review", f"--first-held-id={bad}", "--source-root=/", "--source=x",
+                            f"--staging={e.staging}", f"--report={e.report_path}"], capture_output=True, text=True)
+        tap(p.returncode == 2, f"--first-held-id={bad}: bad usage")
+
     e = Env(top)
     e.write("a.txt", "hello\n")
     e.run(dest=False)

@@ -15,12 +15,14 @@ PROF=sbxtest_export
 HOLD=sbxtest_exporthold
 CAPS=sbxtest_exportcaps
 NOEXP=sbxtest_exportnone
+LIVE=sbxtest_exportlive
 U=nobody
 D=$(mktemp -d /var/tmp/sbxt-exp.XXXXXX)
 chmod 0755 "$D"
 
 cleanup() {
-  rm -f "$RUNPROF/$PROF.json" "$RUNPROF/$HOLD.json" "$RUNPROF/$CAPS.json" "$RUNPROF/$NOEXP.json"
+  as_user sbxctl rm sbt-exp >/dev/null 2>&1
+  rm -f "$RUNPROF/$PROF.json" "$RUNPROF/$HOLD.json" "$RUNPROF/$CAPS.json" "$RUNPROF/$NOEXP.json" "$RUNPROF/$LIVE.json"
   rmdir "$RUNPROF" 2>/dev/null
   rm -rf "$D"
   systemctl daemon-reload
@@ -44,6 +46,8 @@ profile $PROF '{ "allow_types": ["text/*", "application/zip", "application/x-tar
 profile $HOLD '{ "allow_types": ["text/plain", "text/html"], "approve_types": ["application/octet-stream"], "active_content": "approve" }'
 profile $CAPS '{ "allow_types": ["text/plain", "application/octet-stream"], "max_files": 8, "max_file_bytes": "64K" }'
 profile $NOEXP ''
+profile $LIVE '{ "allow_types": ["text/plain"], "active_content": "approve" }'
+sed -i 's/"wall_time": "60s"/"wall_time": "300s"/' "$RUNPROF/$LIVE.json" # a sandbox lives through several steps
 systemctl daemon-reload
 
 # a directory of the caller's (nobody) to export into
@@ -222,6 +226,52 @@ assert_contains "$(cat "$D/swap.out")" "export: the destination is not the direc
 assert_eq false "$(record_get "$RUN" .export.reviewed)" "the record says so"
 assert_clean
 [ -z "$(ls -A /var/lib/sbx/exports 2>/dev/null)" ] || _t_err "staging left: $(ls -A /var/lib/sbx/exports)"
+t_pass
+
+t_begin "a live sandbox: exported twice while it runs, held ids never reused, approved by id; nothing left once removed"
+dest=$(newdest); dest2=$(newdest)
+assert_rc 0 as_user sbxctl create --detach -p $LIVE --name sbt-exp
+sb=$T_OUT
+assert_rc 0 as_user sbxctl exec sbt-exp -- sh -c \
+  'mkdir ~/out && cd ~/out && printf "good\n" > good.txt && ln -s /etc/passwd link && printf "<html><script>x()</script></html>\n" > page.html'
+t_run as_user sbxctl export sbt-exp out --to "$dest"
+assert_eq 0 "$T_RC" "the first export"
+assert_eq "good" "$(cat "$dest/good.txt")" "the good file"
+assert_eq "$U 644" "$(stat -c '%U %a' "$dest/good.txt")" "its owner and mode"
+{ [ -e "$dest/link" ] || [ -L "$dest/link" ]; } && _t_err "the symlink was delivered"
+[ -e "$dest/page.html" ] && _t_err "a held item was delivered"
+assert_contains "$T_OUT" "export: refused link: symlink" "the symlink's line"
+assert_match "$T_OUT" "export: held page.html \(active content: [^)]*\): sbxctl export approve $sb h1" "the held line"
+# the sandbox goes on; a second export reviews the tree again, its held items numbered on
+assert_rc 0 as_user sbxctl exec "$sb" -- sh -c 'printf "<p onclick=\"y()\">two</p>\n" > ~/out/two.html'
+t_run as_user sbxctl export "$sb" out --to "$dest2"
+assert_eq 0 "$T_RC" "the second export"
+assert_match "$T_OUT" "export: held page.html .*approve $sb h2" "the page, held again under another id"
+assert_match "$T_OUT" "export: held two.html .*approve $sb h3" "the new page"
+assert_eq "good" "$(cat "$dest2/good.txt")" "the good file, again"
+rec=$(as_user sbxctl show --json "$sb")
+assert_eq "h1 h2 h3" "$(jq -r '[.export.held[].id] | join(" ")' <<<"$rec")" "the record's held items, of both exports"
+assert_eq 2 "$(jq '[.export.refused[] | select(.path == "link")] | length' <<<"$rec")" "both exports' refusals"
+assert_eq "$dest2" "$(jq -r .export.destination <<<"$rec")" "the last export's destination"
+# approved while the sandbox runs, into the first export's directory
+assert_rc 0 as_user sbxctl export approve --to "$dest" "$sb" h1
+assert_contains "$(cat "$dest/page.html")" "<script>" "the approved page"
+# bad input: refused, nothing started
+t_run as_user sbxctl export "$sb" ../x --to "$dest"
+assert_eq 125 "$T_RC" "a path that climbs out of HOME"
+assert_contains "$T_OUT" "is not a relative path in the sandbox's HOME"
+t_run as_user sbxctl export sbt-nosuch out --to "$dest"
+assert_eq 1 "$T_RC" "an unknown sandbox"
+assert_rc 0 as_user sbxctl rm "$sb"
+for i in $(seq 300); do [ "$(record_get "$sb" .state 2>/dev/null)" = finished ] && break; sleep 0.1; done
+rec=$(as_user sbxctl show --json "$sb")
+assert_eq true "$(jq -r .export.reviewed <<<"$rec")" "no review at the sandbox's end: nothing failed"
+assert_eq "h2 h3" "$(jq -r '[.export.held[].id] | join(" ")' <<<"$rec")" "held still"
+[ -d "/var/lib/sbx/exports/$sb/held" ] || _t_err "the held items went with the sandbox"
+[ -e "/var/lib/sbx/exports/$sb/stage" ] && _t_err "the staging is left"
+assert_rc 0 as_user sbxctl export reject "$sb"
+[ -e "/var/lib/sbx/exports/$sb" ] && _t_err "/var/lib/sbx/exports/$sb is left with nothing held"
+assert_clean
 t_pass
 
 t_summary

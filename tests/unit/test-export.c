@@ -14,6 +14,7 @@
 #include "export-policy.h"
 #include "policy.h"
 #include "profile.h"
+#include "record-export.h"
 #include "record.h"
 #include "unit-test.h"
 
@@ -315,12 +316,168 @@ static void test_record(void **state) {
         }
 }
 
+/* A live sandbox's export: the unit shares the run's export unit's sandboxing, reviews at its start, and
+ * numbers held items from where the sandbox's earlier exports left off. */
+static void test_compile_live(void **state) {
+        _cleanup_(profile_freep) Profile *p = parse_ok(DOC(", 'export': {'allow_types': ['text/plain'], "
+                                                           "'active_content': 'approve'}"));
+        _cleanup_(profile_freep) Profile *none = parse_ok(DOC(""));
+        RunRequest req = { .run_id = (char *) RUN_ID, .export_dir = (char *) "/home/u/dest", .export_uid = 1000,
+                           .export_gid = 1001, .export_dev = 2049, .export_ino = 78, .workspace = (char *) "/home/u/w" };
+        RunRequest runreq = { .argv = (char *[]) { (char *) "true", NULL }, .run_id = (char *) RUN_ID,
+                              .export_dir = (char *) "/home/u/dest", .export_dev = 2049, .export_ino = 78 };
+        _cleanup_(export_live_plan_freep) ExportLivePlan *x = NULL;
+        _cleanup_(run_plan_freep) RunPlan *plan = NULL;
+        _cleanup_free_ char *error = NULL;
+        ExportLivePlan *bad = NULL;
+
+        assert_int_equal(policy_compile_live_export(p, &req, "work/out", "0a1b2c3d", 4, &x, &error), 0);
+        assert_string_equal(x->unit, "sbx-export@" RUN_ID "-0a1b2c3d.service");
+        assert_string_equal(x->report, SBX_EXPORTS_DIR "/" RUN_ID "/report-0a1b2c3d.json");
+        assert_string_equal(x->argv[0], SBX_EXPORT_PATH);
+        assert_string_equal(x->argv[1], "--review");
+        assert_true(strv_has(x->argv, "--source-root=" SBX_SPACE_DIR "/" RUN_ID "/home"));
+        assert_true(strv_has(x->argv, "--source=work/out"));
+        assert_true(strv_has(x->argv, "--staging=" SBX_EXPORTS_DIR "/" RUN_ID));
+        assert_true(strv_has(x->argv, "--report=" SBX_EXPORTS_DIR "/" RUN_ID "/report-0a1b2c3d.json"));
+        assert_true(strv_has(x->argv, "--dest=/home/u/dest"));
+        assert_true(strv_has(x->argv, "--dest-id=2049:78"));
+        assert_true(strv_has(x->argv, "--owner=1000:1001"));
+        assert_true(strv_has(x->argv, "--first-held-id=4"));
+        assert_true(strv_has(x->argv, "--active=approve"));
+
+        /* the same sandboxing as the run's export unit; the review is the start, not the stop */
+        assert_int_equal(policy_compile(p, &runreq, EXEC_PATH, &plan, &error), 0);
+        assert_false(strv_has(plan->export_stop_argv, "--first-held-id=1"));
+        for (size_t i = 0; i < plan->export_props->n; i++) {
+                const Prop *a = &plan->export_props->props[i], *b = prop_table_get(x->props, a->def->name);
+                const char *n = a->def->name;
+
+                if (streq(n, "RemainAfterExit") || streq(n, "TimeoutStopSec")) {
+                        assert_null(b);
+                        continue;
+                }
+                if (!b)
+                        fail_msg("%s is not a property of the live export's unit", n);
+                if (streq(n, "TimeoutStartSec")) {
+                        assert_int_equal(a->u, 30 * USEC_PER_SEC);
+                        assert_int_equal(b->u, EXPORT_REVIEW_TIMEOUT_SEC * USEC_PER_SEC);
+                } else if (a->strv) {
+                        assert_int_equal(strv_length(a->strv), strv_length(b->strv));
+                        for (size_t k = 0; a->strv[k]; k++)
+                                assert_string_equal(a->strv[k], b->strv[k]);
+                } else {
+                        assert_int_equal(a->b, b->b);
+                        assert_int_equal(a->u, b->u);
+                        assert_string_equal(strempty(a->s), strempty(b->s));
+                }
+        }
+        assert_int_equal(x->props->n, plan->export_props->n - 2);
+        assert_int_equal(prop_table_get(plan->export_props, "TimeoutStopSec")->u, EXPORT_REVIEW_TIMEOUT_SEC * USEC_PER_SEC);
+
+        /* refused: a path that climbs or is absolute, a profile without export, a destination in the workspace */
+        for (const char *const *path = (const char *const[]) { "../x", "/etc", "a/../b", "", "a//b", "./a", NULL };
+             *path; path++) {
+                char *e = NULL;
+
+                assert_int_equal(policy_compile_live_export(p, &req, *path, "0a", 1, &bad, &e), -EINVAL);
+                assert_non_null(strstr(e, "is not a relative path in the sandbox's HOME"));
+                free(e);
+        }
+        error = mfree(error);
+        assert_int_equal(policy_compile_live_export(none, &req, "out", "0a", 1, &bad, &error), -EPERM);
+        assert_string_equal(error, "export: profile 'x' does not export through review");
+        error = mfree(error);
+        req.export_dir = (char *) "/home/u/w/sub";
+        assert_int_equal(policy_compile_live_export(p, &req, "out", "0a", 1, &bad, &error), -EINVAL);
+        assert_string_equal(error, "export: '/home/u/w/sub' overlaps the workspace '/home/u/w'");
+        error = mfree(error);
+        /* the dataset is checked also without a workspace */
+        req.workspace = NULL;
+        req.dataset = (char *) "/srv/data";
+        req.export_dir = (char *) "/srv/data/x";
+        assert_int_equal(policy_compile_live_export(p, &req, "out", "0a", 1, &bad, &error), -EINVAL);
+        assert_string_equal(error, "export: '/srv/data/x' overlaps the dataset '/srv/data'");
+        req.export_dir = (char *) "/home/u/dest";
+        assert_int_equal(policy_compile_live_export(p, &req, "out", "0A", 1, &bad, NULL), -EINVAL);
+        assert_int_equal(policy_compile_live_export(p, &req, "out", "0a", 0, &bad, NULL), -EINVAL);
+        assert_null(bad);
+}
+
+#define REPORT2                                                                                                         \
+        "{'version':1,'source':'out','source_missing':false,"                                                          \
+        "'exported':[{'path':'c.txt','size':3,'sha256':'" HASH "','type':'text/plain','mode':'0644'}],"              \
+        "'held':[{'id':'h4','path':'p.html','size':9,'sha256':'" HASH "','type':'text/html','mode':'0644',"          \
+        "'reason':'active content: script in HTML'}],"                                                                 \
+        "'refused':[{'path':'l','reason':'symlink'}],"                                                                 \
+        "'totals':{'exported_files':1,'exported_bytes':3,'held':1,'refused':1}}"
+
+/* A sandbox's section: every live export's report appended, held ids never given twice. */
+static void test_record_append(void **state) {
+        _cleanup_(run_export_freep) RunExport *e = calloc(1, sizeof(RunExport)), *a = NULL, *b = NULL, *c = NULL;
+        _cleanup_free_ char *r1 = json(REPORT), *r2 = json(REPORT2), *error = NULL;
+        _cleanup_free_ char *failed = json("{'exported':[{'path':'d.txt','size':1}],'error':'the destination is not the "
+                                           "directory that was checked'}");
+
+        assert_non_null(e);
+        e->reviewed = true;
+        assert_int_equal(run_export_next_held_id(NULL), 1);
+        assert_int_equal(run_export_next_held_id(e), 1);
+        assert_int_equal(run_export_from_report(r1, &a, &error), 0);
+        assert_true(a->reviewed);
+        assert_null(a->destination);
+        a->destination = strdup("/home/u/one");
+        assert_int_equal(run_export_append(e, a), 0);
+        assert_string_equal(e->destination, "/home/u/one");
+        assert_int_equal(e->n_exported, 1);
+        assert_int_equal(e->n_held, 2);
+        assert_int_equal(e->n_refused, 3);
+        assert_int_equal(e->exported_bytes, 12);
+        assert_int_equal(run_export_next_held_id(e), 3);
+        /* approval and rejection take the id off an item; it is not given again */
+        assert_int_equal(run_export_approve(e, "h1"), 0);
+        assert_int_equal(run_export_reject(e, "h2"), 0);
+        assert_int_equal(run_export_next_held_id(e), 3);
+
+        /* the second export (its reviewer told to start at h3; this one started at h4) */
+        assert_int_equal(run_export_from_report(r2, &b, &error), 0);
+        b->destination = strdup("/home/u/two");
+        assert_int_equal(run_export_append(e, b), 0);
+        assert_true(e->reviewed);
+        assert_string_equal(e->destination, "/home/u/two");
+        assert_int_equal(e->n_exported, 3);
+        assert_string_equal(e->exported[2].path, "c.txt");
+        assert_int_equal(e->exported_bytes, 12 + 80 + 3);
+        assert_int_equal(e->n_held, 1);
+        assert_string_equal(e->held[0].id, "h4");
+        assert_non_null(run_export_find_held(e, "h4"));
+        assert_int_equal(e->n_refused, 5);
+        assert_string_equal(e->refused[4].path, "l");
+        assert_int_equal(run_export_next_held_id(e), 5);
+        /* the appended copies are the section's own */
+        b = run_export_free(b);
+        assert_string_equal(e->held[0].path, "p.html");
+        assert_string_equal(e->held[0].reason, "active content: script in HTML");
+
+        /* a review that did not finish: its items are listed, the section is no longer certain */
+        assert_int_equal(run_export_from_report(failed, &c, &error), 0);
+        assert_false(c->reviewed);
+        assert_int_equal(run_export_append(e, c), 0);
+        assert_false(e->reviewed);
+        assert_string_equal(e->error, "the destination is not the directory that was checked");
+        assert_int_equal(e->n_exported, 4);
+        assert_string_equal(e->destination, "/home/u/two"); /* c has none */
+        assert_int_equal(run_export_from_report("nope", &c, &error), -EBADMSG);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_types),
                 cmocka_unit_test(test_profile),
                 cmocka_unit_test(test_compile),
                 cmocka_unit_test(test_record),
+                cmocka_unit_test(test_compile_live),
+                cmocka_unit_test(test_record_append),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,11 +94,12 @@ removed_reason() { printf '%s' "$T_OUT" | jq -r --arg c "$1" '.caches.removed[] 
 
 t_begin "gc removes caches unused past CacheRetentionSec, never one in use; a run's symlinks do not steer it"
 CACHES=/var/lib/private/sbx-cache
+IMAGES=/var/lib/private/sbx-cache-images   # each cache's file system (docs/caches.md), unmounted between runs
 mkdir -p "$W/victim"; echo precious > "$W/victim/file"; chmod 0755 "$W" "$W/victim"
 assert_rc 0 sbxctl run -p coding --network none -- sh -c "mkdir -p ~/.cache/pip ~/.npm && echo kept > ~/.cache/pip/marker &&
   echo n > ~/.npm/m && ln -s '$W/victim' ~/.cache/pip/dirlink && ln -s '$W/victim/file' ~/.cache/pip/filelink"
-owner=$(find "$CACHES" -mindepth 4 -maxdepth 4 -path '*/coding/pip/marker' -newer "$W/victim/file" | head -n 1 | cut -d/ -f6)
-case "$owner" in [0-9a-f]*) ;; *) _t_err "no cache with the marker below $CACHES" ;; esac
+owner=$(find "$IMAGES" -mindepth 3 -maxdepth 3 -path '*/coding/pip.img' -newer "$W/victim/file" | head -n 1 | cut -d/ -f6)
+case "$owner" in [0-9a-f]*) ;; *) _t_err "no pip cache written by the run below $IMAGES" ;; esac
 stamp=/var/lib/sbx/caches/$owner.coding.pip
 [ -f "$stamp" ] || _t_err "no note of the cache's last use ($stamp)"
 touch -d '40 days ago' "$stamp"
@@ -109,8 +110,9 @@ assert_eq "" "$(removed_reason "$owner/coding/npm")" "the fresh cache in the rep
 # removed by a one-shot unit: the cache first, then systemd's link to it
 for i in $(seq 150); do [ -e "$CACHES/$owner/coding/pip" ] || [ -L "/var/lib/sbx-cache/$owner/coding/pip" ] || break; sleep 0.2; done
 [ -e "$CACHES/$owner/coding/pip" ] && _t_err "the stale cache is still there: $(ls -la "$CACHES/$owner/coding/pip")"
+[ -e "$IMAGES/$owner/coding/pip.img" ] && _t_err "the stale cache's file system is still there"
 [ -L "/var/lib/sbx-cache/$owner/coding/pip" ] && _t_err "systemd's link to the removed cache is still there"
-[ -e "$CACHES/$owner/coding/npm/m" ] || _t_err "the fresh cache was removed too"
+[ -e "$IMAGES/$owner/coding/npm.img" ] || _t_err "the fresh cache was removed too"
 assert_eq "precious" "$(cat "$W/victim/file" 2>/dev/null)" "a file the run's symlinks pointed at"
 [ -f "$stamp" ] && _t_err "the removed cache's last-use note is still there"
 assert_rc 0 sbxctl run -p coding --network none -- sh -c 'cat ~/.cache/pip/marker 2>/dev/null || echo none'
@@ -121,7 +123,8 @@ touch -d '40 days ago' "/var/lib/sbx/caches/$owner.coding.npm"
 assert_rc 0 sbxctl gc --json
 assert_eq "" "$(removed_reason "$owner/coding/npm")" "a cache in use in the report"
 sbxctl stop "$RUN" >/dev/null 2>&1; wait "$CPID" 2>/dev/null
-[ -e "$CACHES/$owner/coding/npm/m" ] || _t_err "a cache in use was removed"
+[ -e "$IMAGES/$owner/coding/npm.img" ] || _t_err "a cache in use was removed"
+assert_rc 0 sbxctl run -p coding --network none -- sh -c 'cat ~/.npm/m'
 rm -f "$CONF"
 assert_clean
 
@@ -130,15 +133,20 @@ assert_rc 0 sbxctl run -p coding --network none -- sh -c 'mkdir -p ~/.cache/pip 
   head -c 2097152 /dev/urandom > ~/.cache/pip/big && head -c 1048576 /dev/urandom > ~/.npm/big'
 touch -d '2 days ago' "/var/lib/sbx/caches/$owner.coding.npm"
 touch -d '1 day ago' "/var/lib/sbx/caches/$owner.coding.pip"
-printf 'CacheRetentionSec=0\nCacheMaxSize=2560K\n' > "$CONF"
+# the cap: all the caches but half of the least recently used one (sizes are what their file systems
+# take; every coding run makes all four of its caches)
+total=$(sbxctl cache list --json | jq '[.[].bytes] | add')
+npm_bytes=$(sbxctl cache list --json | jq '.[] | select(.profile == "coding" and .name == "npm") | .bytes')
+cap=$(( ${total:-0} - ${npm_bytes:-0} / 2 ))
+printf 'CacheRetentionSec=0\nCacheMaxSize=%s\n' "$cap" > "$CONF"
 assert_rc 0 sbxctl gc --json
 assert_eq "size" "$(removed_reason "$owner/coding/npm")" "the least recently used cache"
 assert_eq "" "$(removed_reason "$owner/coding/pip")" "the more recent one"
 kept=$(printf '%s' "$T_OUT" | jq -r .caches.kept_bytes)
-[ "${kept:-0}" -le $((2560 * 1024)) ] || _t_err "caches kept: $kept bytes, above the cap"
-for i in $(seq 150); do [ -e "$CACHES/$owner/coding/npm" ] || break; sleep 0.2; done
-[ -e "$CACHES/$owner/coding/npm" ] && _t_err "the least recently used cache is still there"
-[ -s "$CACHES/$owner/coding/pip/big" ] || _t_err "the more recent cache was removed"
+[ "${kept:-0}" -le "$cap" ] || _t_err "caches kept: $kept bytes, above the cap of $cap"
+for i in $(seq 150); do [ -e "$IMAGES/$owner/coding/npm.img" ] || break; sleep 0.2; done
+[ -e "$IMAGES/$owner/coding/npm.img" ] && _t_err "the least recently used cache is still there"
+[ -s "$IMAGES/$owner/coding/pip.img" ] || _t_err "the more recent cache was removed"
 printf 'CacheMaxSize=lots\n' > "$CONF"
 t_run sbxctl gc
 assert_contains "$T_OUT" "/etc/sbx/sbxd.conf: line 1: CacheMaxSize: 'lots' is not a size"

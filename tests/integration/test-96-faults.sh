@@ -6,7 +6,7 @@
 # every run bounded, every record complete (valid JSON, finished, a stop reason, cleanup completed),
 # nothing left behind.
 #   SBX_FAULT_POINTS          the sbxd kill points to go through: "all" (11), or names of them (default:
-#                             rename1 after-start running cgroup-gone renamed2; see the list below)
+#                             rename1 after-start running renamed2; see the list below)
 #   SBX_FAULT_ROUNDS          passes over them (default 1)
 #   SBX_FAULT_CLIENT_STOP_MS  how soon a run's processes must be gone once its sbxctl is killed (2000)
 #   SBX_FAULT_PROBE_RATIO     the probe under the adversaries: its median at most this many times the
@@ -19,7 +19,7 @@ t_require_systemd || t_summary
 W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
 PY=/usr/bin/python3
 ROUNDS=${SBX_FAULT_ROUNDS:-1}
-POINTS=${SBX_FAULT_POINTS:-rename1 after-start running cgroup-gone renamed2}
+POINTS=${SBX_FAULT_POINTS:-rename1 after-start running renamed2}
 STOP_MS=${SBX_FAULT_CLIENT_STOP_MS:-2000}
 PROBE_MAX_MS=${SBX_FAULT_PROBE_MAX_MS:-1000}
 PROBE_RATIO=${SBX_FAULT_PROBE_RATIO:-10}

@@ -478,3 +478,8 @@ void export_run_abandon(Run *run) {
         if (run->record->export)
                 export_tidy(run->id, false);
 }
+
+void export_forget(const char *run_id) {
+        if (run_id_is_valid(run_id))
+                export_tidy(run_id, false);
+}

@@ -40,3 +40,5 @@ void export_live_job_removed(Manager *m, const char *unit, const char *result);
 void live_export_finish(LiveExport *x, const char *result);
 /* The sandbox goes without its end having been seen: its export's call gets an error. */
 void export_live_abandon(Sandbox *s);
+/* The record of the run goes (the reaper, past RecordRetentionSec=): what its review held goes too. */
+void export_forget(const char *run_id);

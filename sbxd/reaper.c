@@ -11,6 +11,7 @@
 #include "capture.h"
 #include "credentials.h"
 #include "log.h"
+#include "export.h"
 #include "reaper.h"
 #include "store.h"
 
@@ -147,6 +148,9 @@ int reaper_collect(Manager *m, const DaemonConf *conf, char **ret) {
                         continue;
                 }
                 if (conf->record_retention > 0 && rec->ended_at > 0 && rec->ended_at + conf->record_retention < now) {
+                        /* what its export review held, never approved nor rejected, goes with it */
+                        if (rec->export && rec->export->n_held > 0)
+                                export_forget(rec->run_id);
                         r = store_remove(&m->store, rec->run_id);
                         if (r < 0 && r != -ENOENT)
                                 log_warning_errno(r, "Failed to remove the record of run %s: %m", rec->run_id);

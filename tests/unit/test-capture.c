@@ -88,7 +88,13 @@ static void test_round_trip(void **state) {
         assert_int_equal(run_capture_to_json(&c, &o), 0);
         assert_int_equal(run_capture_from_json(o, &back, &error), 0);
         assert_null(error);
-        assert_memory_equal(&c, &back, sizeof(c));
+        /* field by field: the struct has padding after by_tenant, which nothing initializes */
+        assert_int_equal(back.enabled_at, c.enabled_at);
+        assert_int_equal(back.until, c.until);
+        assert_string_equal(back.by_tenant, c.by_tenant);
+        assert_int_equal(back.bytes, c.bytes);
+        assert_int_equal(back.ended_at, c.ended_at);
+        assert_int_equal(back.deleted_at, c.deleted_at);
         json_object_put(o);
 
         /* null: never enabled */

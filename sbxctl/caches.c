@@ -13,15 +13,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 static int print_caches(sd_bus_message *reply, bool expiry) {
         _cleanup_(json_object_putp) json_object *a = NULL;
-        const char *json;
+        int r;
 
-        if (sd_bus_message_read(reply, "s", &json) < 0 || !(a = json_tokener_parse(json)) ||
-            !json_object_is_type(a, json_type_array))
-                return failed("sbxd sent an invalid reply");
-        if (arg_json) {
-                puts(json);
-                return 0;
-        }
+        r = reply_json_array(reply, &a);
+        if (r != 0 || !a)
+                return r;
         if (arg_legend)
                 printf("%-20s %-16s %12s  %-25s %s\n", "PROFILE", "CACHE", "BYTES", "LAST USE",
                        expiry ? "EXPIRES" : "");

@@ -42,19 +42,13 @@ static int image_import(const char *name, const char *path) {
 static int image_list(void) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(json_object_putp) json_object *list = NULL;
-        const char *json;
         int r;
 
         r = call_daemon_reply("ListImages", &reply, NULL);
-        if (r != 0)
+        if (r == 0)
+                r = reply_json_array(reply, &list);
+        if (r != 0 || !list)
                 return r;
-        if (sd_bus_message_read(reply, "s", &json) < 0 || !(list = json_tokener_parse(json)) ||
-            !json_object_is_type(list, json_type_array))
-                return failed("sbxd sent an invalid reply");
-        if (arg_json) {
-                puts(json);
-                return 0;
-        }
         printf("%-24s %-71s %-9s %12s %s\n", "NAME", "DIGEST", "FORMAT", "SIZE", "IN USE");
         for (size_t i = 0; i < json_object_array_length(list); i++) {
                 json_object *o = json_object_array_get_idx(list, i), *name = NULL, *digest = NULL, *format = NULL,

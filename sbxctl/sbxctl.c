@@ -1336,34 +1336,12 @@ static int verb_rm(char **ids) {
 
 /* ---- list / show / stop ---------------------------------------------------------------------------- */
 
-/* Calls a method of sbxd's with the arguments of types (NULL: none); its reply in *ret_reply. An exit status
- * other than 0 when it failed, having said why. */
-int call_daemon_reply(const char *method, sd_bus_message **ret_reply, const char *types, ...) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        va_list ap;
-        int r;
-
-        r = check_systemd();
-        if (r != 0)
-                return r;
-        r = connect_bus(&bus);
-        if (r != 0)
-                return r;
-        va_start(ap, types);
-        r = sd_bus_call_methodv(bus, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method, &error, ret_reply, types,
-                                ap);
-        va_end(ap);
-        if (r < 0)
-                return bus_failure(bus, &error, r);
-        return 0;
-}
-
-int call_daemon_reply_timeout(uint64_t usec, const char *method, sd_bus_message **ret_reply, const char *types, ...) {
+/* Calls a method of sbxd's with the arguments of types (NULL: none), waiting at most usec (0: sd-bus's
+ * default); its reply in *ret_reply. An exit status other than 0 when it failed, having said why. */
+static int call_daemonv(uint64_t usec, const char *method, sd_bus_message **ret_reply, const char *types, va_list ap) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        va_list ap;
         int r;
 
         r = check_systemd();
@@ -1373,16 +1351,52 @@ int call_daemon_reply_timeout(uint64_t usec, const char *method, sd_bus_message 
         if (r != 0)
                 return r;
         r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method);
-        if (r < 0)
-                return failed("cannot make the call %s: %s", method, strerror(-r));
-        va_start(ap, types);
-        r = sd_bus_message_appendv(call, types, ap);
-        va_end(ap);
+        if (r >= 0 && types)
+                r = sd_bus_message_appendv(call, types, ap);
         if (r < 0)
                 return failed("cannot make the call %s: %s", method, strerror(-r));
         r = sd_bus_call(bus, call, usec, &error, ret_reply);
         if (r < 0)
                 return bus_failure(bus, &error, r);
+        return 0;
+}
+
+int call_daemon_reply(const char *method, sd_bus_message **ret_reply, const char *types, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, types);
+        r = call_daemonv(0, method, ret_reply, types, ap);
+        va_end(ap);
+        return r;
+}
+
+int call_daemon_reply_timeout(uint64_t usec, const char *method, sd_bus_message **ret_reply, const char *types, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, types);
+        r = call_daemonv(usec, method, ret_reply, types, ap);
+        va_end(ap);
+        return r;
+}
+
+int reply_json_array(sd_bus_message *reply, json_object **ret) {
+        const char *json;
+        json_object *a;
+
+        if (sd_bus_message_read(reply, "s", &json) < 0 || !(a = json_tokener_parse(json)))
+                return failed("sbxd sent an invalid reply");
+        if (!json_object_is_type(a, json_type_array)) {
+                json_object_put(a);
+                return failed("sbxd sent an invalid reply");
+        }
+        if (arg_json) {
+                puts(json);
+                json_object_put(a);
+                a = NULL;
+        }
+        *ret = a;
         return 0;
 }
 
@@ -2081,20 +2095,14 @@ static int verb_secret(int argc, char **argv) {
         }
         if (streq(verb, "list")) {
                 _cleanup_(json_object_putp) json_object *list = NULL;
-                const char *json;
 
                 if (argc != 0)
                         return refused("secret list: unexpected argument '%s'", argv[0]);
                 r = call_daemon_reply("ListSecrets", &reply, NULL);
-                if (r != 0)
+                if (r == 0)
+                        r = reply_json_array(reply, &list);
+                if (r != 0 || !list)
                         return r;
-                if (sd_bus_message_read(reply, "s", &json) < 0 || !(list = json_tokener_parse(json)) ||
-                    !json_object_is_type(list, json_type_array))
-                        return failed("sbxd sent an invalid reply");
-                if (arg_json) {
-                        puts(json);
-                        return 0;
-                }
                 if (arg_legend)
                         printf("%-32s %s\n", "NAME", "MODIFIED");
                 for (size_t i = 0; i < json_object_array_length(list); i++) {

@@ -4,6 +4,7 @@
 /* What sbxctl's modules share: the options, the one-line errors with their exit codes, calls to sbxd. */
 
 #include <stdbool.h>
+#include <json-c/json.h>
 #include <systemd/sd-bus.h>
 
 #include "macro.h"
@@ -23,6 +24,9 @@ _printf_(2, 3) int complain(int code, const char *fmt, ...);
 int call_daemon_reply(const char *method, sd_bus_message **ret_reply, const char *types, ...);
 /* The same with a timeout of its own (a call that may take long: an image import). */
 int call_daemon_reply_timeout(uint64_t usec, const char *method, sd_bus_message **ret_reply, const char *types, ...);
+/* A reply of one JSON array (a list method's): in *ret; with --json printed instead, and *ret NULL. 0, or
+ * sbxctl's exit status. */
+int reply_json_array(sd_bus_message *reply, json_object **ret);
 /* The options after the first word (a subcommand's); 1 to go on, else minus the exit status. */
 int parse_argv_after_first(int argc, char *argv[]);
 /* A run's record from sbxd (Get). */

@@ -448,6 +448,26 @@ static int caller_caches(Manager *m, sd_bus_message *msg, CacheList *mine, char 
         return 0;
 }
 
+/* {"profile", "name", "bytes", "last_use"} of cache c (OWNER/PROFILE/NAME) appended to a; the object in
+ * *ret, for more keys. */
+static int cache_entry_add(json_object *a, const CacheUse *c, json_object **ret) {
+        const char *profile = c->dir + TENANT_ID_LEN + 1, *name = strrchr(c->dir, '/') + 1;
+        json_object *o = json_object_new_object();
+
+        if (!o || json_object_array_add(a, o) < 0) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
+        if (json_object_object_add(o, "profile", json_object_new_string_len(profile, (int) (name - 1 - profile))) < 0 ||
+            json_object_object_add(o, "name", json_object_new_string(name)) < 0 ||
+            json_object_object_add(o, "bytes", json_object_new_uint64(c->bytes)) < 0 ||
+            json_object_object_add(o, "last_use", json_object_new_uint64(c->last_use)) < 0)
+                return -ENOMEM;
+        if (ret)
+                *ret = o;
+        return 0;
+}
+
 static int load_conf(DaemonConf *conf, sd_bus_error *error) {
         _cleanup_free_ char *why = NULL;
         int r = daemon_conf_load(DAEMON_CONF_PATH, conf, &why);
@@ -474,19 +494,12 @@ int caches_method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         if (r < 0)
                 return r;
         for (size_t i = 0; i < l.n; i++) {
-                const char *profile = l.dirs[i] + TENANT_ID_LEN + 1, *name = strrchr(l.dirs[i], '/') + 1;
-                json_object *o = json_object_new_object();
+                json_object *o;
 
-                if (!o || json_object_array_add(a, o) < 0) {
-                        json_object_put(o);
-                        return -ENOMEM;
-                }
-                if (json_object_object_add(o, "profile", json_object_new_string_len(profile,
-                                                                                  (int) (name - 1 - profile))) < 0 ||
-                    json_object_object_add(o, "name", json_object_new_string(name)) < 0 ||
-                    json_object_object_add(o, "bytes", json_object_new_uint64(l.c[i].bytes)) < 0 ||
-                    json_object_object_add(o, "last_use", json_object_new_uint64(l.c[i].last_use)) < 0 ||
-                    json_object_object_add(o, "expires_at", conf.cache_retention > 0 ?
+                r = cache_entry_add(a, &l.c[i], &o);
+                if (r < 0)
+                        return r;
+                if (json_object_object_add(o, "expires_at", conf.cache_retention > 0 ?
                                            json_object_new_uint64(l.c[i].last_use + conf.cache_retention) : NULL) < 0 ||
                     json_object_object_add(o, "in_use", json_object_new_boolean(l.c[i].busy)) < 0)
                         return -ENOMEM;
@@ -550,22 +563,11 @@ int caches_method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error
         if (!victims)
                 return -ENOMEM;
         for (size_t i = 0; i < l.n; i++) {
-                const char *profile = l.dirs[i] + TENANT_ID_LEN + 1, *name = strrchr(l.dirs[i], '/') + 1;
-                json_object *o;
-
                 if (l.c[i].verdict == CACHE_KEEP)
                         continue;
-                o = json_object_new_object();
-                if (!o || json_object_array_add(a, o) < 0) {
-                        json_object_put(o);
-                        return -ENOMEM;
-                }
-                if (json_object_object_add(o, "profile", json_object_new_string_len(profile,
-                                                                                  (int) (name - 1 - profile))) < 0 ||
-                    json_object_object_add(o, "name", json_object_new_string(name)) < 0 ||
-                    json_object_object_add(o, "bytes", json_object_new_uint64(l.c[i].bytes)) < 0 ||
-                    json_object_object_add(o, "last_use", json_object_new_uint64(l.c[i].last_use)) < 0)
-                        return -ENOMEM;
+                r = cache_entry_add(a, &l.c[i], NULL);
+                if (r < 0)
+                        return r;
                 if (!(victims[n++] = strdup(l.dirs[i])))
                         return -ENOMEM;
         }

@@ -3,13 +3,16 @@
 #   1. scripts/install-deps.sh                      (no-op when everything is installed)
 #   2. meson setup build --prefix=/usr -Dwerror=true (or reconfigure), meson compile -C build
 #   3. meson test -C build --print-errorlogs        (unit tests, cmocka; man pages, catalog, completion)
-#   4. packages: packaging/deb/build.sh (the .deb, lintian-clean) and an earlier build of it (a lower
-#      version, for the upgrade test); packaging/rpm/build.sh + check-files.sh (the RPM, and its file
-#      list against what meson installs)
-#   5. integration tests: testbed/vm.sh setup, then testbed/vm.sh run tests/integration/payload.sh
-#      with the repo shared into the VM; the payload installs the .deb there with dpkg -i (or, when
-#      this machine's PID 1 is systemd, payload.sh runs directly here: it installs sbx into this system!)
-#   6. a summary; the last line is "N passed, N failed, N skipped" (unit + integration cases)
+#   4. the .deb: packaging/deb/build.sh (lintian-clean; its own run of the unit tests is skipped: step 3
+#      ran them on this tree), and the same package relabelled with a lower version (VERSION~prev1) as
+#      the "earlier build" of the upgrade test
+#   5. integration tests, started in the background: testbed/vm.sh setup, then testbed/vm.sh run
+#      tests/integration/payload.sh with the repo shared into the VM; the payload installs the .deb
+#      there with dpkg -i (or, when this machine's PID 1 is systemd, payload.sh runs directly here: it
+#      installs sbx into this system!). Its output is shown when it ends.
+#   6. while they run: packaging/rpm/build.sh + check-files.sh (the RPM, and its file list against what
+#      meson installs). The VM idles on timers and I/O much of the time; this uses those cycles.
+#   7. a summary; the last line is "N passed, N failed, N skipped" (unit + integration cases)
 # Exit status: 0 only if every step passed.
 # env: SBX_SKIP_INTEGRATION=1  stop after the unit tests (reported as skipped)
 #      SBX_SKIP_PACKAGES=1     build no packages; the integration tests use the build tree (meson install)
@@ -71,28 +74,67 @@ else
   record "unit tests" skipped "$t" "build failed"
 fi
 
-# ---- 4. packages
-say "packages"
+# ---- 4. the .deb
+say "deb"
 PKG=$BUILD/packages
 DEB_OK=0
+PKG_ON=0
 if [ -n "${SBX_SKIP_PACKAGES:-}" ]; then
   record packages skipped "$(now)" "SBX_SKIP_PACKAGES set"
 elif [ "$BUILD_OK" != 1 ]; then
   record packages skipped "$(now)" "build failed"
 else
+  PKG_ON=1
   t=$(now)
   rm -rf "$PKG" "$PKG-prev"
   version=$(meson introspect --projectinfo "$REPO/meson.build" | jq -r .version)
-  if packaging/deb/build.sh "$PKG" &&
-     SBX_DEB_VERSION="$version~prev1" SBX_DEB_NOCHECK=1 SBX_DEB_LINTIAN=0 packaging/deb/build.sh "$PKG-prev"; then
+  # the earlier build for the upgrade test: this package, relabelled VERSION~prev1 (sorts before VERSION)
+  relabel() {   # DEB VERSION OUTDIR
+    local d; d=$(mktemp -d /var/tmp/sbx-relabel.XXXXXX)
+    dpkg-deb -R "$1" "$d/root" && sed -i "s/^Version: .*/Version: $2/" "$d/root/DEBIAN/control" &&
+      mkdir -p "$3" && dpkg-deb --root-owner-group -Zxz -b "$d/root" "$3/" >/dev/null; local rc=$?
+    rm -rf "$d"; return "$rc"
+  }
+  if SBX_DEB_NOCHECK=1 packaging/deb/build.sh "$PKG" &&
+     relabel "$(ls "$PKG"/sbx_"$version"_*.deb)" "$version~prev1" "$PKG-prev"; then
     DEB_OK=1
     export SBX_DEB SBX_DEB_PREV
     SBX_DEB=$(ls "$PKG"/sbx_"$version"_*.deb) SBX_DEB_PREV=$(ls "$PKG-prev"/sbx_"$version~prev1"_*.deb)
     record "deb + lintian" ok "$t" "$(basename "$SBX_DEB"), $(grep -c '^O: ' "$PKG/lintian.txt") lintian override(s)"
     counts "1 passed, 0 failed, 0 skipped"
   else
-    record "deb + lintian" FAIL "$t" "packaging/deb/build.sh failed"; counts "0 passed, 1 failed, 0 skipped"
+    record "deb + lintian" FAIL "$t" "packaging/deb/build.sh or its relabelling failed"; counts "0 passed, 1 failed, 0 skipped"
   fi
+fi
+
+# ---- 5. integration tests (in the background; step 6 runs meanwhile)
+say "integration tests (started)"
+t_int=$(now)
+INT_PID=""
+INT_OUT=$BUILD/integration.out
+if [ -n "${SBX_SKIP_INTEGRATION:-}" ]; then
+  record integration skipped "$t_int" "SBX_SKIP_INTEGRATION set"
+elif [ "$BUILD_OK" != 1 ]; then
+  record integration skipped "$t_int" "build failed"
+else
+  where=$(testbed_kind)
+  if [ "$where" = invalid ]; then where=""; record integration FAIL "$t_int" "bad SBX_TESTBED_KIND"; counts "0 passed, 1 failed, 0 skipped"
+  elif [ "$where" != vm ]; then :
+  elif testbed/vm.sh setup; then record "vm setup" ok "$t_int"
+  else where=""; record "vm setup" FAIL "$t_int"; counts "0 passed, 1 failed, 0 skipped"; fi
+  if [ -n "$where" ]; then
+    t_int=$(now)
+    rm -f "$BUILD/integration.log" "$INT_OUT"
+    [ "$DEB_OK" = 1 ] && export SBX_PASS_ENV="${SBX_PASS_ENV:-} SBX_DEB SBX_DEB_PREV"
+    run_payload tests/integration/payload.sh "${SBX_VM_TIMEOUT:-3300}" > "$INT_OUT" 2>&1 &
+    INT_PID=$!
+    echo "integration tests running ($where), output in $INT_OUT; shown when they end"
+  fi
+fi
+
+# ---- 6. the RPM, while the integration tests run
+if [ "$PKG_ON" = 1 ]; then
+  say "rpm"
   t=$(now)
   if SBX_RPM_NOCHECK=1 packaging/rpm/build.sh "$PKG/rpm" && packaging/rpm/check-files.sh "$PKG/rpm"; then
     record "rpm + file list" ok "$t" "$(cd "$PKG/rpm" && ls ./*.rpm 2>/dev/null | grep -v src.rpm | head -n 1)"
@@ -103,35 +145,21 @@ else
   fi
 fi
 
-# ---- 5. integration tests
-say "integration tests"
-t=$(now)
-if [ -n "${SBX_SKIP_INTEGRATION:-}" ]; then
-  record integration skipped "$t" "SBX_SKIP_INTEGRATION set"
-elif [ "$BUILD_OK" != 1 ]; then
-  record integration skipped "$t" "build failed"
-else
-  where=$(testbed_kind)
-  if [ "$where" = invalid ]; then where=""; record integration FAIL "$t" "bad SBX_TESTBED_KIND"; counts "0 passed, 1 failed, 0 skipped"
-  elif [ "$where" != vm ]; then :
-  elif testbed/vm.sh setup; then record "vm setup" ok "$t"
-  else where=""; record "vm setup" FAIL "$t"; counts "0 passed, 1 failed, 0 skipped"; fi
-  if [ -n "$where" ]; then
-    t=$(now)
-    rm -f "$BUILD/integration.log"
-    [ "$DEB_OK" = 1 ] && export SBX_PASS_ENV="${SBX_PASS_ENV:-} SBX_DEB SBX_DEB_PREV"
-    run_payload tests/integration/payload.sh "${SBX_VM_TIMEOUT:-3300}"; rc=$?
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$BUILD/integration.log" 2>/dev/null | tail -n 1)
-    if [ "$rc" = 0 ] && [ -n "$line" ]; then
-      counts "$line"; record "integration ($where$([ "$DEB_OK" = 1 ] && echo ", .deb"))" ok "$t" "$line"
-    else
-      counts "${line:-0 passed, 1 failed, 0 skipped}" failed
-      record "integration ($where)" FAIL "$t" "exit status $rc$([ "$rc" = 125 ] && echo ' (no result)'); ${line:-no summary line}; log: $BUILD/integration.log"
-    fi
+# ---- 5. (end) the integration tests' result
+if [ -n "$INT_PID" ]; then
+  wait "$INT_PID"; rc=$?
+  say "integration tests ($where)"
+  cat "$INT_OUT"
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$BUILD/integration.log" 2>/dev/null | tail -n 1)
+  if [ "$rc" = 0 ] && [ -n "$line" ]; then
+    counts "$line"; record "integration ($where$([ "$DEB_OK" = 1 ] && echo ", .deb"))" ok "$t_int" "$line"
+  else
+    counts "${line:-0 passed, 1 failed, 0 skipped}" failed
+    record "integration ($where)" FAIL "$t_int" "exit status $rc$([ "$rc" = 125 ] && echo ' (no result)'); ${line:-no summary line}; log: $BUILD/integration.log"
   fi
 fi
 
-# ---- 6. summary
+# ---- 7. summary
 say "summary"
 for r in "${RESULTS[@]}"; do
   IFS='|' read -r name st sec detail <<< "$r"

@@ -5,12 +5,15 @@
 # from the host's static busybox (a directory imported with sbxctl image import), writes two profiles
 # that differ only in files.base, and interleaves, N times:
 #   H  sbxctl run -p sbxbench_host  -- /bin/true    (the host's OS)
-#   I  sbxctl run -p sbxbench_image -- /bin/true    (the image: loop device, dm-verity, squashfs mount)
-# Reports the medians and the ratio I/H (target <= 1.2), and removes the profiles and the image.
+#   I  sbxctl run -p sbxbench_image -- /bin/true    (the image, on its shared mount: sbx-image@DIGEST)
+# then, COLD times (default 3), a run on the image whose mount is gone first (its hold and mount units
+# stopped): C includes the loop device, the dm-verity device and the mount.
+# Reports the medians and the ratios I/H (target <= 1.2) and C/H, and removes the profiles and the image.
 # Prints one "BENCH key value" line per figure for scripts.
-#   bench/image-start.sh [N]      (default 20)
+#   bench/image-start.sh [N [COLD]]      (default 20 3)
 set -uo pipefail
 N=${1:-20}
+COLD=${2:-3}
 export LC_ALL=C SYSTEMD_COLORS=0
 RUNPROF=/run/sbx/profiles.d
 NAME=sbxbench-busybox
@@ -58,11 +61,27 @@ for i in $(seq "$N"); do
   done
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
+DIG=$(sbxctl image list --json | jq -r ".[] | select(.name == \"$NAME\") | .digest")
+unmount_image() {
+  systemctl stop "sbx-image-hold@$DIG.service" "sbx-image@$DIG.service"
+  for _ in $(seq 100); do [ -e "/run/sbx/images/$DIG" ] || return 0; sleep 0.1; done
+  echo "bench: the image's mount did not go" >&2; exit 1
+}
+C=()
+for i in $(seq "$COLD"); do
+  unmount_image
+  t0=$(date +%s%N); run_i || { echo "bench: cold run_i failed" >&2; exit 1; }; t1=$(date +%s%N)
+  C+=("$(ms "$t0" "$t1")")
+done
 mH=$(median "${H[@]}"); mI=$(median "${I[@]}")
 rIH=$(echo "scale=3; $mI / $mH" | bc)
+mC=$(median "${C[@]}"); rCH=$(echo "scale=3; $mC / $mH" | bc)
 echo "run start on a base image, $N interleaved runs each, median wall time of sbxctl run -- /bin/true (kernel $(uname -r), $(systemd-detect-virt --vm 2>/dev/null || echo no VM))"
 printf '  H the host OS                 %9.1f ms\n' "$mH"
 printf '  I a base image (dm-verity)    %9.1f ms   I/H %.3f (target <= 1.2)\n' "$mI" "$rIH"
+printf '  C the same, mount made first  %9.1f ms   C/H %.3f (%s runs)\n' "$mC" "$rCH" "$COLD"
 echo "BENCH median_ms_run_host $mH"
 echo "BENCH median_ms_run_image $mI"
 echo "BENCH ratio_image_vs_host $rIH"
+echo "BENCH median_ms_run_image_cold $mC"
+echo "BENCH ratio_image_cold_vs_host $rCH"

@@ -30,6 +30,7 @@
 #include "cache-prune.h"
 #include "cache.h"
 #include "handover.h"
+#include "image-mount.h"
 #include "netns.h"
 #include "macro.h"
 #include "policy.h"
@@ -903,6 +904,9 @@ int main(int argc, char *argv[]) {
         pid_t pid;
         int r, status;
 
+        /* sbx-image@DIGEST.service: a base image's mount (helper/image-mount.c) */
+        if (argc == 2 && (strneq(argv[1], "--image-mount=", 14) || strneq(argv[1], "--image-umount=", 15)))
+                return image_mount_main(argv[1]);
         r = parse_argv(argc, argv);
         if (r < 0) {
                 fprintf(stderr, "sbx-exec: invalid arguments (this program is started by sbxd)\n");

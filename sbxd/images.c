@@ -20,30 +20,13 @@
 #include "polkit.h"
 #include "sha256.h"
 
-#define META_MAX (64 * 1024)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 /* ---- the store ---------------------------------------------------------------------------------------- */
 
-/* The metadata of SBX_IMAGES_DIR/<hex>, checked against its directory's name. */
 static int image_load(const char *hex, ImageInfo **ret, char **ret_error) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
-        _cleanup_(image_info_freep) ImageInfo *i = NULL;
-        int r;
-
-        if (asprintf(&path, SBX_IMAGES_DIR "/%s/" IMAGE_META_FILE, hex) < 0)
-                return -ENOMEM;
-        r = read_file_at(AT_FDCWD, path, META_MAX, &text, NULL);
-        if (r < 0)
-                return r;
-        r = image_info_from_json(text, &i, ret_error);
-        if (r < 0)
-                return r;
-        if (!streq(i->digest, hex))
-                return error_setf(ret_error, -EBADMSG, "its metadata names digest sha256:%s", i->digest);
-        *ret = TAKE_PTR(i);
-        return 0;
+        return image_info_load(SBX_IMAGES_DIR, hex, ret, ret_error);
 }
 
 /* Every image of the store (entries that are not one are skipped: an import under way, say). */
@@ -232,6 +215,27 @@ int images_prepare_run(Manager *m, const Profile *p, RunRequest *req, sd_bus_err
                                          info->name, info->digest, missing);
         req->run_image = TAKE_PTR(img);
         return 0;
+}
+
+void images_hold(Manager *m, const char *hex) {
+        _cleanup_free_ char *hold = NULL;
+
+        if (image_hold_unit_name(hex, &hold) < 0)
+                return;
+        (void) sd_bus_call_method_async(m->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "RestartUnit", NULL, NULL, "ss",
+                                        hold, "replace");
+}
+
+/* Image hex's mount goes (its hold first, which needs it): no run uses it (image_in_use()). */
+static void images_unmount(Manager *m, const char *hex) {
+        _cleanup_free_ char *hold = NULL, *unit = NULL;
+
+        if (image_hold_unit_name(hex, &hold) < 0 || image_unit_name(hex, &unit) < 0)
+                return;
+        (void) sd_bus_call_method_async(m->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", NULL, NULL, "ss", hold,
+                                        "replace");
+        (void) sd_bus_call_method_async(m->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", NULL, NULL, "ss", unit,
+                                        "replace");
 }
 
 /* ---- import ------------------------------------------------------------------------------------------------ */
@@ -699,6 +703,8 @@ int images_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                         store_list_free(l, n);
                         return -ENOMEM;
                 }
+                /* its mount (unused: checked above) goes with it */
+                images_unmount(m, l[i]->digest);
                 /* the metadata first: a half-removed entry is no image */
                 {
                         _cleanup_free_ char *meta = NULL;

@@ -18,6 +18,9 @@
  * unknown name: ERR_INVALID/ERR_NO_IMAGE; a digest the store does not hold under the name, or a damaged
  * entry: ERR_IMAGE_MISMATCH; a kernel without support: ERR_UNENFORCEABLE). */
 int images_prepare_run(Manager *m, const Profile *p, RunRequest *req, sd_bus_error *error);
+/* A run on image hex starts: (re)starts its hold unit, which keeps the image mounted for a while after
+ * (the run's own unit requires the mount unit while it runs). Asynchronous; a failure only costs a mount. */
+void images_hold(Manager *m, const char *hex);
 
 /* D-Bus: ImportImage(s name, h fd) -> s digest; ListImages() -> s json; RemoveImage(s ref) */
 int images_method_import(sd_bus_message *msg, void *userdata, sd_bus_error *error);

@@ -694,6 +694,49 @@ static int on_active_state_reply(sd_bus_message *reply, void *userdata, sd_bus_e
         return 0;
 }
 
+/* The record's error of a run whose unit's start failed on what it needs ("dependency"): the units it
+ * needs, and where their logs are. */
+static int dependency_failure_text(Run *run, char **ret) {
+        const char *img = run->record->image ? run->record->image->digest + strlen("sha256:") : NULL;
+        const char *names[4], *units[4][3];
+        size_t n = 0;
+        _cleanup_free_ char *what = NULL, *logs = NULL;
+
+        if (!run->space_unit && !run->netns_path && !run->record->export && !img)
+                return asprintf(ret, "the start job finished with result 'dependency'") < 0 ? -ENOMEM : 0;
+        if (run->space_unit) {
+                names[n] = "space";
+                memcpy(units[n++], (const char *[3]) { "sbx-space@", run->id, ".service" }, sizeof(units[0]));
+        }
+        if (run->netns_path) {
+                names[n] = "network";
+                memcpy(units[n++], (const char *[3]) { "sbx-net@", run->id, ".service" }, sizeof(units[0]));
+        }
+        if (run->record->export) {
+                names[n] = "export";
+                memcpy(units[n++], (const char *[3]) { "sbx-export@", run->id, ".service" }, sizeof(units[0]));
+        }
+        if (img) {
+                names[n] = "base image's mount";
+                memcpy(units[n++], (const char *[3]) { IMAGE_UNIT_PREFIX, img, ".service" }, sizeof(units[0]));
+        }
+        for (size_t i = 0; i < n; i++) {
+                char *w, *l;
+
+                if (asprintf(&w, "%s%s%s", strempty(what), i == 0 ? "" : i + 1 == n ? " or " : ", ", names[i]) < 0)
+                        return -ENOMEM;
+                if (asprintf(&l, "%s -u %s%s%s", strempty(logs), units[i][0], units[i][1], units[i][2]) < 0) {
+                        free(w);
+                        return -ENOMEM;
+                }
+                free(what);
+                free(logs);
+                what = w;
+                logs = l;
+        }
+        return asprintf(ret, "the run's %s could not be set up (see journalctl%s)", what, logs) < 0 ? -ENOMEM : 0;
+}
+
 static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
         const char *job, *unit, *result;
@@ -715,26 +758,18 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                         run->job_failed = true;
                         free(run->record->error);
                         /* "dependency": what the run's unit needs failed: its space unit, its network
-                         * unit, or its export unit (whose start checks the export's destination) */
-                        if (streq(result, "dependency") && run->record->export) {
-                                if (asprintf(&run->record->error,
-                                             "the run's space%s or export could not be set up (see journalctl -u "
-                                             "sbx-space@%s.service%s%s%s -u sbx-export@%s.service)",
-                                             run->netns_path ? ", network" : "", run->id,
-                                             run->netns_path ? " -u sbx-net@" : "", run->netns_path ? run->id : "",
-                                             run->netns_path ? ".service" : "", run->id) < 0)
+                         * unit, its export unit (whose start checks the export's destination), or its
+                         * base image's mount */
+                        if (streq(result, "dependency")) {
+                                if (dependency_failure_text(run, &run->record->error) < 0)
                                         run->record->error = NULL;
-                        } else if (streq(result, "dependency") && run->netns_path) {
-                                if (asprintf(&run->record->error,
-                                             "the run's space or network could not be set up (sbx-space@%s.service "
-                                             "or sbx-net@%s.service failed, see journalctl -u sbx-space@%s.service "
-                                             "-u sbx-net@%s.service)", run->id, run->id, run->id, run->id) < 0)
-                                        run->record->error = NULL;
-                        } else if (streq(result, "dependency") && run->space_unit) {
-                                if (asprintf(&run->record->error,
-                                             "the run's space could not be set up (%s failed, see journalctl -u %s)",
-                                             run->space_unit, run->space_unit) < 0)
-                                        run->record->error = NULL;
+                                /* The space unit (and the units bound to it) started with the run's; the
+                                 * run's unit never changed state, so systemd does not notice the space is
+                                 * unneeded now (StopWhenUnneeded=): stop it. */
+                                if (run->space_unit)
+                                        (void) sd_bus_call_method_async(m->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER,
+                                                                        "StopUnit", NULL, NULL, "ss",
+                                                                        run->space_unit, "replace");
                         } else if (asprintf(&run->record->error, "the start job finished with result '%s'", result) < 0)
                                 run->record->error = NULL;
                 }
@@ -1663,6 +1698,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 r = run_record_image_init(run->record, req->run_image->name, req->run_image->digest, true);
                 if (r < 0)
                         return r;
+                images_hold(m, req->run_image->digest);
         }
         if (req->cache_owner && !(run->cache_owner = strdup(req->cache_owner)))
                 return -ENOMEM;
@@ -1903,6 +1939,10 @@ int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan, const c
                         r = sd_bus_message_append(call, "(sv)(sv)", "BindsTo", "as", 1, net_unit, "After", "as", 1,
                                                   net_unit);
         }
+        /* A run on a base image: the unit that has the image mounted (started by this, if it is not yet) */
+        if (r >= 0 && plan->image_unit)
+                r = sd_bus_message_append(call, "(sv)(sv)", "Requires", "as", 1, plan->image_unit, "After", "as", 1,
+                                          plan->image_unit);
         if (r >= 0)
                 r = bus_append_prop_table(call, plan->props);
         /* The command line reaches the helper byte for byte (manager_append_exec() escapes "$"); the

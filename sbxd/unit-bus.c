@@ -7,30 +7,6 @@
 #include "unit-bus.h"
 #include "util.h"
 
-/* "ay" from the table's lower-case hex (checked when it was added) */
-static int append_hex(sd_bus_message *m, const Prop *p) {
-        size_t n = strlen(p->s) / 2;
-        _cleanup_free_ uint8_t *b = malloc(n ?: 1);
-        int r;
-
-        if (!b)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                int hi = hex_digit_value(p->s[2 * i]), lo = hex_digit_value(p->s[2 * i + 1]);
-
-                if (hi < 0 || lo < 0)
-                        return -EINVAL;
-                b[i] = (uint8_t) (hi << 4 | lo);
-        }
-        r = sd_bus_message_open_container(m, 'v', "ay");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append_array(m, 'y', b, n);
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(m);
-}
-
 static int append_pairs(sd_bus_message *m, const Prop *p, bool with_flags) {
         int r;
 
@@ -161,8 +137,6 @@ static int append_one(sd_bus_message *m, const Prop *p) {
                 return append_pairs(m, p, false);
         case PROP_IP_ADDRESSES:
                 return append_addresses(m, p);
-        case PROP_HEX:
-                return append_hex(m, p);
         case _PROP_KIND_MAX:
         case _PROP_KIND_INVALID:
         default:

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "image.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
@@ -201,15 +203,82 @@ RunImage *run_image_free(RunImage *i) {
 int image_compile_props(PropTable *t, const RunImage *img, const char *exec_path) {
         int r;
 
-        r = prop_table_add_string(t, "RootImage", img->path);
-        r = r ?: prop_table_add_hex(t, "RootHash", img->root_hash);
-        r = r ?: prop_table_add_string(t, "RootVerity", img->verity_path);
+        _cleanup_free_ char *root = NULL;
+
+        /* The image is mounted once, by its own unit, and runs share that mount (read-only; dm-verity
+         * checks each block when it is read, whoever reads it): per run, systemd would set up a loop
+         * device, a dm-verity device and a mount, and take them down again. */
+        if (!image_digest_is_valid(img->digest) || asprintf(&root, SBX_IMAGE_MOUNTS_DIR "/%s", img->digest) < 0)
+                return image_digest_is_valid(img->digest) ? -ENOMEM : -EINVAL;
+        r = prop_table_add_string(t, "RootDirectory", root);
         /* sbx's own program runs in the image too (ExecStart= and the privileged commands resolve there):
          * the host's, with the host's libraries, never the image's */
         r = r ?: prop_table_extend_strv(t, "BindReadOnlyPaths",
                                         (char *[]) { (char *) exec_path, (char *) SBX_HOST_PREFIX_EXEC,
                                                      (char *) SBX_HOST_LIBDIR, (char *) SBX_HOST_PREFIX_LIB, NULL });
         return r;
+}
+
+static int unit_name(const char *prefix, const char *hex, char **ret) {
+        if (!image_digest_is_valid(hex))
+                return -EINVAL;
+        return asprintf(ret, "%s%s.service", prefix, hex) < 0 ? -ENOMEM : 0;
+}
+
+int image_unit_name(const char *hex, char **ret) {
+        return unit_name(IMAGE_UNIT_PREFIX, hex, ret);
+}
+
+int image_hold_unit_name(const char *hex, char **ret) {
+        return unit_name(IMAGE_HOLD_UNIT_PREFIX, hex, ret);
+}
+
+int image_info_load(const char *dir, const char *hex, ImageInfo **ret, char **ret_error) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        _cleanup_(image_info_freep) ImageInfo *i = NULL;
+        int r;
+
+        if (!image_digest_is_valid(hex))
+                return error_setf(ret_error, -EINVAL, "'%s' is not a digest (64 lower-case hex digits)", hex);
+        if (asprintf(&path, "%s/%s/" IMAGE_META_FILE, dir, hex) < 0)
+                return -ENOMEM;
+        r = read_file_at(AT_FDCWD, path, IMAGE_META_MAX, &text, NULL);
+        if (r < 0)
+                return r;
+        r = image_info_from_json(text, &i, ret_error);
+        if (r < 0)
+                return r;
+        if (!streq(i->digest, hex))
+                return error_setf(ret_error, -EBADMSG, "its metadata names digest sha256:%s", i->digest);
+        *ret = TAKE_PTR(i);
+        return 0;
+}
+
+int image_mount_argv(const char *dir, const ImageInfo *i, const char *where, char ***ret) {
+        _cleanup_free_ char *image = NULL, *verity = NULL, *hash = NULL, *data = NULL;
+        char **l;
+
+        if (!image_digest_is_valid(i->digest) || !i->root_hash[0] ||
+            strlen(i->root_hash) % 2 || !lower_hex_is_valid(i->root_hash, strlen(i->root_hash)))
+                return -EINVAL;
+        if (asprintf(&image, "%s/%s/" IMAGE_FILE, dir, i->digest) < 0 ||
+            asprintf(&verity, "%s/%s/" IMAGE_VERITY_FILE, dir, i->digest) < 0 ||
+            asprintf(&hash, "--root-hash=%s", i->root_hash) < 0 || asprintf(&data, "--verity-data=%s", verity) < 0)
+                return -ENOMEM;
+        l = strv_new(SYSTEMD_DISSECT, "--mount", "--read-only", "--mkdir", hash, data, image, where);
+        if (!l)
+                return -ENOMEM;
+        *ret = l;
+        return 0;
+}
+
+int image_umount_argv(const char *where, char ***ret) {
+        char **l = strv_new(SYSTEMD_DISSECT, "--umount", "--rmdir", where);
+
+        if (!l)
+                return -ENOMEM;
+        *ret = l;
+        return 0;
 }
 
 int image_wrap_argv(char ***argv, const char *exec_path) {

@@ -18,6 +18,14 @@
 #define IMAGE_FILE "image.raw"
 #define IMAGE_VERITY_FILE "image.verity"
 #define IMAGE_META_FILE "meta.json"
+#define IMAGE_META_MAX (64 * 1024)
+/* mounts an image for runs, with its dm-verity data (systemd-container on Debian) */
+#define SYSTEMD_DISSECT "/usr/bin/systemd-dissect"
+/* Where an image is mounted for runs, read-only through dm-verity, while sbx-image@<hex digest>.service
+ * is active (docs/images.md): SBX_IMAGE_MOUNTS_DIR/<hex digest>, the runs' RootDirectory=. root only. */
+#define SBX_IMAGE_MOUNTS_DIR "/run/sbx/images"
+#define IMAGE_UNIT_PREFIX "sbx-image@"
+#define IMAGE_HOLD_UNIT_PREFIX "sbx-image-hold@"
 #define IMAGE_NAME_MAX 64U
 #define IMAGE_DIGEST_HEX 64U
 #define IMAGE_ROOT_HASH_HEX_MAX 128U
@@ -65,6 +73,20 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(ImageInfo *, image_info_free);
 int image_info_to_json(const ImageInfo *i, char **ret);
 /* -EBADMSG: not such a document (message in *ret_error). */
 int image_info_from_json(const char *text, ImageInfo **ret, char **ret_error);
+/* The metadata of store entry dir/<hex> (dir: SBX_IMAGES_DIR), checked against the entry's name:
+ * -EBADMSG (message in *ret_error) for a document that is not one or names another digest; -errno of
+ * reading it. */
+int image_info_load(const char *dir, const char *hex, ImageInfo **ret, char **ret_error);
+
+/* The units of an image's mount: sbx-image@<hex>.service mounts it (its start) and unmounts it (its
+ * stop); it stops when no unit needs it, and sbx-image-hold@<hex>.service, restarted by sbxd at each run
+ * on the image, needs it for a while after (docs/images.md). -EINVAL for a hex that is not a digest. */
+int image_unit_name(const char *hex, char **ret);
+int image_hold_unit_name(const char *hex, char **ret);
+/* The command that mounts image i of store dir at where (systemd-dissect --mount, read-only, with its
+ * root hash and dm-verity data given: never a mount without them), and the one that unmounts it. */
+int image_mount_argv(const char *dir, const ImageInfo *i, const char *where, char ***ret);
+int image_umount_argv(const char *where, char ***ret);
 
 /* The file system type of an image's first bytes (at least 1028): "squashfs", "erofs", or NULL. */
 const char *image_format_from_header(const uint8_t *b, size_t n);
@@ -81,8 +103,9 @@ typedef struct RunImage {
 RunImage *run_image_free(RunImage *i);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RunImage *, run_image_free);
 
-/* The unit properties of a run on img: RootImage=, RootHash=, RootVerity=, and the host's exec helper,
- * dynamic loader and library directory bound read-only below SBX_HOST_PREFIX. */
+/* The unit properties of a run on img: RootDirectory= its mount (SBX_IMAGE_MOUNTS_DIR/<digest>, which the
+ * run's unit requires: image_unit_name()), and the host's exec helper, dynamic loader and library
+ * directory bound read-only below SBX_HOST_PREFIX. */
 int image_compile_props(PropTable *t, const RunImage *img, const char *exec_path);
 /* A command line of the host's exec helper (argv[0] == exec_path) as it runs inside an image: through
  * the host's dynamic loader below SBX_HOST_PREFIX. Other command lines are left as they are. */

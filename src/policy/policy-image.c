@@ -22,15 +22,20 @@ int policy_image_validate(const Profile *p, const RunRequest *req, char **ret_er
         return r;
 }
 
-int policy_image_compile(const Profile *p, const RunRequest *req, const char *exec_path, PropTable *t,
-                         char **ret_error) {
+int policy_image_compile(const Profile *p, const RunRequest *req, const char *exec_path, RunPlan *plan,
+                         PropTable *t, char **ret_error) {
+        int r;
+
         if (!p->base_image)
                 return 0;
         /* sbxd looks the image up in the store and checks it: without that there is nothing to run on, and
          * never the host's OS instead */
         if (!req->run_image)
                 return error_setf(ret_error, -EINVAL, "image: no image was prepared for this run");
-        return image_compile_props(t, req->run_image, exec_path);
+        r = image_compile_props(t, req->run_image, exec_path);
+        if (r >= 0 && !plan->image_unit)
+                r = image_unit_name(req->run_image->digest, &plan->image_unit);
+        return r;
 }
 
 int policy_image_wrap(const RunRequest *req, const char *exec_path, RunPlan *plan) {

@@ -49,6 +49,7 @@ RunPlan *run_plan_free(RunPlan *p) {
         strv_free(p->pre_argv);
         strv_free(p->post_argv);
         strv_free(p->figures_argv);
+        free(p->image_unit);
         prop_table_free(p->net_props);
         strv_free(p->net_exec_argv);
         strv_free(p->net_pre_argv);
@@ -1026,7 +1027,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         if (r == 0 && req->pool)
                 r = prop_table_add_u64(t, "TimeoutStartSec", POLICY_POOL_WAIT_MAX_USEC);
         if (r == 0)
-                r = policy_image_compile(p, req, exec_path, t, ret_error);
+                r = policy_image_compile(p, req, exec_path, plan, t, ret_error);
         if (r < 0)
                 return r;
 

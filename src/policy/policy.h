@@ -95,6 +95,8 @@ typedef struct RunPlan {
         char **post_argv;     /* privileged ExecStopPost= (workspace hand-over back), or NULL */
         char **figures_argv;  /* privileged ExecStopPost=, first: reads the run's cgroup before it goes
                                * (sbx-exec --figures; docs/limits.md) */
+        char *image_unit;     /* a run on a base image: the unit that keeps the image mounted
+                               * (sbx-image@DIGEST.service), which the run Requires= and is ordered After= */
         RunLimits limits;     /* the run's ceilings, for its record */
         char digest[72];      /* sha256 of the rendered properties */
         NetworkMode network;  /* the run's network mode (the profile's, or the request's narrower one) */
@@ -133,7 +135,7 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
  * properties (-EINVAL if the profile has a base image but sbxd prepared none); the exec helper's command
  * lines as they run inside the image. */
 int policy_image_validate(const Profile *p, const RunRequest *req, char **ret_error);
-int policy_image_compile(const Profile *p, const RunRequest *req, const char *exec_path, PropTable *t,
+int policy_image_compile(const Profile *p, const RunRequest *req, const char *exec_path, RunPlan *plan, PropTable *t,
                          char **ret_error);
 int policy_image_wrap(const RunRequest *req, const char *exec_path, RunPlan *plan);
 

@@ -45,10 +45,9 @@ static const PropDef prop_defs[] = {
         { "MemoryDenyWriteExecute", "MemoryDenyWriteExecute", PROP_BOOL },
         { "IPAddressDeny",          "IPAddressDeny",          PROP_IP_ADDRESSES },
         { "IPAddressAllow",         "IPAddressAllow",         PROP_IP_ADDRESSES },
-        /* a base image (docs/images.md): the run's root, verified block by block with dm-verity */
-        { "RootImage",              "RootImage",              PROP_STRING },
-        { "RootHash",               "RootHash",               PROP_HEX },
-        { "RootVerity",             "RootVerity",             PROP_STRING },
+        /* a base image (docs/images.md): the run's root, the image's shared read-only mount, verified block
+         * by block with dm-verity (sbx-image@DIGEST.service) */
+        { "RootDirectory",          "RootDirectory",          PROP_STRING },
         { "NetworkNamespacePath",   "NetworkNamespacePath",   PROP_STRING },
         { "PIDFile",                "PIDFile",                PROP_STRING },
         { "IgnoreSIGPIPE",          "IgnoreSIGPIPE",          PROP_BOOL },
@@ -126,25 +125,6 @@ int prop_table_add_string(PropTable *t, const char *name, const char *s) {
         if (!c)
                 return -ENOMEM;
         p = prop_table_append(t, name, PROP_STRING);
-        if (!p) {
-                free(c);
-                return -EINVAL;
-        }
-        p->s = c;
-        return 0;
-}
-
-int prop_table_add_hex(PropTable *t, const char *name, const char *hex) {
-        size_t n = strlen(hex);
-        Prop *p;
-        char *c;
-
-        if (n == 0 || n % 2 != 0 || !lower_hex_is_valid(hex, n))
-                return -EINVAL;
-        c = strdup(hex);
-        if (!c)
-                return -ENOMEM;
-        p = prop_table_append(t, name, PROP_HEX);
         if (!p) {
                 free(c);
                 return -EINVAL;
@@ -275,7 +255,6 @@ static int render_one(FILE *f, const Prop *p) {
                 fputs(p->b ? "yes" : "no", f);
                 break;
         case PROP_STRING:
-        case PROP_HEX:
                 fputs(p->s, f);
                 break;
         case PROP_U64:

@@ -30,7 +30,6 @@ typedef enum PropKind {
         PROP_BIND_PATHS,    /* a(ssbt): pairs source, destination; recursive */
         PROP_TMPFS,         /* a(ss): pairs path, options */
         PROP_IP_ADDRESSES,  /* a(iayu): "ADDRESS/PREFIX" strings; text joined by spaces */
-        PROP_HEX,           /* ay, given and rendered as text in lower-case hex (RootHash=) */
         _PROP_KIND_MAX,
         _PROP_KIND_INVALID = -EINVAL,
 } PropKind;
@@ -63,7 +62,6 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(PropTable *, prop_table_free);
 
 int prop_table_add_bool(PropTable *t, const char *name, bool b);
 int prop_table_add_string(PropTable *t, const char *name, const char *s);
-int prop_table_add_hex(PropTable *t, const char *name, const char *hex); /* -EINVAL: not even-length hex */
 int prop_table_add_u64(PropTable *t, const char *name, uint64_t u); /* all t-kinds */
 int prop_table_add_errno(PropTable *t, const char *name, int e);
 int prop_table_add_strv(PropTable *t, const char *name, char * const *l); /* copies */

@@ -17,9 +17,10 @@ record_count() { find "$SBX_RUNS_DIR" -maxdepth 1 -name '*.json' | wc -l; }
 # sbx-space@RUN.service), cgroups still present, credentials and grants, dynamic users still allocated,
 # runs' network namespaces and spaces still there (sbx-bpffs.service, sbx-gc.service and
 # sbx-broker.service are sbx's own units, not a run's)
+# (a base image's mount outlives its runs on purpose, for a while: sbx_image_leftovers lists it)
 sbx_leftovers() {
-  systemctl list-units --all --no-legend --plain 'sbx-*.service' | awk '$1 != "sbx-bpffs.service" && $1 != "sbx-gc.service" && $1 != "sbx-broker.service" {print "unit " $1}'
-  find /sys/fs/cgroup/sbx.slice -mindepth 1 -maxdepth 2 -type d -name 'sbx-*.service' 2>/dev/null | sed 's/^/cgroup /'
+  systemctl list-units --all --no-legend --plain 'sbx-*.service' | awk '$1 != "sbx-bpffs.service" && $1 != "sbx-gc.service" && $1 != "sbx-broker.service" && $1 !~ /^sbx-image(-hold)?@/ {print "unit " $1}'
+  find /sys/fs/cgroup/sbx.slice -mindepth 1 -maxdepth 2 -type d -name 'sbx-*.service' ! -name 'sbx-image@*' ! -name 'sbx-image-hold@*' 2>/dev/null | sed 's/^/cgroup /'
   find /sys/fs/cgroup -mindepth 1 -maxdepth 3 -type d -name 'sbx-net@*.service' 2>/dev/null | sed 's/^/cgroup /'
   find /run/sbx/netns -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/netns /'
   find /run/sbx/space -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/space /'
@@ -32,6 +33,14 @@ sbx_leftovers() {
   done
   find "$SBX_RUNS_DIR" -maxdepth 1 -name '.#*' 2>/dev/null | sed 's/^/temp-record /'
   find "$SBX_STATEDIR/figures" -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/figures /'
+  true
+}
+
+# sbx_image_leftovers: what keeps a base image mounted (docs/images.md): its units, mounts, devices
+sbx_image_leftovers() {
+  systemctl list-units --all --no-legend --plain 'sbx-image@*.service' 'sbx-image-hold@*.service' | awk '{print "unit " $1}'
+  find /run/sbx/images -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/image-mount /'
+  dmsetup ls 2>/dev/null | awk '/-verity/ {print "dm-verity " $1}'
   true
 }
 

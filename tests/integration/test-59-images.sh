@@ -103,15 +103,46 @@ assert_clean "after refused runs"
 t_pass
 
 t_begin "the exec helper runs from the host inside the image; the image cannot be removed while in use"
-sbx_run_bg "$D/bg.out" -p $PROF -- sleep 8
+sbx_run_bg "$D/bg.out" -p $PROF -- sleep 20
 UNIT=$(record_get "$RUN" .unit)
 assert_contains "$(systemctl show -p ExecStart --value "$UNIT")" "/run/sbx-host/sbx-exec" "ExecStart"
-assert_eq "$(systemctl show -p RootImage --value "$UNIT")" "$SBX_STATEDIR/images/$DIG2/image.raw" "RootImage"
+assert_eq "$(systemctl show -p RootDirectory --value "$UNIT")" "/run/sbx/images/$DIG2" "RootDirectory"
+assert_contains "$(systemctl show -p Requires --value "$UNIT")" "sbx-image@$DIG2.service" "the run requires the image's mount"
+assert_eq active "$(systemctl is-active "sbx-image@$DIG2.service")" "the image's mount unit"
+assert_eq "ro" "$(findmnt -n -o OPTIONS "/run/sbx/images/$DIG2" | cut -d, -f1)" "the mount is read-only"
+dev=$(findmnt -n -o MAJ:MIN "/run/sbx/images/$DIG2" | tr -d ' ')
+verity=$(dmsetup info -c --noheadings -o name,major,minor --separator ' ' 2>/dev/null | awk -v d="$dev" '$2 ":" $3 == d {print $1}')
+assert_contains "$verity" "-verity" "the mount's device ($dev) is a dm-verity device"
 assert_eq "128M" "$(systemctl show -p MemoryMax --value "$UNIT" | numfmt --to=iec)" "MemoryMax"
 assert_rc 123 sbxctl image rm "$NAME"
 assert_contains "$T_OUT" "in use" "refusal"
 assert_eq "true" "$(sbxctl image list --json | jq ".[] | select(.digest == \"$DIG2\") | .in_use")" "in_use"
 wait "$CPID"; assert_eq 0 $? "background run"
+t_pass
+
+t_begin "runs share one mount of the image while its hold lasts; without the hold and a run it goes"
+m1=$(findmnt -n -o ID "/run/sbx/images/$DIG2")
+assert_rc 0 sbxctl run -p $PROF -- cat /usr/share/sbxtest-version
+assert_eq "v2" "$T_OUT" "a run after the earlier ones"
+assert_eq "$m1" "$(findmnt -n -o ID "/run/sbx/images/$DIG2")" "the same mount (mount id)"
+assert_eq active "$(systemctl is-active "sbx-image-hold@$DIG2.service")" "the hold"
+systemctl stop "sbx-image-hold@$DIG2.service" "sbx-image-hold@$DIG1.service"
+for i in $(seq 100); do
+  systemctl is-active -q "sbx-image@$DIG2.service" "sbx-image@$DIG1.service" || break; sleep 0.1
+done
+assert_eq "" "$(sbx_image_leftovers)" "with no run and no hold: no unit, mount or dm-verity device"
+t_pass
+
+t_begin "a store entry whose dm-verity data was altered: the run fails closed (123), naming the image's mount"
+printf 'x' | dd of="$SBX_STATEDIR/images/$DIG1/image.verity" bs=1 seek=4100 conv=notrunc status=none
+assert_rc 123 sbxctl run -p $PROF --image "$NAME@sha256:$DIG1" -- cat /usr/share/sbxtest-marker
+assert_not_contains "$T_OUT" "only in the image" "nothing ran"
+assert_contains "$T_OUT" "base image's mount" "the line names the mount"
+assert_contains "$(record_get "$(last_run_id)" .error)" "sbx-image@$DIG1.service" "the record names its unit"
+assert_eq failed "$(systemctl is-active "sbx-image@$DIG1.service")" "the mount unit failed"
+systemctl reset-failed "sbx-image@$DIG1.service" "sbx-image-hold@$DIG1.service" 2>/dev/null
+assert_eq "" "$(find /run/sbx/images -mindepth 1 -maxdepth 1 -name "$DIG1")" "no mount point left"
+assert_clean "after the refused run"
 t_pass
 
 t_begin "image rm removes every version; the store is empty of them and nothing is left"
@@ -122,7 +153,8 @@ assert_eq 0 "$(sbxctl image list --json | jq "[.[] | select(.name == \"$NAME\")]
 assert_eq "" "$(find "$SBX_STATEDIR/images" -mindepth 1 -maxdepth 1 -name '.import-*')" "import leftovers"
 assert_rc 125 sbxctl run -p $PROF -- true
 assert_contains "$T_OUT" "no such image" "run without the image"
-assert_eq "" "$(dmsetup ls 2>/dev/null | grep -v 'No devices' | grep -i verity)" "verity devices"
+for i in $(seq 100); do [ -z "$(sbx_image_leftovers)" ] && break; sleep 0.1; done
+assert_eq "" "$(sbx_image_leftovers)" "units, mounts and dm-verity devices of the images"
 assert_clean "at the end"
 t_pass
 

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "image.h"
@@ -136,6 +138,76 @@ static void test_info_json(void **state) {
         }
 }
 
+/* The mount's units and commands, and the store entry they read. */
+static void test_mount(void **state) {
+        ImageInfo in = {
+                .name = (char *) "busy", .digest = HEX_A, .root_hash = HEX_B, .format = (char *) "squashfs",
+                .source = (char *) "directory", .size = 4096, .imported_at = 1700000000000000ULL,
+        };
+        _cleanup_(image_info_freep) ImageInfo *back = NULL;
+        _cleanup_strv_free_ char **argv = NULL, **uargv = NULL;
+        _cleanup_free_ char *unit = NULL, *hold = NULL, *text = NULL, *dir = NULL, *entry = NULL, *meta = NULL;
+        char tmpl[] = "/tmp/test-image-XXXXXX", *error = NULL;
+        FILE *f;
+
+        assert_int_equal(image_unit_name(HEX_A, &unit), 0);
+        assert_string_equal(unit, "sbx-image@" HEX_A ".service");
+        assert_int_equal(image_hold_unit_name(HEX_A, &hold), 0);
+        assert_string_equal(hold, "sbx-image-hold@" HEX_A ".service");
+        /* nothing but a digest names a unit (a unit name must not be made of what a request says) */
+        assert_int_equal(image_unit_name("../" HEX_A, &text), -EINVAL);
+        assert_int_equal(image_hold_unit_name("ABC", &text), -EINVAL);
+        assert_null(text);
+
+        /* never a mount without its root hash and dm-verity data */
+        assert_int_equal(image_mount_argv("/s", &in, "/run/sbx/images/" HEX_A, &argv), 0);
+        assert_string_equal(argv[0], SYSTEMD_DISSECT);
+        assert_string_equal(argv[1], "--mount");
+        assert_string_equal(argv[2], "--read-only");
+        assert_string_equal(argv[4], "--root-hash=" HEX_B);
+        assert_string_equal(argv[5], "--verity-data=/s/" HEX_A "/image.verity");
+        assert_string_equal(argv[6], "/s/" HEX_A "/image.raw");
+        assert_string_equal(argv[7], "/run/sbx/images/" HEX_A);
+        assert_null(argv[8]);
+        in.root_hash[0] = 0;
+        assert_int_equal(image_mount_argv("/s", &in, "/x", &uargv), -EINVAL);
+        strcpy(in.root_hash, "ABCD");
+        assert_int_equal(image_mount_argv("/s", &in, "/x", &uargv), -EINVAL);
+        strcpy(in.root_hash, HEX_B);
+        assert_int_equal(image_umount_argv("/run/sbx/images/" HEX_A, &uargv), 0);
+        assert_string_equal(uargv[1], "--umount");
+        assert_string_equal(uargv[3], "/run/sbx/images/" HEX_A);
+
+        /* the store's entry: read back, and refused when it names another digest or is not one */
+        assert_non_null(mkdtemp(tmpl));
+        dir = strdup(tmpl);
+        assert_non_null(dir);
+        assert_true(asprintf(&entry, "%s/%s", dir, HEX_A) > 0 && mkdir(entry, 0700) == 0);
+        assert_true(asprintf(&meta, "%s/meta.json", entry) > 0);
+        assert_int_equal(image_info_to_json(&in, &text), 0);
+        assert_non_null(f = fopen(meta, "we"));
+        fputs(text, f);
+        fclose(f);
+        assert_int_equal(image_info_load(dir, HEX_A, &back, &error), 0);
+        assert_string_equal(back->root_hash, HEX_B);
+        assert_int_equal(image_info_load(dir, HEX_B, &back, &error), -ENOENT);
+        assert_int_equal(image_info_load(dir, "nothex", &back, &error), -EINVAL);
+        error = mfree(error);
+        memcpy(in.digest, HEX_B, sizeof(in.digest));
+        text = mfree(text);
+        assert_int_equal(image_info_to_json(&in, &text), 0);
+        assert_non_null(f = fopen(meta, "we"));
+        fputs(text, f);
+        fclose(f);
+        image_info_free(TAKE_PTR(back));
+        assert_int_equal(image_info_load(dir, HEX_A, &back, &error), -EBADMSG);
+        assert_non_null(strstr(error, "names digest sha256:" HEX_B));
+        error = mfree(error);
+        assert_int_equal(unlink(meta), 0);
+        assert_int_equal(rmdir(entry), 0);
+        assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_format(void **state) {
         uint8_t b[2048] = {};
 
@@ -240,15 +312,12 @@ static void test_compile(void **state) {
 
         req.run_image = &img;
         assert_int_equal(policy_compile(p, &req, EXEC_PATH, &plan, &error), 0);
-        prop = get(plan, "RootImage");
+        /* the image's shared mount is the run's root, and its unit is what the run requires */
+        prop = get(plan, "RootDirectory");
         assert_non_null(prop);
-        assert_string_equal(prop->s, SBX_IMAGES_DIR "/" HEX_A "/image.raw");
-        prop = get(plan, "RootHash");
-        assert_non_null(prop);
-        assert_string_equal(prop->s, HEX_B);
-        prop = get(plan, "RootVerity");
-        assert_non_null(prop);
-        assert_string_equal(prop->s, SBX_IMAGES_DIR "/" HEX_A "/image.verity");
+        assert_string_equal(prop->s, "/run/sbx/images/" HEX_A);
+        assert_string_equal(plan->image_unit, "sbx-image@" HEX_A ".service");
+        assert_null(prop_table_get(plan->props, "RootImage"));
         prop = get(plan, "BindReadOnlyPaths");
         assert_true(has_pair(prop, EXEC_PATH, SBX_HOST_PREFIX_EXEC));
         assert_true(has_pair(prop, SBX_HOST_LIBDIR, SBX_HOST_PREFIX_LIB));
@@ -267,10 +336,11 @@ static void test_compile(void **state) {
         assert_int_equal(policy_compile(host, &(RunRequest) { .argv = req.argv, .run_id = req.run_id }, EXEC_PATH,
                                         &host_plan, NULL), 0);
         assert_string_not_equal(plan->digest, host_plan->digest);
-        assert_null(prop_table_get(host_plan->props, "RootImage"));
+        assert_null(prop_table_get(host_plan->props, "RootDirectory"));
+        assert_null(host_plan->image_unit);
         assert_string_equal(host_plan->exec_argv[0], EXEC_PATH);
         assert_int_equal(prop_table_render_text(plan->props, &text), 0);
-        assert_non_null(strstr(text, "\nRootHash=" HEX_B "\n"));
+        assert_non_null(strstr(text, "\nRootDirectory=/run/sbx/images/" HEX_A "\n"));
         req.run_image = NULL; /* not the request's to free */
 }
 
@@ -343,6 +413,7 @@ int main(void) {
                 cmocka_unit_test(test_ref_parse),
                 cmocka_unit_test(test_ref_merge),
                 cmocka_unit_test(test_info_json),
+                cmocka_unit_test(test_mount),
                 cmocka_unit_test(test_format),
                 cmocka_unit_test(test_profile),
                 cmocka_unit_test(test_compile),

@@ -3,16 +3,22 @@
 #   1. scripts/install-deps.sh                      (no-op when everything is installed)
 #   2. meson setup build --prefix=/usr -Dwerror=true (or reconfigure), meson compile -C build
 #   3. meson test -C build --print-errorlogs        (unit tests, cmocka; man pages, catalog, completion)
+#      then the unit tests again with ASan and UBSan (scripts/sanitize.sh) and each fuzzer of tests/fuzz for
+#      SBX_FUZZ_SECONDS (scripts/fuzz.sh), both in one clang build of their own (build-fuzz)
 #   4. packages: packaging/deb/build.sh (the .deb, lintian-clean) and an earlier build of it (a lower
 #      version, for the upgrade test); packaging/rpm/build.sh + check-files.sh (the RPM, and its file
 #      list against what meson installs)
 #   5. integration tests: testbed/vm.sh setup, then testbed/vm.sh run tests/integration/payload.sh
 #      with the repo shared into the VM; the payload installs the .deb there with dpkg -i (or, when
 #      this machine's PID 1 is systemd, payload.sh runs directly here: it installs sbx into this system!)
-#   6. a summary; the last line is "N passed, N failed, N skipped" (unit + integration cases)
+#   6. a summary; the last line is "N passed, N failed, N skipped" (unit, sanitizer, fuzzer, package and
+#      integration cases)
 # Exit status: 0 only if every step passed.
 # env: SBX_SKIP_INTEGRATION=1  stop after the unit tests (reported as skipped)
 #      SBX_SKIP_PACKAGES=1     build no packages; the integration tests use the build tree (meson install)
+#      SBX_SKIP_FUZZ=1         no sanitizer build: neither the unit tests with ASan and UBSan nor the
+#                              fuzzers (reported as skipped)
+#      SBX_FUZZ_SECONDS        seconds each fuzzer runs (default 20; 0: its seeds and regressions only)
 #      SBX_TESTBED_KIND        vm | nspawn | host: where the integration tests run (default: host
 #                              when this machine's PID 1 is systemd, else vm; nspawn is quick but
 #                              does not enforce MemoryMax/TasksMax/CPUQuota)
@@ -69,6 +75,29 @@ if [ "$BUILD_OK" = 1 ]; then
   else counts "$u" failed; record "unit tests" FAIL "$t" "meson test exit status $rc; $u"; fi
 else
   record "unit tests" skipped "$t" "build failed"
+fi
+
+# ---- 3b. sanitizers and fuzzing: the unit tests built with ASan and UBSan (scripts/sanitize.sh), then each
+# libFuzzer harness for SBX_FUZZ_SECONDS (scripts/fuzz.sh); one clang build of their own, build-fuzz
+counted_step() {   # NAME COMMAND...: a script whose last line is "N passed, N failed, N skipped"
+  local name=$1 t out rc line
+  shift
+  t=$(now) out=$(mktemp)
+  "$@" 2>&1 | tee "$out"; rc=${PIPESTATUS[0]}
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out" | tail -n 1)
+  rm -f "$out"
+  if [ "$rc" = 0 ] && [ -n "$line" ]; then counts "$line"; record "$name" ok "$t" "$line"
+  else counts "${line:-0 passed, 1 failed, 0 skipped}" failed; record "$name" FAIL "$t" "exit status $rc; ${line:-no summary line}"; fi
+}
+say "sanitizers and fuzzing"
+if [ -n "${SBX_SKIP_FUZZ:-}" ]; then
+  record "unit (ASan, UBSan)" skipped "$(now)" "SBX_SKIP_FUZZ set"; record fuzz skipped "$(now)" "SBX_SKIP_FUZZ set"
+elif [ "$BUILD_OK" != 1 ]; then
+  record "unit (ASan, UBSan)" skipped "$(now)" "build failed"; record fuzz skipped "$(now)" "build failed"
+else
+  counted_step "unit (ASan, UBSan)" scripts/sanitize.sh
+  export SBX_FUZZ_SECONDS=${SBX_FUZZ_SECONDS:-20}
+  counted_step "fuzz (${SBX_FUZZ_SECONDS} s each)" scripts/fuzz.sh
 fi
 
 # ---- 4. packages

@@ -11,14 +11,22 @@
 #include "macro.h"
 #include "util.h"
 
+/* A caller's string in a message (and with it in the journal, sbxd logs every refusal): one line, cut */
+#define QUOTE_MAX 64
+
 int bus_field_string(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
         char **dst = field, *copy;
         const char *s;
 
         if (sd_bus_message_read(msg, "v", "s", &s) < 0)
                 return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a string", f->name);
-        if (f->valid && !f->valid(s))
-                return sd_bus_error_setf(error, ERR_INVALID, "%s: '%s' is not %s", f->name, s, f->expected);
+        if (f->valid && !f->valid(s)) {
+                _cleanup_free_ char *q = NULL;
+
+                if (line_escape(s, QUOTE_MAX, &q) < 0)
+                        return -ENOMEM;
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: '%s' is not %s", f->name, q, f->expected);
+        }
         copy = strdup(s);
         if (!copy)
                 return -ENOMEM;
@@ -86,8 +94,13 @@ int bus_read_fields(sd_bus_message *msg, const BusField *table, unsigned skip, v
                         if (streq(f->name, key) && !(f->flags & skip))
                                 break;
                 assert(i < BUS_FIELDS_MAX);
-                if (!f->name)
-                        return sd_bus_error_setf(error, ERR_INVALID, "%s: unknown key '%s'", what, key);
+                if (!f->name) {
+                        _cleanup_free_ char *q = NULL;
+
+                        if (line_escape(key, QUOTE_MAX, &q) < 0)
+                                return -ENOMEM;
+                        return sd_bus_error_setf(error, ERR_INVALID, "%s: unknown key '%s'", what, q);
+                }
                 if (seen & (UINT64_C(1) << i))
                         return sd_bus_error_setf(error, ERR_INVALID, "%s: key '%s' given twice", what, key);
                 seen |= UINT64_C(1) << i;

@@ -1976,6 +1976,7 @@ int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan, const c
 
 /* Every refused or failed request is one journal event: who asked, and why it was not run. */
 static int method_start(sd_bus_message *msg, void *userdata, bool sandbox, sd_bus_error *error) {
+        _cleanup_free_ char *escaped = NULL;
         const char *reason;
         char uid_str[16] = "";
         uid_t uid;
@@ -1987,6 +1988,8 @@ static int method_start(sd_bus_message *msg, void *userdata, bool sandbox, sd_bu
         if (caller_uid(msg, &uid) >= 0)
                 (void) snprintf(uid_str, sizeof uid_str, "%u", (unsigned) uid);
         reason = sd_bus_error_is_set(error) ? strna(error->message) : strerror(r < 0 ? -r : EIO);
+        /* messages may quote what the caller sent (a path): one line in the journal, whatever it holds */
+        reason = line_escape(reason, 0, &escaped) >= 0 ? escaped : "(not logged: out of memory)";
         log_event(LOG_NOTICE, SBX_MESSAGE_RUN_REFUSED,
                   LOG_FIELDS({ "SBX_CALLER_UID", uid_str[0] ? uid_str : NULL },
                              { "SBX_ERROR_NAME", sd_bus_error_is_set(error) ? error->name : NULL },

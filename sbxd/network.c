@@ -219,7 +219,7 @@ static int on_events_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 /* ---- the manager ---- */
 
 /* libbpf's own messages (verifier logs, probes) go to the debug log, not to sbxd's stderr. */
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap) {
+_printf_(2, 0) static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap) {
         _cleanup_free_ char *m = NULL;
 
         if (level == LIBBPF_DEBUG || vasprintf(&m, fmt, ap) < 0)

@@ -56,3 +56,20 @@ run_payload() {
     *) return 125 ;;
   esac
 }
+
+# The sanitizer build (-Dfuzz=true: clang, ASan and UBSan, the fuzzer's instrumentation), shared by
+# scripts/sanitize.sh (the unit tests) and scripts/fuzz.sh (the harnesses): configured once; each builds
+# only its own targets. $1: the build dir. Returns non-zero (with meson's output) on failure.
+sanitizer_setup() {
+  local dir=$1 out
+  if [ ! -f "$dir/meson-private/coredata.dat" ]; then
+    out=$(CC=clang meson setup "$dir" "$REPO" -Dfuzz=true -Dtests=true -Dman=disabled 2>&1) ||
+      { echo "$out"; return 1; }
+  fi
+  ninja -C "$dir" build.ninja >/dev/null   # regenerated if meson.build changed (so is the test list)
+}
+
+# The cmocka unit tests of a configured build dir (their programs are built in tests/unit), one a line.
+unit_test_names() {
+  meson introspect --tests "$1" | jq -r '.[] | select(.cmd[0] | test("/tests/unit/[^/]+$")) | .name'
+}

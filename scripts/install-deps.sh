@@ -16,8 +16,9 @@ PKGS=(
   libsystemd-dev libbpf-dev bpftool libseccomp-dev libjson-c-dev libssl-dev libcurl4-openssl-dev
   # sbx-export: archives and file types
   libarchive-dev libmagic-dev
-  # unit tests
-  libcmocka-dev
+  # unit tests; the sanitizer build and the fuzzers (clang's ASan, UBSan and libFuzzer runtimes:
+  # scripts/sanitize.sh, scripts/fuzz.sh), unit-test coverage (llvm-profdata, llvm-cov: scripts/coverage.sh)
+  libcmocka-dev libclang-rt-dev
   # man pages (pandoc renders them; man checks them), shell completion
   pandoc man-db groff-base bash-completion
   # packages: the .deb (debhelper, checked with lintian) and the RPM (Debian's rpmbuild)

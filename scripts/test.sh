@@ -11,11 +11,17 @@
 #      there with dpkg -i (or, when this machine's PID 1 is systemd, payload.sh runs directly here: it
 #      installs sbx into this system!). Its output is shown when it ends.
 #   6. while they run: packaging/rpm/build.sh + check-files.sh (the RPM, and its file list against what
-#      meson installs). The VM idles on timers and I/O much of the time; this uses those cycles.
-#   7. a summary; the last line is "N passed, N failed, N skipped" (unit + integration cases)
+#      meson installs), then the unit tests again with ASan and UBSan (scripts/sanitize.sh) and each
+#      fuzzer of tests/fuzz for SBX_FUZZ_SECONDS (scripts/fuzz.sh), both in one clang build of their own
+#      (build-fuzz). The VM idles on timers and I/O much of the time; these use those cycles.
+#   7. a summary; the last line is "N passed, N failed, N skipped" (unit, sanitizer, fuzzer, package and
+#      integration cases)
 # Exit status: 0 only if every step passed.
 # env: SBX_SKIP_INTEGRATION=1  stop after the unit tests (reported as skipped)
 #      SBX_SKIP_PACKAGES=1     build no packages; the integration tests use the build tree (meson install)
+#      SBX_SKIP_FUZZ=1         no sanitizer build: neither the unit tests with ASan and UBSan nor the
+#                              fuzzers (reported as skipped)
+#      SBX_FUZZ_SECONDS        seconds each fuzzer runs (default 20; 0: its seeds and regressions only)
 #      SBX_TESTBED_KIND        vm | nspawn | host: where the integration tests run (default: host
 #                              when this machine's PID 1 is systemd, else vm; nspawn is quick but
 #                              does not enforce MemoryMax/TasksMax/CPUQuota)
@@ -143,6 +149,30 @@ if [ "$PKG_ON" = 1 ]; then
     record "rpm + file list" FAIL "$t" "packaging/rpm/build.sh or check-files.sh failed"
     counts "0 passed, 1 failed, 0 skipped"
   fi
+fi
+
+# ---- 6b. sanitizers and fuzzing, while the integration tests run: the unit tests built with ASan and
+# UBSan (scripts/sanitize.sh), then each libFuzzer harness for SBX_FUZZ_SECONDS (scripts/fuzz.sh); one
+# clang build of their own, build-fuzz. One fuzzer at a time: the VM has the other core.
+counted_step() {   # NAME COMMAND...: a script whose last line is "N passed, N failed, N skipped"
+  local name=$1 t out rc line
+  shift
+  t=$(now) out=$(mktemp)
+  "$@" 2>&1 | tee "$out"; rc=${PIPESTATUS[0]}
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out" | tail -n 1)
+  rm -f "$out"
+  if [ "$rc" = 0 ] && [ -n "$line" ]; then counts "$line"; record "$name" ok "$t" "$line"
+  else counts "${line:-0 passed, 1 failed, 0 skipped}" failed; record "$name" FAIL "$t" "exit status $rc; ${line:-no summary line}"; fi
+}
+say "sanitizers and fuzzing"
+if [ -n "${SBX_SKIP_FUZZ:-}" ]; then
+  record "unit (ASan, UBSan)" skipped "$(now)" "SBX_SKIP_FUZZ set"; record fuzz skipped "$(now)" "SBX_SKIP_FUZZ set"
+elif [ "$BUILD_OK" != 1 ]; then
+  record "unit (ASan, UBSan)" skipped "$(now)" "build failed"; record fuzz skipped "$(now)" "build failed"
+else
+  counted_step "unit (ASan, UBSan)" scripts/sanitize.sh
+  export SBX_FUZZ_SECONDS=${SBX_FUZZ_SECONDS:-20} SBX_FUZZ_JOBS=${SBX_FUZZ_JOBS:-1}
+  counted_step "fuzz (${SBX_FUZZ_SECONDS} s each)" scripts/fuzz.sh
 fi
 
 # ---- 5. (end) the integration tests' result

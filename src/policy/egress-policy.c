@@ -965,7 +965,7 @@ int egress_table_insert_answer(EgressTable *t, const EgressHostRule *rule, int f
                                 s->dyn = calloc(EGRESS_DYN_MAX, sizeof(struct egress_port_range));
                                 if (!s->dyn)
                                         return -ENOMEM;
-                                if (cur)
+                                if (cur && cur->n_dyn > 0) /* a static entry has no list (NULL) */
                                         memcpy(s->dyn, cur->dyn, cur->n_dyn * sizeof(struct egress_port_range));
                                 any = true;
                         }

@@ -483,7 +483,10 @@ int run_export_to_json(const RunExport *e, json_object *o) {
         json_object *t;
         int k;
 
-        ADD(o, "destination", e->destination ? json_object_new_string(e->destination) : json_object_new_null());
+        if (e->destination)
+                ADD(o, "destination", json_object_new_string(e->destination));
+        else if (json_object_object_add(o, "destination", NULL) < 0) /* null (json_object_new_null() is NULL) */
+                return -ENOMEM;
         ADD(o, "reviewed", json_object_new_boolean(e->reviewed));
         ADD(o, "source_missing", json_object_new_boolean(e->source_missing));
         if (e->error)

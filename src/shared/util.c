@@ -226,6 +226,36 @@ int exec_arg_escape(const char *s, char **ret) {
         return 0;
 }
 
+int line_escape(const char *s, size_t max, char **ret) {
+        _cleanup_free_ char *e = NULL;
+        size_t n = 0, len = strlen(s);
+        char *d;
+
+        if (max > 0 && len > max) {
+                len = max;
+                while (len > 0 && ((unsigned char) s[len] & 0xc0) == 0x80)
+                        len--;
+        }
+        /* at most 4 bytes ("\xNN") for each byte, and "..." */
+        e = d = malloc(len * 4 + 4);
+        if (!e)
+                return -ENOMEM;
+        for (const unsigned char *c = (const unsigned char *) s; n < len; c++, n++) {
+                if (*c == '\\' || *c == '\n' || *c == '\t' || *c == '\r') {
+                        *d++ = '\\';
+                        *d++ = *c == '\n' ? 'n' : *c == '\t' ? 't' : *c == '\r' ? 'r' : '\\';
+                } else if (*c < 0x20 || *c == 0x7f)
+                        d += sprintf(d, "\\x%02x", *c);
+                else
+                        *d++ = (char) *c;
+        }
+        if (len < strlen(s))
+                d = stpcpy(d, "...");
+        *d = 0;
+        *ret = TAKE_PTR(e);
+        return 0;
+}
+
 int error_setf(char **ret_error, int r, const char *fmt, ...) {
         va_list ap;
 

@@ -69,6 +69,12 @@ static inline bool uid_is_dynamic(uint32_t uid) {
  * expands $VAR and ${VAR} there and reads "$$" as "$"). */
 int exec_arg_escape(const char *s, char **ret);
 
+/* Text from outside (a caller's key, value or path) made fit for a one-line message or a log line: a
+ * backslash doubled, newline, tab and carriage return as \n \t \r, other control characters (C0 and DEL)
+ * as \xNN; cut after max bytes of s (at a UTF-8 character's start) with "..." appended (max 0: never
+ * cut). -ENOMEM. */
+int line_escape(const char *s, size_t max, char **ret);
+
 /* Whether a mount point in MOUNTINFO (the text of /proc/<pid>/mountinfo) contains NEEDLE (its octal
  * escapes undone first); false for a NULL or empty needle. */
 bool mountinfo_has_mount_point_with(const char *mountinfo, const char *needle);

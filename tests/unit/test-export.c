@@ -314,6 +314,20 @@ static void test_record(void **state) {
                 assert_string_equal(q->export->error, "the destination is not the directory that was checked");
                 assert_string_equal(q->export->destination, "/d");
         }
+
+        /* a section without a destination (a sandbox's before its first export) writes it as null, and
+         * reads back the same */
+        r->export->destination = mfree(r->export->destination);
+        text = mfree(text);
+        text2 = mfree(text2);
+        back = run_record_free(back);
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        assert_non_null(strstr(text, "\"destination\": null"));
+        if (run_record_from_json(text, &back, &error) < 0)
+                fail_msg("%s", strna(error));
+        assert_null(back->export->destination);
+        assert_int_equal(run_record_to_json(back, &text2), 0);
+        assert_string_equal(text, text2);
 }
 
 /* A live sandbox's export: the unit shares the run's export unit's sandboxing, reviews at its start, and

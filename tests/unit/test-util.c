@@ -446,6 +446,35 @@ static void test_exec_arg_escape(void **state) {
         }
 }
 
+/* Callers' strings in messages and log lines: one line, control characters visible, long ones cut at a
+ * character's start. */
+static void test_line_escape(void **state) {
+        static const struct {
+                const char *in;
+                size_t max;
+                const char *out;
+        } table[] = {
+                { "", 0, "" },
+                { "plain 'text' % $", 0, "plain 'text' % $" },
+                { "a\nb\tc\rd", 0, "a\\nb\\tc\\rd" },
+                { "x\\y", 0, "x\\\\y" },
+                { "\x1b[31mred\x7f", 0, "\\x1b[31mred\\x7f" },
+                { "caf\xc3\xa9 ok", 0, "caf\xc3\xa9 ok" },
+                { "abcdef", 6, "abcdef" },
+                { "abcdefg", 6, "abcdef..." },
+                { "abcd\xc3\xa9" "f", 5, "abcd..." },     /* not inside the UTF-8 character */
+                { "\n\n\n", 2, "\\n\\n..." },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_free_ char *e = NULL;
+
+                assert_int_equal(line_escape(table[i].in, table[i].max, &e), 0);
+                if (!streq(e, table[i].out))
+                        fail_msg("row %zu: '%s', expected '%s'", i, e, table[i].out);
+        }
+}
+
 /* ---- clocks ---- */
 
 static void test_clocks(void **state) {
@@ -497,6 +526,7 @@ int main(void) {
                 cmocka_unit_test(test_format_bytes),
                 cmocka_unit_test(test_path_is_absolute_normalized),
                 cmocka_unit_test(test_exec_arg_escape),
+                cmocka_unit_test(test_line_escape),
                 cmocka_unit_test(test_clocks),
                 cmocka_unit_test(test_mountinfo_has_mount_point_with),
         };

@@ -1066,8 +1066,14 @@ int main(int argc, char *argv[]) {
                 if (ctl < 0)
                         return refuse("cannot take the unit's control channel: %m");
                 r = serve_wait_one(ctl, arg_pool, &cmd_argv, &cmd_env, fds);
-                if (r == 0 && arg_pool) /* sbxd let it go: never used */
+                if ((r == 0 || r == -ECANCELED) && arg_pool) /* sbxd let it go: never used */
                         return 0;
+                if (r == -ECANCELED) /* stopped before its command started: sbxd records why */
+                        return SBX_EXIT_FAILURE;
+                if (r < 0 && arg_pool) {
+                        fprintf(stderr, "sbx: the pooled unit's control channel failed: %s\n", strerror(-r));
+                        return SBX_EXIT_FAILURE;
+                }
                 if (r <= 0)
                         return refuse("cannot read the run's command from its control channel: %s",
                                       r < 0 ? strerror(-r) : "closed");

@@ -380,7 +380,7 @@ int serve_wait_one(int ctl, bool pooled, char ***ret_argv, char ***ret_env, int 
                         return -errno;
                 }
                 if (p[1].revents)
-                        return 0;
+                        return -ECANCELED;
                 if (!(p[0].revents & POLLIN)) {
                         if (p[0].revents & (POLLHUP | POLLERR))
                                 return 0;

@@ -32,6 +32,10 @@ int command_option_env_file(const char *path) {
         return 1;
 }
 
+bool command_env_given(void) {
+        return arg_setenv || arg_env_files;
+}
+
 /* One entry: "NAME=VALUE" as it is, or "NAME" with sbxctl's own value. 0, or the exit status. */
 static int add_entry(char ***env, const char *what, const char *entry) {
         const char *eq = strchr(entry, '=');

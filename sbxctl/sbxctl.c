@@ -1098,6 +1098,9 @@ static int verb_create(void) {
 
         if ((r = check_credential_files()) != 0)
                 return r;
+        if (command_env_given())
+                return refused("create: -E/--setenv and --env-file are given to each command (exec), not to the "
+                               "sandbox");
         if (arg_workspace && (r = resolve_dir("workspace", arg_workspace, &workspace)) != 0)
                 return r;
         if (arg_dataset && (r = resolve_dir("dataset", arg_dataset, &dataset)) != 0)

@@ -60,6 +60,8 @@ assert_rc 125 sbxctl run "${P[@]}" -E HOME=/tmp -- true
 assert_contains "$T_OUT" "environment: profile 'sbxtest_argv' does not let a run set 'HOME'"
 assert_rc 125 sbxctl run -E 1X=y -- true
 assert_contains "$T_OUT" "--setenv: '1X' is not a variable name"
+assert_rc 125 sbxctl create -E CI=1
+assert_contains "$T_OUT" "create: -E/--setenv and --env-file are given to each command (exec)"
 assert_rc 125 sbxctl run --env-file "$W/nonexistent" -- true
 assert_contains "$T_OUT" "--env-file: '$W/nonexistent': No such file or directory"
 assert_eq "$before" "$(record_count)" "records after the refused requests"

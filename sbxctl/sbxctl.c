@@ -1871,8 +1871,9 @@ static int show_profile(const Profile *p) {
         fmt_size(d, p->disk_max);
         fmt_size(e, p->output_max);
         snprintf(f, sizeof(f), "%u%%", p->cpu_quota_percent);
-        printf("  per run:    memory %s, swap %s, cpu %s, tasks %" PRIu64 ", wall time %s, disk %s, output %s\n", a,
-               b, p->cpu_quota_percent ? f : "unlimited", p->tasks_max, c, d, p->output_max ? e : "unlimited");
+        printf("  per run:    memory %s, swap %s, cpu %s, tasks %" PRIu64 ", wall time %s, disk %s, output %s%s\n", a,
+               b, p->cpu_quota_percent ? f : "unlimited", p->tasks_max, c, d, p->output_max ? e : "unlimited",
+               !p->output_max ? "" : p->output_action == OUTPUT_ACTION_CUT ? " (then cut)" : " (then stopped)");
         /* 0: the slice sets no limit */
         fmt_size(a, p->slice_memory_max);
         snprintf(b, sizeof(b), "%" PRIu64, p->slice_tasks_max);
@@ -1902,6 +1903,14 @@ static int show_profile(const Profile *p) {
                 printf("%s%s", u == p->request.dataset_under ? " --dataset=<below " : ", ", *u);
         if (p->request.dataset_under)
                 printf(">");
+        /* -E: the names allowed, but those denied */
+        printf(" -E");
+        STRV_FOREACH(g, p->environment_allow)
+                printf("%s%s", g == p->environment_allow ? " " : ",", *g);
+        if (!p->environment_allow || !p->environment_allow[0])
+                printf(" (none)");
+        STRV_FOREACH(g, p->environment_deny)
+                printf("%s%s", g == p->environment_deny ? " but " : ",", *g);
         printf("\n  syscall rules (seccomp, counted in the record):\n");
         base = policy_baseline_rules(&n_base);
         for (size_t i = 0; i < n_base; i++)

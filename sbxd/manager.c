@@ -1481,10 +1481,10 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 return r;
         if (sandbox) {
                 int pair[2];
-                int sz = SBX_SANDBOX_MSG_MAX * 2;
+                int sz = 256 * 1024;
 
-                /* The control channel (sandbox-proto.h): the helper's end is the unit's stdin. One packet
-                 * carries a whole command line: the buffer must hold it. */
+                /* The control channel (sandbox-proto.h): the helper's end is the unit's stdin. Room for
+                 * the packets of many commands at once (a command line travels in a memfd). */
                 if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair) < 0)
                         return -errno;
                 ctl = pair[0];

@@ -171,9 +171,9 @@ keys=$(for i in $(seq 20000); do printf 'k%d s v ' "$i"; done)
 assert_rc 1 "${BUS[@]}" call "${M[@]}" CreateSandbox 'a{sv}' 20000 $keys
 assert_contains "$T_OUT" "unknown key 'k1'"
 assert_rc 1 /usr/bin/python3 "$BUSCALL" /org/sbx/Manager1 org.sbx.Manager1 Run 'a{sv}ashhh' \
-  "[{}, \"@long:20:100000\", 0, 1, 2]"
-assert_contains "$T_OUT" "ERROR org.sbx.Error.InvalidRequest: command: 20 arguments and 0 environment entries take" \
-  "a Run of 2 MB of arguments (more than execve() takes)"
+  "[{}, \"@long:25:100000\", 0, 1, 2]"
+assert_contains "$T_OUT" "ERROR org.sbx.Error.InvalidRequest: command: 25 arguments and 0 environment entries take" \
+  "a Run of 2.5 MB of arguments (more than execve() takes)"
 sid=$(sbxctl create --detach --name malformed) || _t_err "create: $sid"
 assert_rc 1 /usr/bin/python3 "$BUSCALL" "/org/sbx/sandbox/$sid" org.sbx.Sandbox1 Exec 'a{sv}ashhh' \
   "[{\"timeout_usec\": [\"s\", \"1s\"]}, [\"/bin/true\"], 0, 1, 2]"
@@ -181,8 +181,8 @@ assert_contains "$T_OUT" "ERROR org.sbx.Error.InvalidRequest: timeout_usec: expe
 assert_rc 1 /usr/bin/python3 "$BUSCALL" "/org/sbx/sandbox/$sid" org.sbx.Sandbox1 Exec 'a{sv}ashhh' '[{}, [], 0, 1, 2]'
 assert_contains "$T_OUT" "ERROR org.sbx.Error.InvalidRequest: command: no command given"
 assert_rc 1 /usr/bin/python3 "$BUSCALL" "/org/sbx/sandbox/$sid" org.sbx.Sandbox1 Exec 'a{sv}ashhh' \
-  "[{}, \"@long:20:100000\", 0, 1, 2]"
-assert_contains "$T_OUT" "ERROR org.sbx.Error.InvalidRequest: command: 20 arguments and 0 environment entries take"
+  "[{}, \"@long:25:100000\", 0, 1, 2]"
+assert_contains "$T_OUT" "ERROR org.sbx.Error.InvalidRequest: command: 25 arguments and 0 environment entries take"
 assert_eq 0 "$(busctl get-property org.sbx.Manager1 "/org/sbx/sandbox/$sid" org.sbx.Sandbox1 ExecsTotal | awk '{print $2}')" \
   "execs started by the malformed calls"
 assert_rc 0 sbxctl rm "$sid"

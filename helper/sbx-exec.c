@@ -61,6 +61,7 @@ static char **arg_expect_denied = NULL; /* addresses a datagram to must fail wit
 static char **arg_expect_dirs = NULL; /* "PATH:DEV:INO": PATH must be the directory sbxd checked */
 static const char *arg_seccomp_filter = NULL; /* hex of the program for the profile's syscall rules */
 static uint64_t arg_output_max = 0;           /* bytes of stdout+stderr; 0: not limited */
+static bool arg_output_cut = false;            /* past it: drop the rest and go on (else end the command) */
 static bool arg_serve = false;                 /* a sandbox: no command; serve sbxd's on stdin (serve.h) */
 static bool arg_pool = false;                  /* a pooled unit: wait for one run's command on stdin */
 static uint64_t arg_expect_disk_max = 0;       /* the run's space: HOME, /tmp... on one tmpfs this big */
@@ -516,10 +517,15 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_SECCOMP:
                         arg_seccomp_filter = optarg; /* decoded in main(), so that a bad one is refused */
                         break;
-                case ARG_OUTPUT:
-                        if (parse_u64_arg(optarg, &arg_output_max) < 0)
+                case ARG_OUTPUT: { /* N or N:cut */
+                        _cleanup_free_ char *n = strndup(optarg, strcspn(optarg, ":"));
+                        const char *action = optarg + strcspn(optarg, ":");
+
+                        if (!n || parse_u64_arg(n, &arg_output_max) < 0 || (*action && !streq(action, ":cut")))
                                 return -EINVAL;
+                        arg_output_cut = *action != 0;
                         break;
+                }
                 case ARG_WS:
                         if (!streq(optarg, "private") && !streq(optarg, "bound"))
                                 return -EINVAL;
@@ -676,14 +682,13 @@ static int parse_argv(int argc, char *argv[]) {
                                 return -EINVAL;
                 return optind;
         }
-        if (arg_netns_op || arg_bpffs || arg_figures || arg_serve || arg_pool || arg_space_op) /* nothing else: no command */
-                return optind == argc ? optind : -EINVAL;
-        if (optind >= argc)
-                return -EINVAL;
-        return optind;
+        if (arg_handover) /* the workspace follows */
+                return optind < argc ? optind : -EINVAL;
+        /* nothing else: a run's command comes on stdin (sandbox-proto.h) */
+        return optind == argc ? optind : -EINVAL;
 }
 
-_noreturn_ static void child(char **argv, Supervisor *sup) {
+_noreturn_ static void child(char **argv, char **env, Supervisor *sup) {
         sigset_t all;
 
         /* A clean start for the command: default handlers, nothing blocked, no notify socket. */
@@ -693,6 +698,10 @@ _noreturn_ static void child(char **argv, Supervisor *sup) {
         (void) sigprocmask(SIG_SETMASK, &all, NULL);
         (void) unsetenv("NOTIFY_SOCKET");
         (void) unsetenv("SBX_PROFILE_DIGEST");
+        /* the caller's (command.h: sbxd checked them against the profile): bytes, set as given */
+        STRV_FOREACH(e, env)
+                if (putenv(*e) < 0)
+                        _exit(SBX_EXIT_FAILURE);
         if (supervisor_child_output(sup) < 0)
                 _exit(SBX_EXIT_FAILURE);
         /* The last step before execve(): from here on the profile's syscall rules hold. If they cannot,
@@ -899,7 +908,7 @@ static int run_handover(const char *dir) {
 int main(int argc, char *argv[]) {
         _cleanup_(supervisor_done) Supervisor sup = SUPERVISOR_INIT;
         _cleanup_free_ char *cg = NULL, *error = NULL, *extra = NULL;
-        _cleanup_strv_free_ char **pooled_argv = NULL;
+        char **cmd_argv = NULL, **cmd_env = NULL;
         sigset_t mask;
         pid_t pid;
         int r, status;
@@ -1036,7 +1045,7 @@ int main(int argc, char *argv[]) {
 
         if (arg_serve) {
                 ServeConfig cfg = { .seccomp_hex = arg_seccomp_filter, .output_max = arg_output_max,
-                                    .exec_child = child };
+                                    .output_cut = arg_output_cut, .exec_child = child };
                 _cleanup_close_ int ctl = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3), null = -EBADF;
 
                 /* the channel is fd 0 as systemd gave it: moved out of every command's reach */
@@ -1051,22 +1060,27 @@ int main(int argc, char *argv[]) {
                 return r < 0 ? SBX_EXIT_FAILURE : 0;
         }
 
-        /* A pooled unit: everything above is checked before the run is asked for; its command comes now
-         * (docs/pool.md). Its stdio replace the control channel and /dev/null, and READY=1 starts the
-         * unit's RuntimeMaxSec= from here. */
-        if (arg_pool) {
+        /* The command comes on stdin, the channel sbxd queued it on (sandbox-proto.h): for a run at once,
+         * for a pooled unit when a run is asked for, everything above checked before (docs/pool.md). Its
+         * stdio replace the channel; a pooled unit's READY=1 starts its RuntimeMaxSec= from here. */
+        {
                 _cleanup_close_ int ctl = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
                 int fds[3] = { -EBADF, -EBADF, -EBADF };
 
                 if (ctl < 0)
-                        return refuse("cannot take the pooled unit's control channel: %m");
-                r = serve_wait_one(ctl, &pooled_argv, fds);
-                if (r == 0) /* sbxd let it go: never used */
+                        return refuse("cannot take the unit's control channel: %m");
+                r = serve_wait_one(ctl, arg_pool, &cmd_argv, &cmd_env, fds);
+                if ((r == 0 || r == -ECANCELED) && arg_pool) /* sbxd let it go: never used */
                         return 0;
-                if (r < 0) {
+                if (r == -ECANCELED) /* stopped before its command started: sbxd records why */
+                        return SBX_EXIT_FAILURE;
+                if (r < 0 && arg_pool) {
                         fprintf(stderr, "sbx: the pooled unit's control channel failed: %s\n", strerror(-r));
                         return SBX_EXIT_FAILURE;
                 }
+                if (r <= 0)
+                        return refuse("cannot read the run's command from its control channel: %s",
+                                      r < 0 ? strerror(-r) : "closed");
                 for (int i = 0; i < 3; i++)
                         if (dup2(fds[i], i) < 0)
                                 return refuse("cannot take the run's standard input and output: %m");
@@ -1074,16 +1088,16 @@ int main(int argc, char *argv[]) {
                         if (fds[i] > 2)
                                 (void) close(fds[i]);
                 ctl = safe_close(ctl);
-                argv = pooled_argv;
+                argv = cmd_argv;
                 /* without it the unit stays "activating" and its RuntimeMaxSec= never starts: fail closed */
-                r = sd_notify(0, "READY=1");
+                r = arg_pool ? sd_notify(0, "READY=1") : 1;
                 if (r <= 0)
                         return refuse("cannot tell systemd that the run's command starts (READY=1): %s",
                                       r < 0 ? strerror(-r) : "no notify socket");
         }
 
         /* The syscall rules' program and the output relay (supervise.h). */
-        r = supervisor_prepare(&sup, arg_seccomp_filter, arg_output_max, &error);
+        r = supervisor_prepare(&sup, arg_seccomp_filter, arg_output_max, arg_output_cut, &error);
         if (r < 0)
                 return refuse("%s", error ?: strerror(-r));
         /* Temporary elevated capture (docs/capture.md): offered where the output is relayed. Where it cannot be,
@@ -1096,7 +1110,7 @@ int main(int argc, char *argv[]) {
         if (pid < 0)
                 return refuse("fork failed: %m");
         if (pid == 0)
-                child(argv, &sup);
+                child(argv, cmd_env, &sup);
 
         r = supervisor_start(&sup, &error);
         if (r < 0) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
+#include "command-fd.h"
 #include "exit-codes.h"
 #include "macro.h"
 #include "sandbox-proto.h"
@@ -50,7 +51,8 @@ static bool valid_op(const char *op) {
 
 /* The supervisor of one command: a child of the serving helper, which has blocked every signal it
  * passes on. It owns the command's fds, forks the command into a session of its own, and sends DONE. */
-_noreturn_ static void supervise_one(int ctl, const ServeConfig *cfg, const SbxExecMsg *m, char **argv, int fds[3]) {
+_noreturn_ static void supervise_one(int ctl, const ServeConfig *cfg, const SbxExecMsg *m, char **argv, char **env,
+                                     int fds[3]) {
         Supervisor sup = SUPERVISOR_INIT;
         _cleanup_free_ char *error = NULL;
         SbxDoneMsg d;
@@ -70,7 +72,7 @@ _noreturn_ static void supervise_one(int ctl, const ServeConfig *cfg, const SbxE
 
         /* Always through the relay: the record counts every command's output. */
         output_max = m->output_max ?: cfg->output_max ?: UINT64_MAX;
-        r = supervisor_prepare(&sup, cfg->seccomp_hex, output_max, &error);
+        r = supervisor_prepare(&sup, cfg->seccomp_hex, output_max, cfg->output_cut, &error);
         if (r < 0) {
                 fprintf(stderr, "sbx: %s\n", error ?: strerror(-r));
                 goto fail;
@@ -95,7 +97,7 @@ _noreturn_ static void supervise_one(int ctl, const ServeConfig *cfg, const SbxE
                 goto fail;
         if (pid == 0) {
                 (void) setsid();
-                cfg->exec_child(argv, &sup);
+                cfg->exec_child(argv, env, &sup);
                 _exit(SBX_EXIT_FAILURE);
         }
         sup.group = pid;
@@ -122,6 +124,8 @@ _noreturn_ static void supervise_one(int ctl, const ServeConfig *cfg, const SbxE
                 d.flags |= SBX_DONE_TIMED_OUT;
         if (sup.output_max != UINT64_MAX && sup.output_read > sup.output_max)
                 d.flags |= SBX_DONE_OUTPUT_TRUNCATED;
+        if (sup.output_stopped)
+                d.flags |= SBX_DONE_OUTPUT_STOPPED;
         d.output_bytes = sup.output_read;
         for (size_t i = 0; i < sup.denials.n; i++)
                 d.denied += (uint32_t) sup.denials.entries[i].count;
@@ -148,19 +152,23 @@ static Op *op_find(const char *id) {
         return NULL;
 }
 
-/* Receives one packet from sbxd: a SIGNAL (header only) or an EXEC (its argv pointing into buf, its three
- * fds). Returns 1 when the channel closed, 0 with *h (and for EXEC *m, *ret_argv, fds) set, -EAGAIN
- * when there was nothing after all, -EBADMSG for a malformed packet (its fds closed), another negative
- * errno on failure. */
-static int recv_packet(int ctl, char *buf, SbxMsgHeader *h, SbxExecMsg *m, char ***ret_argv, int fds[3]) {
+/* Receives one packet from sbxd: a SIGNAL (header only) or an EXEC (its command line and environment
+ * read from its memfd, its three fds). Returns 1 when the channel closed, 0 with *h (and for EXEC *m,
+ * *ret_argv, *ret_env, fds) set, -EAGAIN when there was nothing after all, -EBADMSG for a malformed packet
+ * (its fds closed), another negative errno on failure. */
+static int recv_packet(int ctl, SbxMsgHeader *h, SbxExecMsg *m, char ***ret_argv, char ***ret_env, int fds[3]) {
         union {
                 struct cmsghdr h;
-                char buf[CMSG_SPACE(3 * sizeof(int))];
+                char buf[CMSG_SPACE(SBX_EXEC_FDS * sizeof(int))];
         } control = {};
-        struct iovec iov = { .iov_base = buf, .iov_len = SBX_SANDBOX_MSG_MAX };
+        union {
+                SbxMsgHeader h;
+                SbxExecMsg m;
+                char bytes[SBX_SANDBOX_MSG_MAX];
+        } buf;
+        struct iovec iov = { .iov_base = &buf, .iov_len = sizeof(buf) };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
-        _cleanup_free_ char **argv = NULL;
-        char *p, *end;
+        int all[SBX_EXEC_FDS] = { -EBADF, -EBADF, -EBADF, -EBADF };
         int nfds = 0, r = 0;
         ssize_t n;
 
@@ -178,8 +186,8 @@ static int recv_packet(int ctl, char *buf, SbxMsgHeader *h, SbxExecMsg *m, char 
                                 int fd;
 
                                 memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-                                if (nfds < 3)
-                                        fds[nfds++] = fd;
+                                if (nfds < SBX_EXEC_FDS)
+                                        all[nfds++] = fd;
                                 else
                                         (void) close(fd);
                         }
@@ -188,7 +196,7 @@ static int recv_packet(int ctl, char *buf, SbxMsgHeader *h, SbxExecMsg *m, char 
                 r = -EBADMSG;
                 goto fail;
         }
-        memcpy(h, buf, sizeof(*h));
+        *h = buf.h;
         h->op[SBX_OP_ID_LEN] = 0;
         if (!valid_op(h->op)) {
                 r = -EBADMSG;
@@ -201,48 +209,35 @@ static int recv_packet(int ctl, char *buf, SbxMsgHeader *h, SbxExecMsg *m, char 
                 }
                 return 0;
         }
-        if (h->type != SBX_MSG_EXEC || (size_t) n < sizeof(SbxExecMsg) || nfds != 3 || h->arg == 0 || h->arg > 4096) {
+        if (h->type != SBX_MSG_EXEC || (size_t) n != sizeof(SbxExecMsg) || nfds != SBX_EXEC_FDS) {
                 r = -EBADMSG;
                 goto fail;
         }
-        memcpy(m, buf, sizeof(*m));
+        *m = buf.m;
         m->h = *h;
-        argv = calloc(h->arg + 1, sizeof(char *));
-        if (!argv) {
-                r = -ENOMEM;
+        r = command_fd_read(all[3], h->arg, m->envc, ret_argv, ret_env);
+        if (r < 0)
                 goto fail;
-        }
-        p = buf + sizeof(SbxExecMsg);
-        end = buf + n;
-        for (uint32_t i = 0; i < h->arg; i++) {
-                char *z = memchr(p, 0, (size_t) (end - p));
-
-                if (!z) {
-                        r = -EBADMSG;
-                        goto fail;
-                }
-                argv[i] = p;
-                p = z + 1;
-        }
-        *ret_argv = TAKE_PTR(argv);
+        (void) close(all[3]);
+        memcpy(fds, all, 3 * sizeof(int));
         return 0;
 fail:
         for (int i = 0; i < nfds; i++)
-                fds[i] = safe_close(fds[i]);
+                safe_close(all[i]);
         return r;
 }
 
 /* One packet from sbxd. Returns 0 to go on, 1 when the channel closed, a negative errno on failure. */
-static int handle_packet(int ctl, const ServeConfig *cfg, char *buf) {
+static int handle_packet(int ctl, const ServeConfig *cfg) {
         int fds[3];
-        _cleanup_free_ char **argv = NULL;
+        char **argv = NULL, **env = NULL;
         SbxExecMsg m;
         SbxMsgHeader h;
         Op *slot;
         pid_t pid;
         int r;
 
-        r = recv_packet(ctl, buf, &h, &m, &argv, fds);
+        r = recv_packet(ctl, &h, &m, &argv, &env, fds);
         if (r == -EAGAIN || r == -EBADMSG) /* a malformed packet is sbxd's bug, not the sandbox's end: dropped */
                 return 0;
         if (r != 0)
@@ -272,12 +267,13 @@ static int handle_packet(int ctl, const ServeConfig *cfg, char *buf) {
                 goto out;
         }
         if (pid == 0)
-                supervise_one(ctl, cfg, &m, argv, fds);
+                supervise_one(ctl, cfg, &m, argv, env, fds);
         strcpy(slot->id, h.op);
         slot->pid = pid;
 out:
         for (int i = 0; i < 3; i++)
                 (void) close(fds[i]);
+        command_fd_free(argv, env);
         return r;
 }
 
@@ -303,8 +299,8 @@ static int reap(int ctl) {
 }
 
 /* Blocks the signals to wait for (SIGTERM: the unit is being stopped; SIGCHLD if with_children), returns
- * a signalfd for them, and tells sbxd READY on ctl. */
-static int serve_begin(int ctl, bool with_children) {
+ * a signalfd for them, and (ready_msg) tells sbxd READY on ctl. */
+static int serve_begin(int ctl, bool with_children, bool ready_msg) {
         SbxMsgHeader ready = { .type = SBX_MSG_READY };
         _cleanup_close_ int sfd = -EBADF;
         sigset_t set;
@@ -318,20 +314,17 @@ static int serve_begin(int ctl, bool with_children) {
         sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
         if (sfd < 0)
                 return -errno;
-        if (send(ctl, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t) sizeof(ready))
+        if (ready_msg && send(ctl, &ready, sizeof(ready), MSG_NOSIGNAL) != (ssize_t) sizeof(ready))
                 return -errno;
         return TAKE_FD(sfd);
 }
 
 int serve(int ctl, const ServeConfig *cfg) {
-        _cleanup_free_ char *buf = malloc(SBX_SANDBOX_MSG_MAX);
         _cleanup_close_ int sfd = -EBADF;
         int r;
 
-        if (!buf)
-                return -ENOMEM;
         /* (its commands get their SIGTERM from systemd too) */
-        sfd = serve_begin(ctl, true);
+        sfd = serve_begin(ctl, true, true);
         if (sfd < 0)
                 return sfd;
 
@@ -355,7 +348,7 @@ int serve(int ctl, const ServeConfig *cfg) {
                                 return 0;
                 }
                 if (p[0].revents & POLLIN) {
-                        r = handle_packet(ctl, cfg, buf);
+                        r = handle_packet(ctl, cfg);
                         if (r < 0)
                                 return r;
                         if (r > 0)
@@ -365,21 +358,18 @@ int serve(int ctl, const ServeConfig *cfg) {
         }
 }
 
-int serve_wait_one(int ctl, char ***ret_argv, int fds[3]) {
-        _cleanup_free_ char *buf = malloc(SBX_SANDBOX_MSG_MAX);
+int serve_wait_one(int ctl, bool pooled, char ***ret_argv, char ***ret_env, int fds[3]) {
         _cleanup_close_ int sfd = -EBADF;
 
-        if (!buf)
-                return -ENOMEM;
         /* SIGTERM: the unit is being stopped before it got a run */
-        sfd = serve_begin(ctl, false);
+        sfd = serve_begin(ctl, false, pooled);
         if (sfd < 0)
                 return sfd;
         /* for systemctl status (its READY=1 comes with the command: the unit stays "activating") */
-        (void) sd_notify(0, "STATUS=waiting for a run");
+        if (pooled)
+                (void) sd_notify(0, "STATUS=waiting for a run");
         for (;;) {
                 struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
-                _cleanup_free_ char **argv = NULL;
                 SbxMsgHeader h;
                 SbxExecMsg m;
                 int r;
@@ -390,13 +380,13 @@ int serve_wait_one(int ctl, char ***ret_argv, int fds[3]) {
                         return -errno;
                 }
                 if (p[1].revents)
-                        return 0;
+                        return -ECANCELED;
                 if (!(p[0].revents & POLLIN)) {
                         if (p[0].revents & (POLLHUP | POLLERR))
                                 return 0;
                         continue;
                 }
-                r = recv_packet(ctl, buf, &h, &m, &argv, fds);
+                r = recv_packet(ctl, &h, &m, ret_argv, ret_env, fds);
                 if (r == -EAGAIN)
                         continue;
                 if (r == 1)
@@ -405,13 +395,6 @@ int serve_wait_one(int ctl, char ***ret_argv, int fds[3]) {
                         return r;
                 if (h.type != SBX_MSG_EXEC) /* nothing to signal yet */
                         continue;
-                /* the argv points into buf: copied out */
-                *ret_argv = strv_copy(argv);
-                if (!*ret_argv) {
-                        for (int i = 0; i < 3; i++)
-                                fds[i] = safe_close(fds[i]);
-                        return -ENOMEM;
-                }
                 return 1;
         }
 }

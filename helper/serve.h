@@ -13,15 +13,18 @@
 typedef struct ServeConfig {
         const char *seccomp_hex;      /* the profile's syscall rules (--seccomp-filter=), or NULL */
         uint64_t output_max;          /* the profile's output ceiling per command; 0: none */
-        /* the command's side of the fork: sets the command up and execs it; never returns */
-        void (*exec_child)(char **argv, Supervisor *sup);
+        bool output_cut;              /* past it: drop the rest, the command goes on (else it is ended) */
+        /* the command's side of the fork: sets the command up (env: "NAME=VALUE" entries on top of the
+         * unit's) and execs it; never returns */
+        void (*exec_child)(char **argv, char **env, Supervisor *sup);
 } ServeConfig;
 
 /* ctl: the control channel. Returns 0 when the channel closed, a negative errno on failure. */
 int serve(int ctl, const ServeConfig *cfg);
 
-/* A pooled unit's helper (--pool): says READY on ctl, then waits for exactly one EXEC. Returns 1 with the
- * command line in *ret_argv and its stdin, stdout and stderr in fds; 0 when the channel closed or the unit
- * is being stopped first (SIGTERM); a negative errno on failure. The EXEC's timeout and output ceiling are
- * not used: a pooled run has the unit's RuntimeMaxSec= and the helper's options, the same as a run's. */
-int serve_wait_one(int ctl, char ***ret_argv, int fds[3]);
+/* A run's helper: waits for exactly one EXEC (sbxd queued it before the unit started); a pooled unit's
+ * (--pool, pooled) first says READY on ctl. Returns 1 with the command line and environment in *ret_argv
+ * and *ret_env (command_fd_free()) and its stdin, stdout and stderr in fds; 0 when the channel closed,
+ * -ECANCELED when the unit is being stopped first (SIGTERM); another negative errno on failure. The EXEC's timeout and output
+ * ceiling are not used: a run has the unit's RuntimeMaxSec= and the helper's options. */
+int serve_wait_one(int ctl, bool pooled, char ***ret_argv, char ***ret_env, int fds[3]);

@@ -90,7 +90,8 @@ static int open_stream(OutputStream *o) {
         return 0;
 }
 
-int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_max, char **ret_error) {
+int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_max, bool output_cut,
+                       char **ret_error) {
         struct sigaction sa = { .sa_handler = on_sigchld, .sa_flags = SA_NOCLDSTOP };
         sigset_t chld;
         int r;
@@ -105,6 +106,7 @@ int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_m
         }
 
         s->output_max = output_max;
+        s->output_cut = output_cut;
         if (output_max > 0) {
                 /* One stream when the caller's stdout and stderr are one file (2>&1, one terminal): the
                  * order of what the command writes to both is kept. */
@@ -275,6 +277,9 @@ static size_t relay(Supervisor *s, OutputStream *o) {
                 return 0;
         }
         s->output_read += (uint64_t) k;
+        /* past the ceiling: supervisor_wait() ends the command */
+        if (s->output_read > s->output_max && !s->output_cut)
+                s->output_stopped = true;
         if (s->output_written < s->output_max) {
                 size_t w = (size_t) MIN((uint64_t) k, s->output_max - s->output_written);
 
@@ -303,6 +308,7 @@ static void give_up_listener(Supervisor *s, int error) {
 
 int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
         enum { LISTENER, SOURCE, DESTINATION, SIGNALS, CAPTURE };
+        bool killed = false;
 
         for (;;) {
                 struct pollfd p[3 + 2 * ELEMENTSOF(s->streams)];
@@ -326,6 +332,10 @@ int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
                         return 0;
                 if (w < 0 && errno != EINTR)
                         return negative_errno();
+                if (s->output_stopped && !killed) {
+                        (void) kill(s->group > 0 ? -s->group : pid, SIGKILL);
+                        killed = true;
+                }
 
                 if (s->group > 0 && s->signal_fd >= 0) {
                         what[n].kind = SIGNALS;
@@ -435,8 +445,8 @@ int supervisor_status(const Supervisor *s, char **ret) {
         if (s->output_max > 0) {
                 char *t;
 
-                if (asprintf(&t, "%s output_bytes=%" PRIu64 " output_truncated=%d", buf, s->output_read,
-                             s->output_read > s->output_max) < 0)
+                if (asprintf(&t, "%s output_bytes=%" PRIu64 " output_truncated=%d output_limit=%d", buf,
+                             s->output_read, s->output_read > s->output_max, s->output_stopped) < 0)
                         return -ENOMEM;
                 free(buf);
                 buf = t;

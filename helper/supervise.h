@@ -5,8 +5,9 @@
  *   - the profile's argument-level syscall rules (--seccomp-filter=HEX): the child installs the program
  *     right before execve() and hands its listener over; the helper answers every caught call with
  *     EPERM and counts it per syscall;
- *   - the output ceiling (--output-max=N): the command's stdout and stderr reach the caller through the
- *     helper, which passes the first N bytes of both together and drains the rest;
+ *   - the output ceiling (--output-max=N[:cut]): the command's stdout and stderr reach the caller through
+ *     the helper, which passes the first N bytes of both together; past them it ends the command (kills
+ *     it: output_stopped), or with "cut" drains the rest while the command goes on;
  *   - with the output relayed, temporary elevated capture (src/shared/capture-proto.h, docs/capture.md):
  *     once sbxd asks, what is passed to the caller is also written to sbxd's end of a pipe.
  * Without either, the command gets the caller's fds directly and the helper only waits. */
@@ -39,6 +40,8 @@ typedef struct Supervisor {
         bool stderr_shared;       /* stderr goes through streams[0] too (the caller's fds 1 and 2 are one file) */
         uint64_t output_read;     /* bytes the command wrote */
         uint64_t output_written;  /* bytes passed on: at most output_max */
+        bool output_cut;          /* past output_max: drain and go on (else the command is ended) */
+        bool output_stopped;      /* the command was ended for writing past output_max */
 
         /* capture (capture-proto.h): offered when the output is relayed */
         int capture_signal_fd;    /* a signalfd of SBX_CAPTURE_SIGNAL while capture is offered, or -EBADF */
@@ -66,7 +69,8 @@ void supervisor_done(Supervisor *s);
 
 /* Before the fork (SIGCHLD is blocked from here on; the child's signal reset unblocks it). On failure a
  * negative errno and a message for the refusal in *ret_error. */
-int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_max, char **ret_error);
+int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_max, bool output_cut,
+                       char **ret_error);
 
 /* After supervisor_prepare() of a run whose output is relayed: offers capture. Makes the pipe (its read end at
  * SBX_CAPTURE_FD, for sbxd to open) and blocks SBX_CAPTURE_SIGNAL, read from a signalfd while waiting. A
@@ -84,12 +88,14 @@ int supervisor_child_seal(Supervisor *s);
 int supervisor_start(Supervisor *s, char **ret_error);
 
 /* Until the child pid ends: answers notifications, relays output, reaps orphans; with a group, passes the
- * signals of signal_fd on to it and kills it at the deadline (timed_out). Returns its wait status in
+ * signals of signal_fd on to it and kills it at the deadline (timed_out). Output past the ceiling (unless
+ * output_cut) kills the group, or pid without one (output_stopped; what pid left is the caller's to end). Returns its wait status in
  * *ret_status. */
 int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status);
 
 /* After everything in the cgroup is gone: the output still in the pipes. */
 void supervisor_finish(Supervisor *s);
 
-/* " denied=ioctl:2 output_bytes=N output_truncated=0" for the STATUS= line ("" when neither applies). */
+/* " denied=ioctl:2 output_bytes=N output_truncated=0 output_limit=0" for the STATUS= line ("" when neither
+ * applies; output_limit=1: the command was ended at the output ceiling). */
 int supervisor_status(const Supervisor *s, char **ret);

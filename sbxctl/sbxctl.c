@@ -107,6 +107,9 @@ static int help(void) {
                "     --export=DIR       Review the run's ~/out when it ends; deliver what passes\n"
                "                        into DIR (if the profile exports through review)\n"
                "     --image=NAME[@sha256:DIGEST]  Pin the digest of the profile's base image\n"
+               "  -E --setenv=NAME[=VALUE]  Set NAME in the command's environment (repeatable;\n"
+               "                        without a value: sbxctl's own), if the profile allows NAME\n"
+               "     --env-file=FILE    Set the NAME=VALUE lines of FILE (before -E; also exec)\n"
                "  A profile decides which of these a run may set, and within what bounds.\n\n"
                "Sandbox options (create; also the run options above):\n"
                "     --name=NAME        A name to use instead of the id (unique among yours)\n"
@@ -136,6 +139,7 @@ static int help(void) {
                "     --version          Show the version\n\n"
                "Exit status of run: the command's status; 128+N if it was killed by signal N;\n"
                "124 wall-time limit; 125 request refused; 123 sbx could not run it;\n"
+               "122 stopped at the profile's output limit;\n"
                "126/127 command not executable/not found; 130/143 cancelled by SIGINT/SIGTERM;\n"
                "137 out of memory; 255 with -H or -M: the machine could not be reached.\n"
                "See sbxctl(1).\n",
@@ -805,7 +809,8 @@ static int check_credential_files(void) {
         return 0;
 }
 
-static int append_request(sd_bus_message *m, const char *workspace, const char *dataset, int export_fd, bool sandbox) {
+static int append_request(sd_bus_message *m, const char *workspace, const char *dataset, int export_fd, bool sandbox,
+                          char **cmd, char **env) {
         char *term = getenv("TERM");
         int r;
 
@@ -879,6 +884,9 @@ static int append_request(sd_bus_message *m, const char *workspace, const char *
                 for (int i = 0; i < 3 && r >= 0; i++)
                         r = sd_bus_message_close_container(m);
         }
+        /* the command line as bytes: any execve() takes (the "as" argument stays empty) */
+        if (r >= 0 && cmd)
+                r = command_append(m, cmd, env);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r;
@@ -966,6 +974,7 @@ static int verb_run(char **cmd) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *workspace = NULL, *dataset = NULL;
         _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF, export_fd = -EBADF;
+        _cleanup_strv_free_ char **env = NULL;
         RunState s = {};
         bool export_failed = false;
         const char *id;
@@ -975,6 +984,9 @@ static int verb_run(char **cmd) {
                 return refused("run: no command given (usage: sbxctl run [OPTIONS] -- CMD [ARGS...])");
         if (arg_host)
                 return exec_over_ssh();
+        r = command_prepare(cmd, &env);
+        if (r != 0)
+                return r;
 
         r = check_credential_files();
         if (r != 0)
@@ -1011,9 +1023,9 @@ static int verb_run(char **cmd) {
 
         r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Run");
         if (r >= 0)
-                r = append_request(call, workspace, dataset, export_fd, false);
+                r = append_request(call, workspace, dataset, export_fd, false, cmd, env);
         if (r >= 0)
-                r = sd_bus_message_append_strv(call, cmd);
+                r = sd_bus_message_append(call, "as", 0);
         if (r >= 0)
                 r = sd_bus_message_append(call, "hhh", fd_or_null(STDIN_FILENO, O_RDONLY, &null_in),
                                           fd_or_null(STDOUT_FILENO, O_WRONLY, &null_out),
@@ -1086,6 +1098,9 @@ static int verb_create(void) {
 
         if ((r = check_credential_files()) != 0)
                 return r;
+        if (command_env_given())
+                return refused("create: -E/--setenv and --env-file are given to each command (exec), not to the "
+                               "sandbox");
         if (arg_workspace && (r = resolve_dir("workspace", arg_workspace, &workspace)) != 0)
                 return r;
         if (arg_dataset && (r = resolve_dir("dataset", arg_dataset, &dataset)) != 0)
@@ -1095,7 +1110,7 @@ static int verb_create(void) {
                 return r;
         r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "CreateSandbox");
         if (r >= 0)
-                r = append_request(call, workspace, dataset, -EBADF, true);
+                r = append_request(call, workspace, dataset, -EBADF, true, NULL, NULL);
         if (r < 0)
                 return failed("cannot build the request: %s", strerror(-r));
         r = sd_bus_call(bus, call, 120 * USEC_PER_SEC, &error, &reply);
@@ -1177,6 +1192,8 @@ static int on_exec_finished(sd_bus_message *msg, void *userdata, sd_bus_error *r
                 s->exit_status = 128 + sig;
         else if (streq(result, "timeout"))
                 s->exit_status = complain(SBX_EXIT_TIMEOUT, "exec %s reached its time limit", s->op);
+        else if (streq(result, "output-limit"))
+                s->exit_status = complain(SBX_EXIT_OUTPUT_LIMIT, "exec %s was stopped at its output limit", s->op);
         else if (streq(result, "busy"))
                 s->exit_status = failed("sandbox %s runs too many commands already", s->sandbox);
         else if (streq(result, "lost"))
@@ -1238,6 +1255,7 @@ static int verb_exec(const char *sandbox, char **cmd) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
+        _cleanup_strv_free_ char **env = NULL;
         ExecState s = { .sandbox = sandbox, .exit_status = -1 };
         static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH };
         const char *op;
@@ -1247,6 +1265,9 @@ static int verb_exec(const char *sandbox, char **cmd) {
                 return refused("exec: no command given (usage: sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...])");
         if (arg_host)
                 return exec_over_ssh();
+        r = command_prepare(cmd, &env);
+        if (r != 0)
+                return r;
         r = check_systemd();
         if (r != 0)
                 return r;
@@ -1286,9 +1307,11 @@ static int verb_exec(const char *sandbox, char **cmd) {
         if (r >= 0 && arg_output_max > 0)
                 r = sd_bus_message_append(call, "{sv}", "output_max", "t", arg_output_max);
         if (r >= 0)
+                r = command_append(call, cmd, env);
+        if (r >= 0)
                 r = sd_bus_message_close_container(call);
         if (r >= 0)
-                r = sd_bus_message_append_strv(call, cmd);
+                r = sd_bus_message_append(call, "as", 0);
         if (r >= 0)
                 r = sd_bus_message_append(call, "hhh", fd_or_null(STDIN_FILENO, O_RDONLY, &null_in),
                                           fd_or_null(STDOUT_FILENO, O_WRONLY, &null_out),
@@ -1848,8 +1871,9 @@ static int show_profile(const Profile *p) {
         fmt_size(d, p->disk_max);
         fmt_size(e, p->output_max);
         snprintf(f, sizeof(f), "%u%%", p->cpu_quota_percent);
-        printf("  per run:    memory %s, swap %s, cpu %s, tasks %" PRIu64 ", wall time %s, disk %s, output %s\n", a,
-               b, p->cpu_quota_percent ? f : "unlimited", p->tasks_max, c, d, p->output_max ? e : "unlimited");
+        printf("  per run:    memory %s, swap %s, cpu %s, tasks %" PRIu64 ", wall time %s, disk %s, output %s%s\n", a,
+               b, p->cpu_quota_percent ? f : "unlimited", p->tasks_max, c, d, p->output_max ? e : "unlimited",
+               !p->output_max ? "" : p->output_action == OUTPUT_ACTION_CUT ? " (then cut)" : " (then stopped)");
         /* 0: the slice sets no limit */
         fmt_size(a, p->slice_memory_max);
         snprintf(b, sizeof(b), "%" PRIu64, p->slice_tasks_max);
@@ -1879,6 +1903,14 @@ static int show_profile(const Profile *p) {
                 printf("%s%s", u == p->request.dataset_under ? " --dataset=<below " : ", ", *u);
         if (p->request.dataset_under)
                 printf(">");
+        /* -E: the names allowed, but those denied */
+        printf(" -E");
+        STRV_FOREACH(g, p->environment_allow)
+                printf("%s%s", g == p->environment_allow ? " " : ",", *g);
+        if (!p->environment_allow || !p->environment_allow[0])
+                printf(" (none)");
+        STRV_FOREACH(g, p->environment_deny)
+                printf("%s%s", g == p->environment_deny ? " but " : ",", *g);
         printf("\n  syscall rules (seccomp, counted in the record):\n");
         base = policy_baseline_rules(&n_base);
         for (size_t i = 0; i < n_base; i++)
@@ -2132,7 +2164,7 @@ static int verb_secret(int argc, char **argv) {
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_MEMORY, ARG_TASKS, ARG_TIMEOUT, ARG_CPU, ARG_NETWORK,
                ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX, ARG_ALL, ARG_QUIET, ARG_UNTIL,
-               ARG_CREDENTIAL, ARG_REPLACE, ARG_EXPORT, ARG_TO, ARG_CACHE_RO, ARG_IMAGE };
+               ARG_CREDENTIAL, ARG_REPLACE, ARG_EXPORT, ARG_TO, ARG_CACHE_RO, ARG_IMAGE, ARG_ENV_FILE };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -2161,12 +2193,14 @@ static int parse_argv(int argc, char *argv[]) {
                 { "to", required_argument, NULL, ARG_TO },
                 { "cache-ro", required_argument, NULL, ARG_CACHE_RO },
                 { "image", required_argument, NULL, ARG_IMAGE },
+                { "setenv", required_argument, NULL, 'E' },
+                { "env-file", required_argument, NULL, ARG_ENV_FILE },
                 {}
         };
         int c, before = optind;
 
         /* '+': stop at the first non-option, so "run -- cmd -x" keeps -x for cmd */
-        for (; (c = getopt_long(argc, argv, "+hp:w:H:M:", options, NULL)) >= 0; before = optind)
+        for (; (c = getopt_long(argc, argv, "+hp:w:E:H:M:", options, NULL)) >= 0; before = optind)
                 switch (c) {
                 case 'H':
                         if (parse_host(optarg, NULL, NULL, NULL) < 0)
@@ -2238,6 +2272,20 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_IMAGE:
                         arg_image = optarg;
                         break;
+                case 'E': {
+                        int k = command_option_setenv(optarg);
+
+                        if (k <= 0)
+                                return k;
+                        break;
+                }
+                case ARG_ENV_FILE: {
+                        int k = command_option_env_file(optarg);
+
+                        if (k <= 0)
+                                return k;
+                        break;
+                }
                 case 'w':
                         arg_workspace = optarg;
                         break;

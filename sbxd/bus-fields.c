@@ -115,3 +115,58 @@ int bus_read_fields(sd_bus_message *msg, const BusField *table, unsigned skip, v
                 return r;
         return sd_bus_message_exit_container(msg);
 }
+
+int bus_field_byte_strings(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
+        _cleanup_strv_free_ char **l = NULL;
+        char ***dst = field;
+        size_t n = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(msg, 'v', "aay");
+        if (r < 0)
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected an array of byte arrays", f->name);
+        r = sd_bus_message_enter_container(msg, 'a', "ay");
+        if (r < 0)
+                return r;
+        for (;;) {
+                const void *p;
+                size_t size;
+                char **nl;
+
+                r = sd_bus_message_read_array(msg, 'y', &p, &size);
+                if (r < 0)
+                        return r;
+                if (r == 0) /* the end of the outer array */
+                        break;
+                if (size > 0 && memchr(p, 0, size))
+                        return sd_bus_error_setf(error, ERR_INVALID, "%s: entry %zu contains a NUL byte", f->name, n);
+                nl = realloc(l, (n + 2) * sizeof(char *));
+                if (!nl)
+                        return -ENOMEM;
+                l = nl;
+                l[n] = strndup(size > 0 ? p : "", size);
+                if (!l[n])
+                        return -ENOMEM;
+                l[++n] = NULL;
+        }
+        r = sd_bus_message_exit_container(msg);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(msg);
+        if (r < 0)
+                return r;
+        if (!l && !(l = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        strv_free(*dst);
+        *dst = TAKE_PTR(l);
+        return 0;
+}
+
+int bus_take_command(char ***argv, char ***argv_bytes, sd_bus_error *error) {
+        if (!*argv_bytes)
+                return 0;
+        if (strv_length(*argv) > 0)
+                return sd_bus_error_setf(error, ERR_INVALID, "argv_bytes: given with a command line in argv too");
+        strv_free(*argv);
+        *argv = TAKE_PTR(*argv_bytes);
+        return 0;
+}

@@ -42,3 +42,8 @@ int bus_field_u64_positive(sd_bus_message *msg, const BusField *f, void *field, 
 int bus_field_unsigned(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error);
 /* b -> bool */
 int bus_field_bool(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error);
+/* aay -> char ** (owned): byte strings, each without NUL (a command line's arguments, environment entries) */
+int bus_field_byte_strings(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error);
+/* The command line of Run and Exec: the positional "as" (already read into *argv), or the request's byte
+ * form (argv_bytes, taken from *argv_bytes), never both. */
+int bus_take_command(char ***argv, char ***argv_bytes, sd_bus_error *error);

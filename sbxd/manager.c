@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <linux/magic.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
@@ -22,6 +24,7 @@
 #include "manager.h"
 #include "observe.h"
 #include "capture.h"
+#include "command.h"
 #include "reaper.h"
 #include "unit-bus.h"
 
@@ -409,6 +412,11 @@ static void parse_status_text(RunRecord *rec, const char *status) {
                 rec->output_bytes = strtoull(p + 14, NULL, 10);
         if ((p = strstr(status, " output_truncated=")))
                 rec->output_truncated = p[18] == '1';
+        /* ended at the output limit: killed by the helper, which then ends with SIGKILL */
+        if ((p = strstr(status, " output_limit=")) && p[14] == '1' &&
+            (rec->stop_reason == STOP_SUCCESS || rec->stop_reason == STOP_EXIT_CODE ||
+             rec->stop_reason == STOP_SIGNAL || rec->stop_reason == STOP_CORE_DUMP))
+                rec->stop_reason = STOP_OUTPUT_LIMIT;
         /* the run's space when the command ended (helper/space.h) */
         if ((p = strstr(status, " disk_used=")))
                 rec->disk_used = strtoull(p + 11, NULL, 10);
@@ -1288,6 +1296,8 @@ static const BusField request_fields[] = {
         { "credential_fds",    read_credential_fds,    0 },
         { "export_fd",         export_read_request_fd, 0, REQ_RUN_ONLY },
         { "caches_ro",         read_names,       offsetof(RunRequest, caches_ro) },
+        { "argv_bytes",        bus_field_byte_strings, offsetof(RunRequest, argv_bytes), REQ_RUN_ONLY },
+        { "environment",       bus_field_byte_strings, offsetof(RunRequest, env), REQ_RUN_ONLY },
         { "image",             bus_field_string,       offsetof(RunRequest, image) },
         { "idle_timeout_usec", bus_field_u64_positive, offsetof(RunRequest, idle_timeout), REQ_SANDBOX_ONLY },
         { "detach",            bus_field_bool,         offsetof(RunRequest, detach), REQ_SANDBOX_ONLY },
@@ -1301,9 +1311,39 @@ static int read_request(sd_bus_message *msg, RunRequest *req, bool sandbox, sd_b
         int r;
 
         r = bus_read_fields(msg, request_fields, sandbox ? REQ_RUN_ONLY : REQ_SANDBOX_ONLY, req, "request", error);
+        if (r < 0 || sandbox)
+                return r;
+        r = sd_bus_message_read_strv(msg, &req->argv);
         if (r < 0)
                 return r;
-        return sandbox ? 0 : sd_bus_message_read_strv(msg, &req->argv);
+        req->stack_limit = manager_stack_limit();
+        return bus_take_command(&req->argv, &req->argv_bytes, error);
+}
+
+uint64_t manager_stack_limit(void) {
+        struct rlimit rl;
+
+        /* the run's unit has the soft limit sbxd's has: systemd's DefaultLimitSTACK= */
+        if (getrlimit(RLIMIT_STACK, &rl) < 0)
+                return COMMAND_STACK_DEFAULT;
+        return rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t) rl.rlim_cur;
+}
+
+/* A run's command line and environment reach its helper on the unit's stdin (sandbox-proto.h): one EXEC,
+ * queued before the unit starts, with the caller's stdio; sbxd keeps no end. Returns the helper's end. */
+static int run_command_channel(const Run *run, const RunRequest *req, const int fds[3], int *ret) {
+        _cleanup_close_ int ours = -EBADF, theirs = -EBADF;
+        int pair[2], r;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+                return -errno;
+        ours = pair[0];
+        theirs = pair[1];
+        r = sandbox_send_exec(ours, run->id, req->argv, req->env, fds, 0, 0);
+        if (r < 0)
+                return r;
+        *ret = TAKE_FD(theirs);
+        return 0;
 }
 
 /* Caches are per caller and profile, handed to one run's user at a time: while another run of the same
@@ -1476,10 +1516,10 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 return r;
         if (sandbox) {
                 int pair[2];
-                int sz = SBX_SANDBOX_MSG_MAX * 2;
+                int sz = 256 * 1024;
 
-                /* The control channel (sandbox-proto.h): the helper's end is the unit's stdin. One packet
-                 * carries a whole command line: the buffer must hold it. */
+                /* The control channel (sandbox-proto.h): the helper's end is the unit's stdin. Room for
+                 * the packets of many commands at once (a command line travels in a memfd). */
                 if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair) < 0)
                         return -errno;
                 ctl = pair[0];
@@ -1708,7 +1748,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 r = run_record_sandbox_init(run->record, req->sandbox_name, req->idle_timeout, req->detach);
                 if (r < 0)
                         return r;
-                r = sandbox_new(run, ctl, req->idle_timeout, &run->sandbox);
+                r = sandbox_new(run, ctl, profile, req->idle_timeout, &run->sandbox);
                 if (r < 0)
                         return r;
                 TAKE_FD(ctl);
@@ -1746,7 +1786,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                         return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record in %s/runs: %s",
                                                  SBX_STATEDIR, strerror(-r));
                 }
-                r = pool_claim(m->pool, member, run, plan, fds, req->argv);
+                r = pool_claim(m->pool, member, run, plan, fds, req->argv, req->env);
                 if (r < 0) {
                         /* the unit is being stopped: its entries go now */
                         run_net_finish(run->net);
@@ -1785,6 +1825,13 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 }
         }
 
+        if (!sandbox) {
+                r = run_command_channel(run, req, fds, &ctl_helper);
+                if (r < 0)
+                        return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot pass the command to the run: %s",
+                                                 strerror(-r));
+                fds[0] = ctl_helper;
+        }
         r = manager_new_start_call(m, run->unit, run->id, sandbox ? "sandbox" : "run", slice, fds, plan, &call);
         if (r >= 0)
                 r = run_credentials_append(call, &cred_files);

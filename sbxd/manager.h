@@ -129,6 +129,10 @@ int manager_unit_object_path(const char *unit, char **ret);
 /* A host directory of the caller's a run binds or writes into (workspace, dataset, export): walked without
  * following symlinks, owned by the caller (uid; root may name any); exclusive: no other run's workspace
  * overlaps it. Its stat in *ret_st. A named error in error otherwise. */
+/* The stack size limit a run's command gets (RLIMIT_STACK's soft value; UINT64_MAX: none): execve()'s
+ * ARG_MAX follows from it (command.h). */
+uint64_t manager_stack_limit(void);
+
 int manager_check_host_dir(Manager *m, const char *what, const char *path, uid_t uid, bool exclusive,
                            struct stat *ret_st, sd_bus_error *error);
 /* The record of a run the caller may see (1, *ret set); 0: polkit is being asked and method runs again

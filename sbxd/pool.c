@@ -53,6 +53,7 @@ struct PoolClaim {
         Run *run;
         int ctl;
         char **argv;
+        char **env;                /* its environment entries (command.h), or NULL */
         int fds[3];
         PoolLimits limits;
         bool check_limits;         /* the run's ceilings differ from the unit's: read them back */
@@ -639,6 +640,7 @@ PoolClaim *pool_claim_free(PoolClaim *c) {
         for (int i = 0; i < 3; i++)
                 safe_close(c->fds[i]);
         strv_free(c->argv);
+        strv_free(c->env);
         if (c->run && c->run->claim == c)
                 c->run->claim = NULL;
         free(c);
@@ -657,7 +659,7 @@ static void claim_send(PoolClaim *c) {
         _cleanup_free_ char *msg = NULL;
         int r;
 
-        r = sandbox_send_exec(c->ctl, c->run->id, c->argv, c->fds, 0, 0);
+        r = sandbox_send_exec(c->ctl, c->run->id, c->argv, c->env, c->fds, 0, 0);
         if (r < 0) {
                 if (asprintf(&msg, "cannot hand the command to the pooled unit: %s",
                              r == -EPIPE || r == -ECONNRESET ? "its helper is gone" : strerror(-r)) < 0)
@@ -758,7 +760,7 @@ static int on_claim_props_reply(sd_bus_message *reply, void *userdata, sd_bus_er
         return 0;
 }
 
-int pool_claim(Pool *p, PoolMember *pm, Run *run, const RunPlan *plan, const int fds[3], char **argv) {
+int pool_claim(Pool *p, PoolMember *pm, Run *run, const RunPlan *plan, const int fds[3], char **argv, char **env) {
         Manager *m = p->manager;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         _cleanup_free_ char *desc = NULL;
@@ -778,7 +780,8 @@ int pool_claim(Pool *p, PoolMember *pm, Run *run, const RunPlan *plan, const int
                 goto fail;
         c->check_limits = memcmp(&c->limits, &unit_limits, sizeof(PoolLimits)) != 0;
         c->argv = strv_copy(argv);
-        if (!c->argv) {
+        c->env = env ? strv_copy(env) : NULL;
+        if (!c->argv || (env && !c->env)) {
                 r = -ENOMEM;
                 goto fail;
         }

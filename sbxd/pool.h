@@ -36,6 +36,6 @@ void pool_member_release(Pool *p, PoolMember *pm);
 /* Sets the run's ceilings on the handed-over unit (and then checks them in the cgroup) when they are not
  * the profile's, sends the command with the run's stdio (fds are duplicated). Ends with
  * manager_run_claimed(). A negative errno if nothing could be started (the unit is then stopped). */
-int pool_claim(Pool *p, PoolMember *pm, Run *run, const RunPlan *plan, const int fds[3], char **argv);
+int pool_claim(Pool *p, PoolMember *pm, Run *run, const RunPlan *plan, const int fds[3], char **argv, char **env);
 /* The run ends before its claim did (its unit is gone): nothing more is sent. */
 PoolClaim *pool_claim_free(PoolClaim *c);

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "bus-errors.h"
+#include "command-fd.h"
+#include "command.h"
 #include "bus-fields.h"
 #include "export.h"
 #include "log.h"
@@ -141,6 +143,8 @@ static void handle_done(Sandbox *s, const SbxDoneMsg *d) {
                 e.result = EXEC_NOT_STARTED;
         else if (d->flags & SBX_DONE_TIMED_OUT)
                 e.result = EXEC_TIMEOUT;
+        else if (d->flags & SBX_DONE_OUTPUT_STOPPED)
+                e.result = EXEC_OUTPUT_LIMIT;
         else if (d->exit_signal > 0)
                 e.result = EXEC_SIGNAL;
         else
@@ -189,7 +193,7 @@ static int on_ctl(sd_event_source *src, int fd, uint32_t revents, void *userdata
         }
 }
 
-int sandbox_new(Run *run, int ctl, usec_t idle_timeout, Sandbox **ret) {
+int sandbox_new(Run *run, int ctl, const Profile *p, usec_t idle_timeout, Sandbox **ret) {
         Sandbox *s;
         int r;
 
@@ -197,8 +201,16 @@ int sandbox_new(Run *run, int ctl, usec_t idle_timeout, Sandbox **ret) {
         if (!s)
                 return -ENOMEM;
         s->run = run;
-        s->ctl = ctl;
+        s->ctl = -EBADF;
         s->idle_timeout = idle_timeout;
+        s->profile = strdup(p->name);
+        s->environment_allow = strv_copy(p->environment_allow);
+        s->environment_deny = strv_copy(p->environment_deny);
+        if (!s->profile || !s->environment_allow || !s->environment_deny) {
+                sandbox_free(s);
+                return -ENOMEM;
+        }
+        s->ctl = ctl;
         r = sd_event_add_io(run->manager->event, &s->ctl_source, ctl, EPOLLIN, on_ctl, s);
         if (r < 0) {
                 s->ctl = -EBADF; /* the caller still owns it */
@@ -223,6 +235,9 @@ Sandbox *sandbox_free(Sandbox *s) {
         sd_event_source_disable_unref(s->idle_timer);
         sd_bus_message_unref(s->pending_create);
         safe_close(s->ctl);
+        free(s->profile);
+        strv_free(s->environment_allow);
+        strv_free(s->environment_deny);
         free(s);
         return NULL;
 }
@@ -321,40 +336,33 @@ static int on_exec_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error
         return 0;
 }
 
-int sandbox_send_exec(int ctl, const char *op, char **argv, const int fds[3], uint64_t timeout, uint64_t output_max) {
-        _cleanup_free_ char *buf = NULL;
-        size_t len = sizeof(SbxExecMsg);
-        SbxExecMsg m = { .h.type = SBX_MSG_EXEC, .timeout_usec = timeout, .output_max = output_max };
+int sandbox_send_exec(int ctl, const char *op, char **argv, char **env, const int fds[3], uint64_t timeout,
+                      uint64_t output_max) {
+        _cleanup_close_ int cmd = -EBADF;
+        SbxExecMsg m = { .h.type = SBX_MSG_EXEC, .h.arg = (uint32_t) strv_length(argv),
+                         .envc = (uint32_t) strv_length(env), .timeout_usec = timeout, .output_max = output_max };
         union {
                 struct cmsghdr h;
-                char buf[CMSG_SPACE(3 * sizeof(int))];
+                char buf[CMSG_SPACE(SBX_EXEC_FDS * sizeof(int))];
         } control = {};
-        struct iovec iov;
+        struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
         struct cmsghdr *c;
-        char *p;
+        int all[SBX_EXEC_FDS], r;
 
-        for (char **a = argv; *a; a++) {
-                len += strlen(*a) + 1;
-                m.h.arg++;
-        }
-        if (len > SBX_SANDBOX_MSG_MAX)
-                return -E2BIG;
+        /* the command line and the environment: bytes of any size execve() takes, in a memfd */
+        r = command_fd_new(argv, env, &cmd);
+        if (r < 0)
+                return r;
         memcpy(m.h.op, op, SBX_OP_ID_LEN);
-        buf = malloc(len);
-        if (!buf)
-                return -ENOMEM;
-        memcpy(buf, &m, sizeof(m));
-        p = buf + sizeof(m);
-        for (char **a = argv; *a; a++)
-                p = stpcpy(p, *a) + 1;
-        iov = (struct iovec) { .iov_base = buf, .iov_len = len };
+        memcpy(all, fds, 3 * sizeof(int));
+        all[3] = cmd;
         c = CMSG_FIRSTHDR(&mh);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(3 * sizeof(int));
-        memcpy(CMSG_DATA(c), fds, 3 * sizeof(int));
-        if (sendmsg(ctl, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) len)
+        c->cmsg_len = CMSG_LEN(sizeof(all));
+        memcpy(CMSG_DATA(c), all, sizeof(all));
+        if (sendmsg(ctl, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) sizeof(m))
                 return errno > 0 ? -errno : -EIO;
         return 0;
 }
@@ -362,12 +370,21 @@ int sandbox_send_exec(int ctl, const char *op, char **argv, const int fds[3], ui
 typedef struct ExecOptions {
         uint64_t timeout_usec;
         uint64_t output_max;
+        char **argv_bytes;
+        char **env;
 } ExecOptions;
+
+static void exec_options_done(ExecOptions *o) {
+        strv_free(o->argv_bytes);
+        strv_free(o->env);
+}
 
 /* Exec's options (docs/dbus.md) */
 static const BusField exec_fields[] = {
         { "timeout_usec", bus_field_u64_positive, offsetof(ExecOptions, timeout_usec) },
         { "output_max",   bus_field_u64_positive, offsetof(ExecOptions, output_max) },
+        { "argv_bytes",   bus_field_byte_strings, offsetof(ExecOptions, argv_bytes) },
+        { "environment",  bus_field_byte_strings, offsetof(ExecOptions, env) },
         {}
 };
 
@@ -375,10 +392,9 @@ static const BusField exec_fields[] = {
 int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
         Manager *m = s->run->manager;
         _cleanup_strv_free_ char **argv = NULL;
-        _cleanup_free_ char *match = NULL;
-        ExecOptions o = {};
+        _cleanup_free_ char *match = NULL, *refusal = NULL;
+        _cleanup_(exec_options_done) ExecOptions o = {};
         SandboxExec *x = NULL;
-        size_t bytes = 0, n;
         int fds[3], r;
         char op[SBX_OP_ID_LEN + 1];
         RunExec e = { .exit_code = -1, .result = EXEC_RUNNING };
@@ -392,22 +408,19 @@ int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
         r = sd_bus_message_read(msg, "hhh", &fds[0], &fds[1], &fds[2]);
         if (r < 0)
                 return r;
+        r = bus_take_command(&argv, &o.argv_bytes, error);
+        if (r < 0)
+                return r;
         /* the output limit relays stdout and stderr; a terminal given as stdin would be a way around it */
         if ((o.output_max > 0 || s->run->record->limits.output > 0) && fd_is_writable_tty(fds[0]))
                 return sd_bus_error_setf(error, ERR_INVALID, "stdin: a terminal open for writing would reach the caller "
                                          "past the output limit; pass it read-only");
 
-        n = strv_length(argv);
-        if (n == 0 || isempty(argv[0]))
-                return sd_bus_error_setf(error, ERR_INVALID, "command: no command given");
-        if (n > SBX_ARGV_MAX_ARGS)
-                return sd_bus_error_setf(error, ERR_INVALID, "command: %zu arguments, at most %u allowed", n,
-                                         SBX_ARGV_MAX_ARGS);
-        STRV_FOREACH(a, argv)
-                bytes += strlen(*a) + 1;
-        if (bytes > SBX_ARGV_MAX_BYTES)
-                return sd_bus_error_setf(error, ERR_INVALID, "command: %zu bytes of arguments, at most %u allowed",
-                                         bytes, SBX_ARGV_MAX_BYTES);
+        r = command_check(argv, o.env, manager_stack_limit(), &refusal);
+        if (r >= 0)
+                r = environment_check(s->environment_allow, s->environment_deny, s->profile, o.env, &refusal);
+        if (r < 0)
+                return refusal ? sd_bus_error_setf(error, ERR_INVALID, "%s", refusal) : r;
         if (!s->ready || s->ctl < 0 || s->run->stop_requested)
                 return sd_bus_error_setf(error, ERR_NO_SANDBOX, "sandbox %s is not running", s->run->id);
         if (s->n_execs >= SBX_SANDBOX_EXECS_MAX)
@@ -434,11 +447,9 @@ int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
                 exec_free(x);
                 return r;
         }
-        r = sandbox_send_exec(s->ctl, op, argv, fds, o.timeout_usec, o.output_max);
+        r = sandbox_send_exec(s->ctl, op, argv, o.env, fds, o.timeout_usec, o.output_max);
         if (r < 0) {
                 exec_free(x);
-                if (r == -E2BIG)
-                        return sd_bus_error_setf(error, ERR_INVALID, "command: too long for the sandbox's channel");
                 return sd_bus_error_setf(error, ERR_START_FAILED, "cannot pass the command to sandbox %s: %s",
                                          s->run->id, strerror(-r));
         }

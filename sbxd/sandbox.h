@@ -10,6 +10,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "profile.h"
 #include "sandbox-proto.h"
 #include "util.h"
 
@@ -35,10 +36,13 @@ typedef struct Sandbox {
         SandboxExec *execs;            /* running */
         unsigned n_execs;
         struct LiveExport *live_export;/* its export under way (export.h), or NULL */
+        char *profile;                 /* its profile's name, and the environment names it lets an Exec set */
+        char **environment_allow;      /* (environment.allow, .deny; command.h), as they were at its start */
+        char **environment_deny;
 } Sandbox;
 
 /* Takes ctl. The record must already be a sandbox's (run_record_sandbox_init()). */
-int sandbox_new(Run *run, int ctl, usec_t idle_timeout, Sandbox **ret);
+int sandbox_new(Run *run, int ctl, const Profile *p, usec_t idle_timeout, Sandbox **ret);
 Sandbox *sandbox_free(Sandbox *s);
 
 /* The run is over: a CreateSandbox still waiting gets the failure, commands still running are
@@ -54,9 +58,10 @@ int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
 int sandbox_signal_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
 int sandbox_remove_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
 
-/* Sends an EXEC (sandbox-proto.h) on a control channel: the command line, the command's stdin, stdout and
- * stderr, its timeout and output ceiling (0: none). -E2BIG: the command line does not fit one packet. */
-int sandbox_send_exec(int ctl, const char *op, char **argv, const int fds[3], uint64_t timeout, uint64_t output_max);
+/* Sends an EXEC (sandbox-proto.h) on a control channel: the command line and environment entries (in a
+ * memfd, command-fd.h), the command's stdin, stdout and stderr, its timeout and output ceiling (0: none). */
+int sandbox_send_exec(int ctl, const char *op, char **argv, char **env, const int fds[3], uint64_t timeout,
+                      uint64_t output_max);
 
 /* The manager's methods: the sandbox by id or name first */
 int sandbox_method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error);

@@ -71,10 +71,11 @@ size_t run_record_observe(const RunRecord *r, Observation ret[static _LIMIT_EVEN
                         .shown = duration > 0 && e->cpu_throttled_usec >= USEC_PER_SEC &&
                                  e->cpu_throttled_usec >= duration / 10,
                 };
-        if (r->output_truncated)
+        if (r->output_truncated || r->stop_reason == STOP_OUTPUT_LIMIT)
                 ret[n++] = (Observation) {
                         .event = LIMIT_EVENT_OUTPUT_CUT, .limit = "output", .value = l->output,
-                        .used = r->output_bytes, .count = 1, .shown = true,
+                        .used = r->output_bytes, .count = 1, .stopped = r->stop_reason == STOP_OUTPUT_LIMIT,
+                        .shown = true,
                 };
         return n;
 }
@@ -186,7 +187,10 @@ int observation_format(const Observation *o, const char *profile, char **ret) {
                              o->count, o->count == 1 ? "" : "s", obs_duration(b, o->used), tail);
                 break;
         case LIMIT_EVENT_OUTPUT_CUT:
-                if (o->used != UINT64_MAX)
+                if (o->stopped)
+                        k = asprintf(ret, "stopped: output limit %s reached \u2014 write less to stdout and stderr",
+                                     o->value ? obs_bytes(a, o->value) : "?");
+                else if (o->used != UINT64_MAX)
                         k = asprintf(ret, "output cut at the limit %s (%s written) \u2014 write less to stdout and stderr",
                                      o->value ? obs_bytes(a, o->value) : "?", obs_bytes(b, o->used));
                 else

@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "command.h"
 #include "egress-policy.h"
 #include "grant.h"
 #include "policy.h"
@@ -18,6 +19,8 @@ RunRequest *run_request_free(RunRequest *r) {
         free(r->workspace);
         free(r->dataset);
         strv_free(r->argv);
+        strv_free(r->argv_bytes);
+        strv_free(r->env);
         free(r->sandbox_name);
         free(r->network);
         free(r->term);
@@ -226,7 +229,7 @@ static int check_credentials(const Profile *p, const RunRequest *req, char **ret
 }
 
 int run_request_validate(const Profile *p, const RunRequest *req, char **ret_error) {
-        size_t n = strv_length(req->argv), bytes = 0;
+        size_t n = strv_length(req->argv);
         uint64_t v;
         int r;
 
@@ -241,17 +244,17 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
         if (req->sandbox || req->pool) {
                 if (n > 0)
                         return error_setf(ret_error, -EINVAL, "command: a sandbox is created without one");
-        } else if (n == 0)
-                return error_setf(ret_error, -EINVAL, "command: no command given");
-        if (n > SBX_ARGV_MAX_ARGS)
-                return error_setf(ret_error, -E2BIG, "command: %zu arguments, at most %u allowed", n, SBX_ARGV_MAX_ARGS);
-        if (n > 0 && isempty(req->argv[0]))
-                return error_setf(ret_error, -EINVAL, "command: the command name is empty");
-        for (size_t i = 0; i < n; i++)
-                bytes += strlen(req->argv[i]) + 1;
-        if (bytes > SBX_ARGV_MAX_BYTES)
-                return error_setf(ret_error, -E2BIG, "command: %zu bytes of arguments, at most %u allowed", bytes,
-                              SBX_ARGV_MAX_BYTES);
+                if (strv_length(req->env) > 0)
+                        return error_setf(ret_error, -EINVAL,
+                                          "environment: a sandbox's commands are given theirs with exec");
+        } else {
+                r = command_check(req->argv, req->env, req->stack_limit ?: COMMAND_STACK_DEFAULT, ret_error);
+                if (r >= 0)
+                        r = environment_check(p->environment_allow, p->environment_deny, p->name, req->env,
+                                              ret_error);
+                if (r < 0)
+                        return r;
+        }
 
         if (req->workspace) {
                 if (!p->workspace)
@@ -909,7 +912,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
         char *env[6] = { (char *) "HOME=" SBX_HOME, (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
                          (char *) "LANG=C.UTF-8", NULL, NULL, NULL };
         const SyscallRule *base;
-        size_t n_base, n_argv, i;
+        size_t n_base, i;
         NetworkMode net;
         PropTable *t;
         int r;
@@ -1081,7 +1084,8 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 return -ENOMEM;
         if (cpu > 0 && asprintf(&a_cpu, "--expect-cpu-quota=%" PRIu64, cpu) < 0)
                 return -ENOMEM;
-        if (p->output_max > 0 && asprintf(&a_out, "--output-max=%" PRIu64, p->output_max) < 0)
+        if (p->output_max > 0 && asprintf(&a_out, "--output-max=%" PRIu64 "%s", p->output_max,
+                                          p->output_action == OUTPUT_ACTION_CUT ? ":cut" : "") < 0)
                 return -ENOMEM;
         if (net != NETWORK_NONE && req->host_netns_ino != 0 &&
             asprintf(&a_netns, "--expect-netns-not=%" PRIu64, req->host_netns_ino) < 0)
@@ -1099,8 +1103,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                         o = NULL;
                 }
 
-        n_argv = strv_length(req->argv);
-        plan->exec_argv = calloc(n_argv + 19 + strv_length(cache_opts), sizeof(char *));
+        plan->exec_argv = calloc(19 + strv_length(cache_opts), sizeof(char *));
         if (!plan->exec_argv)
                 return -ENOMEM;
         i = 0;
@@ -1141,11 +1144,9 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 return -ENOMEM;
         if (req->pool && !(plan->exec_argv[i++] = strdup("--pool")))
                 return -ENOMEM;
+        /* the command comes on the unit's stdin (sandbox-proto.h), never as a property */
         if (!(plan->exec_argv[i++] = strdup("--")))
                 return -ENOMEM;
-        for (size_t k = 0; k < n_argv; k++)
-                if (!(plan->exec_argv[i++] = strdup(req->argv[k])))
-                        return -ENOMEM;
 
         if (req->workspace) {
                 char owner[128], dir_mode[32];

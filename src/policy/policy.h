@@ -15,8 +15,6 @@
 #define SBX_HOME "/home/sbx"
 #define SBX_WORKSPACE SBX_HOME "/workspace"
 #define SBX_DATASET SBX_HOME "/dataset"
-#define SBX_ARGV_MAX_BYTES (256U * 1024U)
-#define SBX_ARGV_MAX_ARGS 4096U
 #define SBX_CREDENTIALS_MAX 16U
 /* given by value (D-Bus "credential_fds"): a message on the system bus carries at most 16 descriptors,
  * and Run's has three of its own */
@@ -32,7 +30,11 @@ typedef struct RunRequest {
         char *profile;        /* NULL: PROFILE_DEFAULT */
         char *workspace;      /* NULL: private; else absolute path on the host */
         char *dataset;        /* NULL: none; else absolute path on the host, bound read-only */
-        char **argv;
+        char **argv;          /* bytes but NUL; within what execve() takes (command.h) */
+        char **argv_bytes;    /* D-Bus "argv_bytes": the command line given as bytes, moved to argv */
+        char **env;           /* "NAME=VALUE" entries the command gets on top of the unit's (command.h) */
+        uint64_t stack_limit; /* the stack size limit the command gets (execve()'s ARG_MAX follows from
+                               * it); 0: COMMAND_STACK_DEFAULT */
         uint64_t memory_max;  /* 0: the profile's */
         uint64_t tasks_max;   /* 0: the profile's */
         usec_t runtime_max;   /* 0: the profile's */

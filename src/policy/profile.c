@@ -9,6 +9,7 @@
 #include <seccomp.h>
 #include <sys/ioctl.h>
 
+#include "command.h"
 #include "egress-policy.h"
 #include "json-doc.h"
 #include "profile.h"
@@ -26,6 +27,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 #define SYSCALL_NAME_MAX 64
 
 /* NULL-terminated, for json_doc_get_choice() */
+static const char *const output_action_table[_OUTPUT_ACTION_MAX + 1] = {
+        [OUTPUT_ACTION_STOP] = "stop",
+        [OUTPUT_ACTION_CUT] = "cut",
+        NULL,
+};
+
 static const char *const network_mode_table[_NETWORK_MODE_MAX + 1] = {
         [NETWORK_NONE] = "none",
         [NETWORK_PUBLIC] = "public",
@@ -172,6 +179,8 @@ Profile *profile_free(Profile *p) {
                 profile_cache_done(&p->caches[i]);
         free(p->caches);
         strv_free(p->credential_files);
+        strv_free(p->environment_allow);
+        strv_free(p->environment_deny);
         for (size_t i = 0; i < p->n_grants; i++)
                 grant_done(&p->grants[i]);
         free(p->grants);
@@ -890,6 +899,9 @@ static const JsonDocField resources_fields[] = {
           &(const JsonDocMin) { PROFILE_DISK_MIN, "1M" } },
         /* bytes of stdout and stderr together; default: not limited */
         { "output", json_doc_dispatch_size, offsetof(Profile, output_max) },
+        /* what reaching it does; default: "stop" */
+        { "output_action", json_doc_dispatch_choice, offsetof(Profile, output_action), 0,
+          &(const JsonDocChoice) { output_action_table, "one of stop, cut" } },
         {}
 };
 
@@ -1089,6 +1101,34 @@ static int dispatch_pool_size(JsonDoc *jd, const JsonPath *p, json_object *v, vo
 
 static const JsonDocField pool_fields[] = {
         { "size", dispatch_pool_size, 0 },
+        {}
+};
+
+/* environment: the names a caller may set (command.h) */
+
+static int check_environment_pattern(JsonDoc *jd, const JsonPath *p, json_object *v) {
+        const char *s = json_object_get_string(v);
+        size_t n = strlen(s);
+
+        /* a name, or a glob of names: the characters of a name and "*", "?", "[...]" */
+        for (size_t i = 0; i < n; i++)
+                if (s[i] <= ' ' || s[i] > '~' || s[i] == '=')
+                        return json_doc_fail_got(jd, p, v, "expected a variable name or a glob of names");
+        if (n == 0)
+                return json_doc_fail_got(jd, p, v, "expected a variable name or a glob of names");
+        return 0;
+}
+
+static int dispatch_environment_patterns(JsonDoc *jd, const JsonPath *p, json_object *v, void *field,
+                                         const void *arg) {
+        return dispatch_unique_strings(jd, p, v, field, check_environment_pattern);
+}
+
+static const JsonDocField environment_fields[] = {
+        /* default: ["*"] */
+        { "allow", dispatch_environment_patterns, offsetof(Profile, environment_allow) },
+        /* default: environment_deny_default */
+        { "deny", dispatch_environment_patterns, offsetof(Profile, environment_deny) },
         {}
 };
 
@@ -1317,6 +1357,7 @@ static const JsonDocField profile_fields[] = {
         { "aggregate", json_doc_dispatch_object, 0, 0, aggregate_fields },
         { "lifetime", json_doc_dispatch_object, 0, 0, lifetime_fields },
         { "credentials", json_doc_dispatch_object, 0, 0, credentials_fields },
+        { "environment", json_doc_dispatch_object, 0, 0, environment_fields },
         { "export", export_policy_dispatch, offsetof(Profile, export) },
         /* after network, lifetime and credentials: checked against them */
         { "pool", json_doc_dispatch_object, 0, 0, pool_fields },
@@ -1355,7 +1396,9 @@ static int profile_new(const char *name, const char *path, const char *text, siz
             !p->syscall_deny)
                 return -ENOMEM;
         p->syscall_allow[0] = strdup("@system-service");
-        if (!p->syscall_allow[0])
+        p->environment_allow = strv_new("*");
+        p->environment_deny = strv_copy((char **) environment_deny_default);
+        if (!p->syscall_allow[0] || !p->environment_allow || !p->environment_deny)
                 return -ENOMEM;
 
         p->workspace = true;

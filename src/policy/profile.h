@@ -5,6 +5,7 @@
  * docs/profiles.md). Parsing is pure: text in, a validated Profile or a one-line error out. Finding the
  * file on the search path is profile-load.c's job. */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -107,6 +108,14 @@ typedef struct RequestBound {
         uint64_t min;
 } RequestBound;
 
+/* resources.output_action: what a run's output past resources.output does */
+typedef enum OutputAction {
+        OUTPUT_ACTION_STOP, /* the run ends, stop reason "output-limit" */
+        OUTPUT_ACTION_CUT,  /* the rest is dropped, the run goes on */
+        _OUTPUT_ACTION_MAX,
+        _OUTPUT_ACTION_INVALID = -EINVAL,
+} OutputAction;
+
 typedef struct Profile {
         char *name;        /* from the file name: [a-z][a-z0-9_]{0,31} */
         char *path;        /* the file it was read from, or NULL */
@@ -143,6 +152,7 @@ typedef struct Profile {
         usec_t runtime_max;
         uint64_t disk_max;         /* size of each private tmpfs: HOME, /tmp, /var/tmp */
         uint64_t output_max;       /* bytes of stdout+stderr; 0: not limited */
+        OutputAction output_action;/* what reaching output_max does */
 
         /* all runs of the profile together (the profile's slice); 0: not limited */
         uint64_t slice_memory_max;
@@ -152,6 +162,11 @@ typedef struct Profile {
         /* lifetime: named caches persist per caller across runs; none: everything is ephemeral */
         ProfileCache *caches;
         size_t n_caches;
+
+        /* environment: the names a caller may set (fnmatch() globs): matched by one of allow and none of
+         * deny (command.h) */
+        char **environment_allow;
+        char **environment_deny;
 
         /* credentials: secrets of the caller's a run may receive as files, and the broker's grants */
         char **credential_files;

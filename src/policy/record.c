@@ -29,6 +29,7 @@ static const char *const stop_reason_table[_STOP_REASON_MAX] = {
         [STOP_REFUSED] = "refused",
         [STOP_LOST] = "lost",
         [STOP_IDLE_TIMEOUT] = "idle-timeout",
+        [STOP_OUTPUT_LIMIT] = "output-limit",
 };
 
 static const char *const exec_result_table[_EXEC_RESULT_MAX] = {
@@ -39,6 +40,7 @@ static const char *const exec_result_table[_EXEC_RESULT_MAX] = {
         [EXEC_NOT_STARTED] = "not-started",
         [EXEC_BUSY] = "busy",
         [EXEC_LOST] = "lost",
+        [EXEC_OUTPUT_LIMIT] = "output-limit",
 };
 
 const char *exec_result_to_string(ExecResult r) {
@@ -1845,6 +1847,8 @@ int run_record_exit_status(const RunRecord *r) {
                 return 128 + (r->exit_signal > 0 ? r->exit_signal : SIGTERM);
         case STOP_IDLE_TIMEOUT:
                 return 0; /* a sandbox that ended as asked */
+        case STOP_OUTPUT_LIMIT:
+                return SBX_EXIT_OUTPUT_LIMIT;
         case STOP_START_FAILED:
         case STOP_REFUSED:
         case STOP_LOST:

@@ -27,6 +27,7 @@ typedef enum StopReason {
         STOP_REFUSED,  /* the exec helper found a limit not in force and did not run the command */
         STOP_LOST,     /* sbxd lost track of the unit (e.g. restarted while it ran) */
         STOP_IDLE_TIMEOUT, /* a sandbox ran no command for its idle timeout */
+        STOP_OUTPUT_LIMIT, /* the command wrote past the profile's output limit and was ended */
         _STOP_REASON_MAX,
         _STOP_REASON_INVALID = -EINVAL,
 } StopReason;
@@ -122,6 +123,7 @@ typedef enum ExecResult {
                             * executable are EXEC_EXITED with 127 or 126 */
         EXEC_BUSY,         /* refused: too many commands running in the sandbox */
         EXEC_LOST,         /* the sandbox ended (or its supervisor failed) before it reported */
+        EXEC_OUTPUT_LIMIT, /* ended when it wrote past its output limit */
         _EXEC_RESULT_MAX,
         _EXEC_RESULT_INVALID = -EINVAL,
 } ExecResult;

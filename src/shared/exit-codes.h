@@ -2,6 +2,7 @@
 #pragma once
 
 /* sbxctl's own exit codes (docs/design.md, sbxctl(1)). Everything else is the workload's status. */
+#define SBX_EXIT_OUTPUT_LIMIT 122 /* the run was ended at its output limit */
 #define SBX_EXIT_FAILURE 123   /* sbx could not run it: no systemd, sbxd unreachable, start failed */
 #define SBX_EXIT_TIMEOUT 124   /* the run reached its wall-time limit */
 #define SBX_EXIT_REFUSED 125   /* bad request: nothing was started */

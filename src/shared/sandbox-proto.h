@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The control channel between sbxd and the exec helper of a sandbox (a long-lived unit whose helper
- * waits for work): one SOCK_SEQPACKET socket pair, made by sbxd, the helper's end given to the unit as
- * its standard input. It is nobody else's: the sandbox's commands never inherit it and cannot reach
- * the helper's fds (the helper is not dumpable). Every message is one packet: a fixed header, then for
- * SBX_MSG_EXEC the command line as argc NUL-terminated strings and, as SCM_RIGHTS, the command's
- * stdin, stdout and stderr.
+/* The control channel between sbxd and the exec helper of a unit: one SOCK_SEQPACKET socket pair, made
+ * by sbxd, the helper's end given to the unit as its standard input. A sandbox's helper (a long-lived
+ * unit that waits for work) and a pooled unit's take their commands on it; a run's helper takes its one
+ * command from it too, sent before the unit starts (a command line never is a unit property). It is
+ * nobody else's: the commands never inherit it and cannot reach the helper's fds (the helper is not
+ * dumpable). Every message is one packet of a fixed size; SBX_MSG_EXEC carries, as SCM_RIGHTS, the
+ * command's stdin, stdout and stderr and a sealed memfd with its command line and environment
+ * (command-fd.h).
  *
  *   helper -> sbxd  READY              the helper's checks passed; it takes requests from now on
- *   sbxd -> helper  EXEC op argv fds   run a command (its own session, the sandbox's confinement,
+ *   sbxd -> helper  EXEC op fds        run a command (its own session, the sandbox's confinement,
  *                                      the profile's syscall rules, timeout and output ceiling)
  *   sbxd -> helper  SIGNAL op sig      deliver sig to the command's process group
  *   helper -> sbxd  DONE op result     the command ended (or could not start: flags)
@@ -19,7 +21,8 @@
 #include <stdint.h>
 
 #define SBX_OP_ID_LEN 32                        /* hex characters of an exec's operation id */
-#define SBX_SANDBOX_MSG_MAX (320U * 1024U)      /* one packet: header + at most SBX_ARGV_MAX_BYTES */
+#define SBX_SANDBOX_MSG_MAX 1024U               /* one packet, at most */
+#define SBX_EXEC_FDS 4                          /* stdin, stdout, stderr, the command's memfd */
 #define SBX_SANDBOX_EXECS_MAX 64U               /* commands running at once in one sandbox */
 
 enum {
@@ -37,6 +40,7 @@ enum {
                                              * not executable exits 127/126 as usual) */
         SBX_DONE_LOST = 1U << 3,            /* its supervisor ended without a result */
         SBX_DONE_BUSY = 1U << 4,            /* refused: SBX_SANDBOX_EXECS_MAX commands already running */
+        SBX_DONE_OUTPUT_STOPPED = 1U << 5,  /* ended (killed) when its output went past the ceiling */
 };
 
 typedef struct SbxMsgHeader {
@@ -50,7 +54,8 @@ typedef struct SbxExecMsg {
         SbxMsgHeader h;
         uint64_t timeout_usec;          /* 0: none (the sandbox's own ceilings still hold) */
         uint64_t output_max;            /* bytes of stdout+stderr passed on; 0: not limited */
-        /* followed by argv: h.arg NUL-terminated strings */
+        uint32_t envc;                  /* entries "NAME=VALUE" after the h.arg arguments in the memfd */
+        uint32_t pad;
 } SbxExecMsg;
 
 typedef struct SbxDoneMsg {

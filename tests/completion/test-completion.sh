@@ -114,6 +114,7 @@ expect "sbxctl list " ""
 
 # options; one that wants "=VALUE" is completed without a space after it
 expect "sbxctl run --ti" "--timeout="
+expect "sbxctl run --env" "--env-file="
 case " ${SBX_COMPOPT[*]} " in
   *" -o nospace "*) echo "ok '--ti<TAB>' asks for no space after '--timeout='" ;;
   *) fail "'sbxctl run --ti<TAB>': no 'compopt -o nospace' after '--timeout=' (asked: '${SBX_COMPOPT[*]}')" ;;

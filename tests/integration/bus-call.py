@@ -4,7 +4,8 @@
     bus-call.py PATH INTERFACE MEMBER SIGNATURE JSON_BODY
 
 Values of type h in the body are fd numbers of this process. Variants in a{sv} are written as
-["SIG", value]; an array of strings written "@seq:N" is the strings "1" to "N". Prints the reply's body as JSON (exit 0), or "ERROR NAME: MESSAGE" (exit 1)."""
+["SIG", value]; an array of strings written "@seq:N" is the strings "1" to "N", "@long:N:SIZE" is N
+strings of SIZE x's each. Prints the reply's body as JSON (exit 0), or "ERROR NAME: MESSAGE" (exit 1)."""
 import asyncio
 import json
 import sys
@@ -26,6 +27,9 @@ def convert(t, v, fds):
     if t.token == "a":
         if isinstance(v, str) and v.startswith("@seq:"):  # "@seq:N": the strings "1" to "N"
             return [str(i) for i in range(1, int(v[5:]) + 1)]
+        if isinstance(v, str) and v.startswith("@long:"):  # "@long:N:SIZE": N strings of SIZE x's
+            n, size = v[6:].split(":")
+            return ["x" * int(size)] * int(n)
         return [convert(t.children[0], x, fds) for x in v]
     return v
 

@@ -47,11 +47,13 @@ assert_contains "$first" "$(sb_unit "$sb")" "the exec's cgroup is the sandbox un
 assert_ne 0 "$(printf '%s\n' "$first" | sed -n 1p)" "uid inside"
 assert_ne "$(readlink /proc/self/ns/mnt)" "$(printf '%s\n' "$first" | sed -n 3p)" "mount namespace"
 
-t_begin "per-exec timeout (124) and output ceiling; the sandbox outlives both"
+t_begin "per-exec timeout (124) and output ceiling (122: the command is ended past it); the sandbox outlives both"
 assert_rc 124 sbxctl exec --timeout 1s "$sb" -- sleep 30
 assert_contains "$T_OUT" "time limit"
-assert_rc 0 sbxctl exec "$sb" --output-max 1K -- sh -c 'head -c 100000 /dev/zero | tr "\0" x'
-assert_eq 1024 "$(printf '%s' "$T_OUT" | wc -c)" "bytes passed on"
+sbxctl exec "$sb" --output-max 1K -- sh -c 'head -c 100000 /dev/zero | tr "\0" x' > "$W/cap.out" 2> "$W/cap.err"
+assert_eq 122 "$?" "exit status past the output ceiling"
+assert_eq 1024 "$(wc -c < "$W/cap.out")" "bytes passed on"
+assert_contains "$(cat "$W/cap.err")" "was stopped at its output limit"
 assert_eq active "$(systemctl is-active "$(sb_unit "$sb")")" "the sandbox after a timeout"
 
 t_begin "Ctrl-C to sbxctl exec reaches the command (its process group), not the sandbox"

@@ -59,8 +59,8 @@ else
   assert_contains "$T_OUT" "cmd 3| working" "output before the timeout"
   assert_contains "$T_OUT" "command 3 hit its time limit; retrying" "the agent adapted to the stop reason"
   assert_contains "$T_OUT" "cmd 4| smaller job done"
-  assert_contains "$T_OUT" "command 5: exited output 50000 bytes, truncated True"
-  assert_contains "$T_OUT" "record: 5 execs: exited exited timeout exited exited"
+  assert_contains "$T_OUT" "command 5: output-limit truncated True past the ceiling True"
+  assert_contains "$T_OUT" "record: 5 execs: exited exited timeout exited output-limit"
   assert_contains "$T_OUT" "removed; stop reason cancelled cleanup completed True"
   assert_contains "$T_OUT" "agent: all steps as expected"
   # the output ceiling held: 100 bytes of "y\n" at most reached the agent
@@ -171,8 +171,9 @@ keys=$(for i in $(seq 20000); do printf 'k%d s v ' "$i"; done)
 assert_rc 1 "${BUS[@]}" call "${M[@]}" CreateSandbox 'a{sv}' 20000 $keys
 assert_contains "$T_OUT" "unknown key 'k1'"
 assert_rc 1 /usr/bin/python3 "$BUSCALL" /org/sbx/Manager1 org.sbx.Manager1 Run 'a{sv}ashhh' \
-  "[{}, \"@seq:70000\", 0, 1, 2]"
-assert_contains "$T_OUT" "ERROR org.sbx.Error.InvalidRequest" "a Run of 70000 arguments"
+  "[{}, \"@long:25:100000\", 0, 1, 2]"
+assert_contains "$T_OUT" "ERROR org.sbx.Error.InvalidRequest: command: 25 arguments and 0 environment entries take" \
+  "a Run of 2.5 MB of arguments (more than execve() takes)"
 sid=$(sbxctl create --detach --name malformed) || _t_err "create: $sid"
 assert_rc 1 /usr/bin/python3 "$BUSCALL" "/org/sbx/sandbox/$sid" org.sbx.Sandbox1 Exec 'a{sv}ashhh' \
   "[{\"timeout_usec\": [\"s\", \"1s\"]}, [\"/bin/true\"], 0, 1, 2]"
@@ -180,8 +181,8 @@ assert_contains "$T_OUT" "ERROR org.sbx.Error.InvalidRequest: timeout_usec: expe
 assert_rc 1 /usr/bin/python3 "$BUSCALL" "/org/sbx/sandbox/$sid" org.sbx.Sandbox1 Exec 'a{sv}ashhh' '[{}, [], 0, 1, 2]'
 assert_contains "$T_OUT" "ERROR org.sbx.Error.InvalidRequest: command: no command given"
 assert_rc 1 /usr/bin/python3 "$BUSCALL" "/org/sbx/sandbox/$sid" org.sbx.Sandbox1 Exec 'a{sv}ashhh' \
-  "[{}, \"@seq:5000\", 0, 1, 2]"
-assert_contains "$T_OUT" "ERROR org.sbx.Error.InvalidRequest: command: 5000 arguments, at most 4096 allowed"
+  "[{}, \"@long:25:100000\", 0, 1, 2]"
+assert_contains "$T_OUT" "ERROR org.sbx.Error.InvalidRequest: command: 25 arguments and 0 environment entries take"
 assert_eq 0 "$(busctl get-property org.sbx.Manager1 "/org/sbx/sandbox/$sid" org.sbx.Sandbox1 ExecsTotal | awk '{print $2}')" \
   "execs started by the malformed calls"
 assert_rc 0 sbxctl rm "$sid"

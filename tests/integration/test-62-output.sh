@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The output ceiling (resources.output): stdout and stderr together are cut exactly at the limit, the
+# The output ceiling (resources.output, here with output_action "cut"; test-63 has "stop", the default):
+# stdout and stderr together are cut exactly at the limit, the
 # rest is drained so the command does not block, the record says how much was written and that it was
 # cut; a terminal stays a terminal; a reader that goes away still ends the command with SIGPIPE.
 . "$(dirname "$0")/lib.sh"
@@ -22,7 +23,7 @@ cat > "$RUNPROF/sbxtest_output.json" <<'EOF'
   "version": 1,
   "description": "sbx test: at most 1000 bytes of output",
   "network": { "mode": "none" },
-  "resources": { "memory": "512M", "tasks": 64, "wall_time": "5min", "output": 1000 }
+  "resources": { "memory": "512M", "tasks": 64, "wall_time": "5min", "output": 1000, "output_action": "cut" }
 }
 EOF
 ADDED+=("$RUNPROF/sbxtest_output.json")

@@ -160,7 +160,7 @@ if t_require_controller memory && t_require_controller pids && t_require_control
   "description": "sbx test: faults (an output cap and a disk cap)",
   "network": { "mode": "none" },
   "resources": { "memory": "512M", "tasks": 128, "cpu": "100%", "wall_time": "2min", "output": 65536,
-                 "disk": "16M" },
+                 "output_action": "cut", "disk": "16M" },
   "request": { "memory": { "min": "16M" }, "tasks": { "min": 4 }, "wall_time": { "min": "1s" },
                "cpu": { "min": "10%" } }
 }

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <cmocka.h>
 
+#include "command.h"
 #include "egress-policy.h"
 #include "policy.h"
 #include "profile-load.h"
@@ -120,6 +121,8 @@ static Profile *profile_offline(void) {
         p->workspace = true;
         p->syscall_allow = xstrv_copy(ARGV("@system-service"));
         p->syscall_deny = xstrv_copy(NULL);
+        p->environment_allow = xstrv_copy(ARGV("*"));
+        p->environment_deny = xstrv_copy((char **) environment_deny_default);
         p->namespaces = 0;
         p->write_execute_memory = true;
         p->network = NETWORK_NONE;
@@ -784,20 +787,17 @@ static void test_broker_grants(void **state) {
 
 static void test_exec_argv(void **state) {
         _cleanup_(profile_freep) Profile *p = profile_offline();
-        /* The command is passed on unchanged, including things that look like options. */
+        /* The command never is part of the helper's command line (a unit property): it comes on the
+         * unit's stdin. */
         char *cmd[] = { "sh", "-c", "echo \"$1\"", "--", "", "--expect-network=public", "two words", NULL };
-        RunRequest req = { .argv = cmd };
+        RunRequest req = { .argv = cmd, .env = ARGV("CI=1") };
         _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
 
         assert_strv_equal(plan->exec_argv,
                           ARGV(EXEC_PATH, "--expect-memory-max=2147483648", "--expect-swap-max=0",
                                "--expect-tasks-max=512", "--expect-network=none",
                                "--expect-profile-digest=" DIGEST_OFFLINE, "--expect-disk-max=1073741824", "--expect-cpu-quota=200", "--expect-egress",
-                               "--workspace=private", "--", "sh", "-c", "echo \"$1\"", "--", "", "--expect-network=public",
-                               "two words"));
-        /* copies, not the request's strings */
-        for (size_t k = 0; cmd[k]; k++)
-                assert_ptr_not_equal(plan->exec_argv[11 + k], cmd[k]);
+                               "--workspace=private", "--"));
 }
 
 /* A profile with an output limit and swap; a request that tightens. */
@@ -817,7 +817,7 @@ static void test_exec_argv_public(void **state) {
                           ARGV(EXEC_PATH, "--expect-memory-max=1073741824", "--expect-swap-max=268435456",
                                "--expect-tasks-max=1024", "--expect-network=egress", digest,
                                "--expect-disk-max=2147483648", "--output-max=67108864", "--expect-cpu-quota=200", "--expect-egress",
-                               "--workspace=private", "--", "curl", "https://example.org/"));
+                               "--workspace=private", "--"));
 
         /* the host's namespace and addresses (sbxd's): the helper checks it is not in the one, and that
          * the others are denied */
@@ -827,7 +827,13 @@ static void test_exec_argv_public(void **state) {
                                "--expect-tasks-max=1024", "--expect-network=egress", digest,
                                "--expect-disk-max=2147483648", "--output-max=67108864", "--expect-cpu-quota=200", "--expect-netns-not=4026531840",
                                "--expect-egress", "--expect-denied=198.51.100.7", "--expect-denied=2001:db8::7",
-                               "--workspace=private", "--", "curl", "https://example.org/"));
+                               "--workspace=private", "--"));
+
+        /* "cut" instead of ending the run */
+        p->output_action = OUTPUT_ACTION_CUT;
+        run_plan_free(plan);
+        plan = compile_ok(p, &req);
+        assert_true(strv_contains(plan->exec_argv, "--output-max=67108864:cut"));
 }
 
 static void test_run_plan_add_exec_option(void **state) {
@@ -843,8 +849,7 @@ static void test_run_plan_add_exec_option(void **state) {
                           ARGV(EXEC_PATH, "--expect-memory-max=2147483648", "--expect-swap-max=0",
                                "--expect-tasks-max=512", "--expect-network=none",
                                "--expect-profile-digest=" DIGEST_OFFLINE, "--expect-disk-max=1073741824", "--expect-cpu-quota=200", "--expect-egress",
-                               "--workspace=private", "--seccomp-filter=00ff", "--second", "--", "sh", "-c", "x", "--",
-                               "y"));
+                               "--workspace=private", "--seccomp-filter=00ff", "--second", "--"));
 
         /* a command line without the separator is refused, and left alone */
         bare = calloc(1, sizeof(RunPlan));
@@ -1508,7 +1513,7 @@ static void test_caches(void **state) {
                                        "--expect-profile-digest=" DIGEST_CODING, "--expect-disk-max=4294967296",
                                        "--output-max=1048576",
                                        "--expect-cpu-quota=200", "--expect-egress", CACHE_OPT("pip", ".cache/pip"),
-                                       CACHE_OPT("npm", ".npm"), "--workspace=bound", "--", "pip", "install", "x"));
+                                       CACHE_OPT("npm", ".npm"), "--workspace=bound", "--"));
                 /* and an option added later still goes before the separator */
                 assert_int_equal(run_plan_add_exec_option(plan, "--seccomp-filter=00"), 0);
                 assert_int_equal(strv_index(plan->exec_argv, "--seccomp-filter=00") + 1,
@@ -1584,7 +1589,7 @@ static void test_network_host_addresses(void **state) {
                                        "--expect-cpu-quota=200", "--expect-netns-not=4026531840", "--expect-egress",
                                        CACHE_OPT("pip", ".cache/pip"), CACHE_OPT("npm", ".npm"),
                                        "--expect-denied=198.51.100.7", "--expect-denied=2001:db8::7",
-                                       "--workspace=bound", "--", "pip", "install", "x"));
+                                       "--workspace=bound", "--"));
         }
         /* mode none: no address filter at all */
         {
@@ -1987,42 +1992,46 @@ static void test_refuse_no_netns(void **state) {
         }
 }
 
+/* Arguments: what execve() takes under the request's stack limit (command.h), nothing else. */
 static void test_refuse_too_many_args(void **state) {
         _cleanup_(profile_freep) Profile *p = profile_offline();
-        _cleanup_free_ char **argv = calloc(SBX_ARGV_MAX_ARGS + 2, sizeof(char *));
+        _cleanup_free_ char **argv = calloc(20002, sizeof(char *));
         _cleanup_free_ char *e = NULL;
         RunRequest req = { .argv = argv };
 
         assert_non_null(argv);
-        for (size_t i = 0; i < SBX_ARGV_MAX_ARGS; i++)
+        /* 20001 arguments, once refused (4096 at most), are fine */
+        for (size_t i = 0; i < 20001; i++)
                 argv[i] = "a";
-        /* exactly the limit: fine, and passed on whole */
-        {
-                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
-
-                assert_int_equal(strv_length(plan->exec_argv), 11 + SBX_ARGV_MAX_ARGS);
-        }
-        argv[SBX_ARGV_MAX_ARGS] = "a";
+        assert_int_equal(run_request_validate(p, &req, NULL), 0);
+        /* with a stack limit of 1M, ARG_MAX is 256K: 20001 * (2 + 8) bytes are 200010 */
+        req.stack_limit = 1024 * 1024;
+        assert_int_equal(run_request_validate(p, &req, NULL), 0);
+        req.stack_limit = 512 * 1024; /* 128K: the kernel's least */
         assert_int_equal(run_request_validate(p, &req, &e), -E2BIG);
-        assert_string_equal(e, "command: 4097 arguments, at most 4096 allowed");
+        assert_non_null(strstr(e, "command: 20001 arguments and 0 environment entries take 200010 bytes, more than "
+                                  "execve() takes here (ARG_MAX: 122880 bytes"));
 }
 
-static void test_refuse_too_long_args(void **state) {
+static void test_refuse_environment(void **state) {
         _cleanup_(profile_freep) Profile *p = profile_offline();
-        /* "cat" + NUL = 4 bytes; the second argument fills up to the limit (its NUL counted). */
-        size_t fill = SBX_ARGV_MAX_BYTES - 4 - 1;
-        _cleanup_free_ char *big = malloc(fill + 2), *e = NULL;
-        RunRequest req = { .argv = ARGV("cat", big) };
+        _cleanup_free_ char *e = NULL;
+        RunRequest req = { .argv = ARGV("env"), .env = ARGV("CI=1", "LANG=C.UTF-8", "V=\xff\xfe") };
 
-        assert_non_null(big);
-        memset(big, 'x', fill + 1);
-        big[fill] = 0;
         assert_int_equal(run_request_validate(p, &req, NULL), 0);
-
-        big[fill] = 'x';
-        big[fill + 1] = 0;
-        assert_int_equal(run_request_validate(p, &req, &e), -E2BIG);
-        assert_string_equal(e, "command: 262145 bytes of arguments, at most 262144 allowed");
+        req.env = ARGV("CI=1", "LD_PRELOAD=/tmp/x.so");
+        assert_int_equal(run_request_validate(p, &req, &e), -EPERM);
+        assert_string_equal(e, "environment: profile 'offline' does not let a run set 'LD_PRELOAD' "
+                               "(environment.allow, environment.deny)");
+        e = mfree(e);
+        req.env = ARGV("=x");
+        assert_int_equal(run_request_validate(p, &req, &e), -EINVAL);
+        assert_non_null(strstr(e, "environment: entry 0 is not NAME=VALUE"));
+        /* a sandbox's commands get theirs with each exec */
+        e = mfree(e);
+        req = (RunRequest) { .sandbox = true, .env = ARGV("CI=1") };
+        assert_int_equal(run_request_validate(p, &req, &e), -EINVAL);
+        assert_string_equal(e, "environment: a sandbox's commands are given theirs with exec");
 }
 
 /* ---- syscall rules, slice ---- */
@@ -2311,7 +2320,7 @@ int main(void) {
                 cmocka_unit_test(test_refuse_dataset),
                 cmocka_unit_test(test_refuse_no_netns),
                 cmocka_unit_test(test_refuse_too_many_args),
-                cmocka_unit_test(test_refuse_too_long_args),
+                cmocka_unit_test(test_refuse_environment),
                 cmocka_unit_test(test_rules),
                 cmocka_unit_test(test_slice),
                 cmocka_unit_test(test_shipped_profiles),

@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 
 #include "fileio.h"
+#include "command.h"
 #include "profile.h"
 #include "unit-test.h"
 
@@ -140,11 +141,12 @@ static const char full_doc[] =
         "  },\n"
         "  'resources': {\n"
         "    'memory': '2G', 'swap': 1048576, 'cpu': '150%', 'tasks': 64,\n"
-        "    'wall_time': '90min', 'disk': '512M', 'output': '10M'\n"
+        "    'wall_time': '90min', 'disk': '512M', 'output': '10M', 'output_action': 'cut'\n"
         "  },\n"
         "  'aggregate': { 'memory': '8G', 'tasks': 256, 'cpu': '400%' },\n"
         "  'lifetime': { 'caches': [ { 'name': 'pip', 'path': '.cache/pip' }, { 'name': 'go_mod', 'path': "
         "'go/pkg/mod' } ] },\n"
+        "  'environment': { 'allow': ['CI_*', 'LANG'], 'deny': ['CI_SECRET'] },\n"
         "  'request': {\n"
         "    'memory': { 'min': '16M' },\n"
         "    'tasks': { 'min': 4 },\n"
@@ -252,6 +254,9 @@ static void test_full(void **state) {
         assert_int_equal(p->runtime_max, 90 * 60 * USEC_PER_SEC);
         assert_int_equal(p->disk_max, 512ULL << 20);
         assert_int_equal(p->output_max, 10ULL << 20);
+        assert_int_equal(p->output_action, OUTPUT_ACTION_CUT);
+        assert_strv_equal(p->environment_allow, STRV("CI_*", "LANG"));
+        assert_strv_equal(p->environment_deny, STRV("CI_SECRET"));
 
         assert_int_equal(p->slice_memory_max, 8ULL << 30);
         assert_int_equal(p->slice_tasks_max, 256);
@@ -304,6 +309,10 @@ static void test_defaults(void **state) {
         assert_int_equal(p->runtime_max, 3600 * USEC_PER_SEC);
         assert_int_equal(p->disk_max, 1ULL << 30);
         assert_int_equal(p->output_max, 0);
+        assert_int_equal(p->output_action, OUTPUT_ACTION_STOP);
+        /* any name but the dynamic loader's, sbx's own and the like */
+        assert_strv_equal(p->environment_allow, STRV("*"));
+        assert_strv_equal(p->environment_deny, environment_deny_default);
 
         assert_int_equal(p->slice_memory_max, 0);
         assert_int_equal(p->slice_tasks_max, 0);
@@ -640,6 +649,16 @@ static void test_size_errors(void **state) {
                 { RES_WITH("'disk': '512K'"), FILE_NAME ": resources.disk: expected at least 1M, got \"512K\"" },
                 { RES_WITH("'output': false"),
                   FILE_NAME ": resources.output: expected a size like \"2G\", got false" },
+                { RES_WITH("'output_action': 'kill'"),
+                  FILE_NAME ": resources.output_action: expected one of stop, cut, got \"kill\"" },
+                { DOC(", 'environment': { 'allow': ['A=B'] }"),
+                  FILE_NAME ": environment.allow[0]: expected a variable name or a glob of names, got \"A=B\"" },
+                { DOC(", 'environment': { 'deny': ['LD_*', 'LD_*'] }"),
+                  FILE_NAME ": environment.deny[1]: 'LD_*' is also in environment.deny[0]" },
+                { DOC(", 'environment': { 'allow': '*' }"),
+                  FILE_NAME ": environment.allow: expected an array, got \"*\"" },
+                { DOC(", 'environment': { 'keep': [] }"),
+                  FILE_NAME ": environment.keep: unknown key" },
                 { DOC_RES("{'tasks': 512, 'wall_time': '1h'}", ""),
                   FILE_NAME ": resources.memory: missing required key" },
                 { DOC_RES("{'memory': '2G', 'tasks': 1, 'wall_time': '1h'}", ""),

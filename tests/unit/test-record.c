@@ -1770,7 +1770,7 @@ static void test_stop_reason_strings(void **state) {
                 [STOP_TIMEOUT] = "timeout",           [STOP_OOM_KILL] = "oom-kill",
                 [STOP_CANCELLED] = "cancelled",       [STOP_START_FAILED] = "start-failed",
                 [STOP_REFUSED] = "refused",           [STOP_LOST] = "lost",
-                [STOP_IDLE_TIMEOUT] = "idle-timeout",
+                [STOP_IDLE_TIMEOUT] = "idle-timeout", [STOP_OUTPUT_LIMIT] = "output-limit",
         };
 
         for (int i = 0; i < _STOP_REASON_MAX; i++) {
@@ -1853,6 +1853,7 @@ static void test_exit_status(void **state) {
                 { STOP_REFUSED, -1, 0, 123 },
                 { STOP_REFUSED, 0, 0, 123 },
                 { STOP_LOST, -1, 0, 123 },
+                { STOP_OUTPUT_LIMIT, -1, SIGKILL, 122 },
                 { STOP_LOST, 0, 0, 123 },
                 { _STOP_REASON_INVALID, 0, 0, 123 },
         };

@@ -8,7 +8,7 @@
 #
 # env: SBX_COMPAT_PROFILE  profile to run inside (default: coding)
 #      SBX_COMPAT_TASKS    task names to run (default: all of them)
-#      SBX_COMPAT_MODULES  CPython test modules to run instead of the default subset (12 modules;
+#      SBX_COMPAT_MODULES  CPython test modules to run instead of the default subset (7 modules;
 #                          "standard": the 22 docs/compat.md reports on; "none": skip;
 #                          "extended": the standard modules and slower ones, for a run by hand)
 #      SBX_COMPAT_TIMEOUT  seconds the regression tests may take on each side (default 3000)
@@ -154,9 +154,8 @@ done
 # subprocess, signals, threading, ...), for a run by hand.
 # The suite's default is the core of it (files, paths, processes, ptys, resources, users); "standard"
 # is the 22 modules docs/compat.md reports on (about 2.5 more minutes in the VM).
-DEFAULT_MODULES="test_os test_posix test_pathlib test_tempfile test_shutil test_stat test_fcntl test_pty
-  test_resource test_wait4 test_pwd test_grp"
-STANDARD_MODULES="$DEFAULT_MODULES test_glob test_fileio test_select test_epoll test_mmap test_time
+DEFAULT_MODULES="test_os test_posix test_stat test_fcntl test_pty test_resource test_wait4"
+STANDARD_MODULES="$DEFAULT_MODULES test_pathlib test_tempfile test_shutil test_pwd test_grp test_glob test_fileio test_select test_epoll test_mmap test_time
   test_threadsignals test_fork1 test_getpass test_platform"
 EXTENDED_MODULES="test_poll test_openpty test_thread test_sysconfig test_socket test_subprocess
   test_signal test_selectors test_threading test_eintr test_faulthandler test_file_eintr test_json

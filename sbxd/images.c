@@ -20,7 +20,6 @@
 #include "polkit.h"
 #include "sha256.h"
 
-
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 /* ---- the store ---------------------------------------------------------------------------------------- */

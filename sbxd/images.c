@@ -24,10 +24,6 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 /* ---- the store ---------------------------------------------------------------------------------------- */
 
-static int image_load(const char *hex, ImageInfo **ret, char **ret_error) {
-        return image_info_load(SBX_IMAGES_DIR, hex, ret, ret_error);
-}
-
 /* Every image of the store (entries that are not one are skipped: an import under way, say). */
 static int store_list(ImageInfo ***ret, size_t *ret_n) {
         _cleanup_(closedirp) DIR *d = opendir(SBX_IMAGES_DIR);
@@ -40,7 +36,7 @@ static int store_list(ImageInfo ***ret, size_t *ret_n) {
         while (d && (de = readdir(d))) {
                 ImageInfo *i = NULL, **nl;
 
-                if (!image_digest_is_valid(de->d_name) || image_load(de->d_name, &i, NULL) < 0)
+                if (!image_digest_is_valid(de->d_name) || image_info_load(SBX_IMAGES_DIR, de->d_name, &i, NULL) < 0)
                         continue;
                 nl = realloc(l, (n + 1) * sizeof(ImageInfo *));
                 if (!nl) {
@@ -70,7 +66,7 @@ static int store_find(const ImageRef *ref, ImageInfo **ret, char **ret_error) {
         int r;
 
         if (ref->digest[0]) {
-                r = image_load(ref->digest, &best, ret_error);
+                r = image_info_load(SBX_IMAGES_DIR, ref->digest, &best, ret_error);
                 if (r == -ENOENT || (r >= 0 && !streq(best->name, ref->name)))
                         return -ENXIO;
                 if (r < 0)
@@ -469,7 +465,7 @@ static int import_child(const char *name, int src_fd, int out_fd) {
                         goto fail_errno;
                 (void) rm_rf_at(AT_FDCWD, tmp, 2);
                 /* the same bytes again: nothing to do under the same name; another name's they are not */
-                if (image_load(info.digest, &old, NULL) >= 0 && !streq(old->name, name))
+                if (image_info_load(SBX_IMAGES_DIR, info.digest, &old, NULL) >= 0 && !streq(old->name, name))
                         return dprintf(out_fd, "ERR %s this image is imported already, as %s@sha256:%s\n", ERR_EXISTS,
                                        old->name, info.digest), 1;
         }

@@ -201,15 +201,16 @@ RunImage *run_image_free(RunImage *i) {
 }
 
 int image_compile_props(PropTable *t, const RunImage *img, const char *exec_path) {
-        int r;
-
         _cleanup_free_ char *root = NULL;
+        int r;
 
         /* The image is mounted once, by its own unit, and runs share that mount (read-only; dm-verity
          * checks each block when it is read, whoever reads it): per run, systemd would set up a loop
          * device, a dm-verity device and a mount, and take them down again. */
-        if (!image_digest_is_valid(img->digest) || asprintf(&root, SBX_IMAGE_MOUNTS_DIR "/%s", img->digest) < 0)
-                return image_digest_is_valid(img->digest) ? -ENOMEM : -EINVAL;
+        if (!image_digest_is_valid(img->digest))
+                return -EINVAL;
+        if (asprintf(&root, SBX_IMAGE_MOUNTS_DIR "/%s", img->digest) < 0)
+                return -ENOMEM;
         r = prop_table_add_string(t, "RootDirectory", root);
         /* sbx's own program runs in the image too (ExecStart= and the privileged commands resolve there):
          * the host's, with the host's libraries, never the image's */

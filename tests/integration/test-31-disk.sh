@@ -141,7 +141,7 @@ t_begin "the helper refuses a run whose four places are not one tmpfs of the cap
 # HOME only (what systemd 252 makes of a TemporaryFileSystem= per place: /tmp stays PrivateTmp=)
 helper_status() {   # UNIT SYSTEMD-RUN-OPTIONS...: the helper's status text in a unit of the profile
   local unit=$1 i; shift
-  systemd-run -q --unit "$unit" "$@" /usr/libexec/sbx/sbx-exec --expect-disk-max="$CAP" -- true
+  systemd-run -q --unit "$unit" "$@" /usr/libexec/sbx/sbx-exec --expect-disk-max="$CAP"
   for i in $(seq 300); do
     [ "$(systemctl show -P ActiveState "$unit")" = failed ] && break
     sleep 0.1

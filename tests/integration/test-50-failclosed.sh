@@ -5,6 +5,7 @@
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary
 EXEC=/usr/libexec/sbx/sbx-exec
+HELPER_CMD=$(cd "$(dirname "$0")" && pwd)/helper-cmd.py
 BASE=(-p DynamicUser=yes -p NoNewPrivileges=yes -p CapabilityBoundingSet= -p SystemCallFilter=@system-service
       -p "SystemCallFilter=~io_uring_setup" -p SystemCallErrorNumber=EPERM
       -p ProtectHome=tmpfs -p "TemporaryFileSystem=/home/sbx:mode=0777" -p NotifyAccess=main -p PrivateNetwork=yes
@@ -15,7 +16,9 @@ run_helper() {
   local unit=$1; shift
   local props=() ; while [ "$1" != -- ]; do props+=("$1"); shift; done; shift
   rm -f /var/tmp/sbx-failclosed-marker
-  systemd-run -q --wait --unit="$unit" -p RemainAfterExit=yes "${props[@]}" "$EXEC" "$@" -- sh -c 'echo ran > /dev/null; exit 7' >/dev/null 2>&1
+  # the command reaches the helper as sbxd sends it: on the unit's stdin (helper-cmd.py)
+  /usr/bin/python3 "$HELPER_CMD" sh -c 'echo ran > /dev/null; exit 7' -- \
+    systemd-run -q --wait --pipe --unit="$unit" -p RemainAfterExit=yes "${props[@]}" "$EXEC" "$@" >/dev/null 2>&1 </dev/null
   local st rc
   st=$(systemctl show -p StatusText --value "$unit")
   rc=$(systemctl show -p ExecMainStatus --value "$unit")

@@ -9,6 +9,7 @@
 t_require_systemd || t_summary
 PY=/usr/bin/python3
 EXEC=/usr/libexec/sbx/sbx-exec
+HELPER_CMD=$(cd "$(dirname "$0")" && pwd)/helper-cmd.py
 RUNPROF=/run/sbx/profiles.d
 ADDED=()   # profile files this test puts into $RUNPROF: removed (and systemd reloaded) at exit
 cleanup_profiles() {
@@ -128,7 +129,9 @@ ALLOW_ALL=060000000000ff7f   # one instruction: BPF_RET|BPF_K SECCOMP_RET_ALLOW
 run_helper() {
   local unit=$1; shift
   local props=() ; while [ "$1" != -- ]; do props+=("$1"); shift; done; shift
-  systemd-run -q --wait --unit="$unit" -p RemainAfterExit=yes "${props[@]}" "$EXEC" "$@" -- sh -c 'exit 7' >/dev/null 2>&1
+  # the command reaches the helper as sbxd sends it: on the unit's stdin (helper-cmd.py)
+  /usr/bin/python3 "$HELPER_CMD" sh -c 'exit 7' -- \
+    systemd-run -q --wait --pipe --unit="$unit" -p RemainAfterExit=yes "${props[@]}" "$EXEC" "$@" >/dev/null 2>&1 </dev/null
   local st rc
   st=$(systemctl show -p StatusText --value "$unit")
   rc=$(systemctl show -p ExecMainStatus --value "$unit")

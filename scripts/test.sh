@@ -180,6 +180,13 @@ if [ -n "$INT_PID" ]; then
   wait "$INT_PID"; rc=$?
   say "integration tests ($where)"
   cat "$INT_OUT"
+  # the figures to plan the suite's time with, and what failed, where the end of the output shows them
+  if [ -f "$BUILD/integration.log" ]; then
+    say "integration tests: time per file (slowest first), failed cases"
+    sed -n 's/^==== \(test-[^:]*\): exit status \([0-9]*\), \([0-9.]*\)s$/\3 \1 \2/p' "$BUILD/integration.log" |
+      sort -rn | awk '{ printf "%7.1fs  %-28s exit %s\n", $1, $2, $3 }'
+    grep -E '^FAIL ' "$BUILD/integration.log" | cut -c1-200
+  fi
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$BUILD/integration.log" 2>/dev/null | tail -n 1)
   if [ "$rc" = 0 ] && [ -n "$line" ]; then
     counts "$line"; record "integration ($where$([ "$DEB_OK" = 1 ] && echo ", .deb"))" ok "$t_int" "$line"

@@ -270,6 +270,7 @@ void active_scanner_feed(ActiveScanner *s, const void *data, size_t size) {
                                 s->found = ACTIVE_MACROS;
                         break;
                 case ACTIVE_SCAN_OLE:
+                        /* | and not ||: both matchers see every byte, each keeps its own state */
                         if (matcher_feed(&s->m[0], p[i]) | matcher_feed(&s->m[1], p[i]))
                                 s->found = ACTIVE_MACROS;
                         break;

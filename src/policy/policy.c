@@ -696,7 +696,7 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
         if (!strv_contains(allow, "seccomp") && !(allow[n_allow] = strdup("seccomp")))
                 return -ENOMEM;
         n_deny = strv_length(p->syscall_deny);
-        deny = calloc(n_deny + 4, sizeof(char *));
+        deny = calloc(n_deny + 7, sizeof(char *));
         if (!deny)
                 return -ENOMEM;
         for (size_t i = 0; i < n_deny; i++)
@@ -706,6 +706,11 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
          * RestrictAddressFamilies=). */
         if (!(deny[n_deny] = strdup("io_uring_setup")) || !(deny[n_deny + 1] = strdup("io_uring_enter")) ||
             !(deny[n_deny + 2] = strdup("io_uring_register")))
+                return -ENOMEM;
+        /* The kernel's keyrings are not namespaced: a key added to the user keyring (@u, per uid)
+         * outlives the run, and a later run given the same dynamic uid would read it. */
+        if (!(deny[n_deny + 3] = strdup("add_key")) || !(deny[n_deny + 4] = strdup("keyctl")) ||
+            !(deny[n_deny + 5] = strdup("request_key")))
                 return -ENOMEM;
 
         /* Identity and privileges */

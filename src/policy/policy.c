@@ -83,16 +83,33 @@ static const char *const forbidden_workspaces[] = {
 };
 
 
+/* A copy of PATH for a message: control characters become '?', so that a refusal stays one line. */
+static char *path_for_message(const char *path) {
+        char *c = strdup(path);
+
+        if (c)
+                for (char *i = c; *i; i++)
+                        if ((unsigned char) *i < 0x20 || *i == 0x7f)
+                                *i = '?';
+        return c;
+}
+
 static int check_host_dir(const char *what, const char *path, char **ret_error) {
-        if (!path_is_absolute_normalized(path))
-                return error_setf(ret_error, -EINVAL, "%s: '%s' is not a normalized absolute path", what, path);
-        /* ':' separates bind mount fields, '%' starts a specifier in unit files; systemd 252 writes '$' of
-         * an Exec command's argument into the transient unit file in a way it cannot read back (the
-         * hand-over's argument after a daemon-reload) */
-        if (strpbrk(path, ":\"\\ \t\n%$"))
+        if (!path_is_absolute_normalized(path) || strpbrk(path, ":\"\\ \t\n%$")) {
+                _cleanup_free_ char *shown = path_for_message(path);
+
+                if (!shown)
+                        return -ENOMEM;
+                if (!path_is_absolute_normalized(path))
+                        return error_setf(ret_error, -EINVAL, "%s: '%s' is not a normalized absolute path", what,
+                                          shown);
+                /* ':' separates bind mount fields, '%' starts a specifier in unit files; systemd 252 writes
+                 * '$' of an Exec command's argument into the transient unit file in a way it cannot read back
+                 * (the hand-over's argument after a daemon-reload) */
                 return error_setf(ret_error, -EINVAL,
-                              "%s: '%s' contains a character sbx does not accept (: \" \\ %% $ or white space)", what,
-                              path);
+                                  "%s: '%s' contains a character sbx does not accept (: \" \\ %% $ or white space)",
+                                  what, shown);
+        }
         for (size_t i = 0; i < ELEMENTSOF(forbidden_workspaces); i++) {
                 const char *f = forbidden_workspaces[i];
                 size_t l = strlen(f);
@@ -696,7 +713,7 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
         if (!strv_contains(allow, "seccomp") && !(allow[n_allow] = strdup("seccomp")))
                 return -ENOMEM;
         n_deny = strv_length(p->syscall_deny);
-        deny = calloc(n_deny + 4, sizeof(char *));
+        deny = calloc(n_deny + 7, sizeof(char *));
         if (!deny)
                 return -ENOMEM;
         for (size_t i = 0; i < n_deny; i++)
@@ -706,6 +723,11 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
          * RestrictAddressFamilies=). */
         if (!(deny[n_deny] = strdup("io_uring_setup")) || !(deny[n_deny + 1] = strdup("io_uring_enter")) ||
             !(deny[n_deny + 2] = strdup("io_uring_register")))
+                return -ENOMEM;
+        /* The kernel's keyrings are not namespaced: a key added to the user keyring (@u, per uid)
+         * outlives the run, and a later run given the same dynamic uid would read it. */
+        if (!(deny[n_deny + 3] = strdup("add_key")) || !(deny[n_deny + 4] = strdup("keyctl")) ||
+            !(deny[n_deny + 5] = strdup("request_key")))
                 return -ENOMEM;
 
         /* Identity and privileges */

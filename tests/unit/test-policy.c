@@ -453,9 +453,10 @@ static void test_compile_default(void **state) {
         assert_int_equal(get(plan, "SystemCallErrorNumber")->i, EPERM);
         /* seccomp(): for the helper to install sbx's own filter (which then denies it to the command) */
         assert_strv_equal(get(plan, "SystemCallFilter")->strv, ARGV("@system-service", "seccomp"));
-        /* io_uring always denied: it bypasses the other filters */
+        /* io_uring always denied: it bypasses the other filters; the keyrings: not namespaced */
         assert_strv_equal(get(plan, "SystemCallFilter~")->strv,
-                          ARGV("io_uring_setup", "io_uring_enter", "io_uring_register"));
+                          ARGV("io_uring_setup", "io_uring_enter", "io_uring_register", "add_key", "keyctl",
+                               "request_key"));
         assert_strv_equal(get(plan, "SystemCallArchitectures")->strv, ARGV("native"));
         assert_strv_equal(get(plan, "RestrictAddressFamilies")->strv,
                           ARGV("AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK"));
@@ -501,7 +502,7 @@ static void test_compile_default(void **state) {
         assert_has_line(text, "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK");
         assert_has_line(text, "CPUQuota=200%");
         assert_has_line(text, "RuntimeMaxSec=3600s");
-        assert_has_line(text, "SystemCallFilter=~io_uring_setup io_uring_enter io_uring_register");
+        assert_has_line(text, "SystemCallFilter=~io_uring_setup io_uring_enter io_uring_register add_key keyctl request_key");
 
         /* the digest names exactly this table */
         assert_int_equal(prop_table_digest(plan->props, digest), 0);
@@ -1450,7 +1451,8 @@ static void test_fixed_files_and_kernel(void **state) {
                               "/sys/fs/cgroup:ro,mode=0755,nosuid,nodev,noexec");
         assert_has_line(text, "MemorySwapMax=536870912");
         assert_has_line(text, "SystemCallFilter=@system-service seccomp");
-        assert_has_line(text, "SystemCallFilter=~@obsolete ptrace io_uring_setup io_uring_enter io_uring_register");
+        assert_has_line(text, "SystemCallFilter=~@obsolete ptrace io_uring_setup io_uring_enter io_uring_register "
+                              "add_key keyctl request_key");
         assert_has_line(text, "SystemCallErrorNumber=EPERM");
         assert_keys_unique(text);
 
@@ -1721,8 +1723,16 @@ static void test_refuse_workspace(void **state) {
                 BAD_CHAR("/home/user/$HOME"),
                 BAD_CHAR("/home/user/a\"b"),
                 BAD_CHAR("/home/user/a\\b"),
-                BAD_CHAR("/home/user/a\tb"),
-                BAD_CHAR("/home/user/a\nb"),
+                /* a control character is shown as '?': the refusal stays one line */
+                { "workspace with a newline", { .workspace = (char *) "/home/user/a\nExecStartPre=/bin/x", .argv = one },
+                  -EINVAL, "workspace: '/home/user/a?ExecStartPre=/bin/x' contains a character sbx does not accept "
+                           "(: \" \\ % $ or white space)" },
+                { "workspace not normalized, with a tab", { .workspace = (char *) "/home/user//a\tb", .argv = one },
+                  -EINVAL, "workspace: '/home/user//a?b' is not a normalized absolute path" },
+                { "workspace /home/user/a\\tb", { .workspace = (char *) "/home/user/a\tb", .argv = one }, -EINVAL,
+                  "workspace: '/home/user/a?b' contains a character sbx does not accept (: \" \\ % $ or white space)" },
+                { "workspace /home/user/a\\nb", { .workspace = (char *) "/home/user/a\nb", .argv = one }, -EINVAL,
+                  "workspace: '/home/user/a?b' contains a character sbx does not accept (: \" \\ % $ or white space)" },
                 SYSTEM_DIR("/"),
                 SYSTEM_DIR("/etc"),
                 SYSTEM_DIR("/etc/ssh"),

@@ -790,7 +790,10 @@ static void end_leftovers(const char *cg) {
 /* What the command's supervisor alone knows (denied calls, output: supervise.h). The resource figures
  * come from the unit's privileged figures reader (run_figures()) and from systemd, not from here. */
 static void report(const char *extra) {
-        (void) sd_notifyf(0, "STATUS=finished%s", extra ?: "");
+        if (arg_landlock >= 0) /* the Landlock ABI the command ran under; 0: none (best-effort) */
+                (void) sd_notifyf(0, "STATUS=finished%s landlock=%d", extra ?: "", landlock_abi_found);
+        else
+                (void) sd_notifyf(0, "STATUS=finished%s", extra ?: "");
         (void) sd_notify_barrier(0, 5 * 1000000ULL);
 }
 

@@ -31,6 +31,7 @@
 #include "cache.h"
 #include "handover.h"
 #include "image-mount.h"
+#include "landlock.h"
 #include "netns.h"
 #include "macro.h"
 #include "policy.h"
@@ -70,6 +71,11 @@ static const char *arg_space_op = NULL;        /* "create:PATH", "remove:PATH" (
 static uint64_t arg_space_size = 0;
 static char **arg_cache_images = NULL; /* "OWNER/PROFILE/CACHE:SIZE": the space unit mounts their file systems */
 static bool arg_export_out = false;            /* make HOME/out, reviewed out of the run at its end */
+static LandlockMode arg_landlock = _LANDLOCK_MODE_INVALID; /* not given: no Landlock ruleset */
+static char **arg_landlock_ro = NULL;          /* read and execute below these */
+static char **arg_landlock_rw = NULL;          /* everything below these */
+static int landlock_abi_found = 0;             /* the kernel's Landlock ABI; 0: none (best-effort) */
+static int landlock_fd = -EBADF;               /* the ruleset, enforced in the command's child */
 
 _printf_(1, 2) static int refuse(const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
@@ -359,6 +365,16 @@ static int check_confinement(const char *cg) {
                 if (r < 0)
                         return refuse("the disk cap is not in force: %s", why ?: strerror(-r));
         }
+        /* Landlock (helper/landlock.h): the ruleset is built later, once HOME holds what it links to. */
+        if (arg_landlock >= 0) {
+                r = landlock_abi();
+                if (r < 0 && arg_landlock == LANDLOCK_MODE_REQUIRED)
+                        return refuse("Landlock is not available in this kernel (%s) and the profile requires it "
+                                      "(files.landlock \"required\")",
+                                      r == -EOPNOTSUPP ? "not enabled at boot" : r == -ENOSYS ? "not built in" :
+                                                                                             strerror(-r));
+                landlock_abi_found = MAX(r, 0);
+        }
         /* The generator's drop-in for the profile carries the profile's digest: without it the fixed
          * hardening that no transient property can weaken is missing, or stale. */
         if (arg_expect_profile_digest) {
@@ -442,7 +458,7 @@ static int parse_argv(int argc, char *argv[]) {
         enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_WORKSPACE_MODE, ARG_SWAP,
                ARG_DIGEST, ARG_CACHE, ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS, ARG_BPFFS,
                ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE, ARG_POOL, ARG_FIGURES, ARG_DISK, ARG_SPACE, ARG_SPACE_SIZE,
-               ARG_REMOVE_CACHES, ARG_EXPORT_OUT, ARG_CACHE_IMAGE };
+               ARG_REMOVE_CACHES, ARG_EXPORT_OUT, ARG_CACHE_IMAGE, ARG_LANDLOCK, ARG_LANDLOCK_RO, ARG_LANDLOCK_RW };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
                 { "expect-tasks-max", required_argument, NULL, ARG_TASKS },
@@ -472,6 +488,9 @@ static int parse_argv(int argc, char *argv[]) {
                 { "workspace-mode", required_argument, NULL, ARG_WORKSPACE_MODE },
                 { "seccomp-filter", required_argument, NULL, ARG_SECCOMP },
                 { "output-max", required_argument, NULL, ARG_OUTPUT },
+                { "landlock", required_argument, NULL, ARG_LANDLOCK },
+                { "landlock-ro", required_argument, NULL, ARG_LANDLOCK_RO },
+                { "landlock-rw", required_argument, NULL, ARG_LANDLOCK_RW },
                 {}
         };
         int c;
@@ -618,6 +637,22 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_POOL:
                         arg_pool = true;
                         break;
+                case ARG_LANDLOCK:
+                        arg_landlock = landlock_mode_from_string(optarg);
+                        if (arg_landlock < 0)
+                                return -EINVAL;
+                        break;
+                case ARG_LANDLOCK_RO:
+                case ARG_LANDLOCK_RW: {
+                        char *copy;
+
+                        if (optarg[0] != '/' || strstr(optarg, "/.."))
+                                return -EINVAL;
+                        if (!(copy = strdup(optarg)) ||
+                            strv_push_take(c == ARG_LANDLOCK_RO ? &arg_landlock_ro : &arg_landlock_rw, copy) < 0)
+                                return -ENOMEM;
+                        break;
+                }
                 case ARG_FIGURES:
                         if (!streq(optarg, SBX_FIGURES_DIR))
                                 return -EINVAL;
@@ -673,6 +708,8 @@ static int parse_argv(int argc, char *argv[]) {
                 return -EINVAL;
         if (arg_cache_images && !arg_space_op)
                 return -EINVAL;
+        if ((arg_landlock_ro || arg_landlock_rw) && arg_landlock < 0)
+                return -EINVAL;
         if (arg_remove_caches) { /* the caches follow, nothing else */
                 if (arg_netns_op || arg_bpffs || arg_figures || arg_serve || arg_pool || arg_space_op || arg_handover ||
                     optind >= argc)
@@ -704,6 +741,12 @@ _noreturn_ static void child(char **argv, char **env, Supervisor *sup) {
                         _exit(SBX_EXIT_FAILURE);
         if (supervisor_child_output(sup) < 0)
                 _exit(SBX_EXIT_FAILURE);
+        /* The file-system wall's second half (helper/landlock.h), built and checked before: it cannot fail
+         * but for a kernel bug; if it does, the command does not run. */
+        if (landlock_fd >= 0 && landlock_enforce(landlock_fd) < 0) {
+                fprintf(stderr, "sbx: the Landlock ruleset cannot be enforced: %m\n");
+                _exit(SBX_EXIT_FAILURE);
+        }
         /* The last step before execve(): from here on the profile's syscall rules hold. If they cannot,
          * the command does not run (the parent refuses the run). */
         if (supervisor_child_seal(sup) < 0)
@@ -747,7 +790,10 @@ static void end_leftovers(const char *cg) {
 /* What the command's supervisor alone knows (denied calls, output: supervise.h). The resource figures
  * come from the unit's privileged figures reader (run_figures()) and from systemd, not from here. */
 static void report(const char *extra) {
-        (void) sd_notifyf(0, "STATUS=finished%s", extra ?: "");
+        if (arg_landlock >= 0) /* the Landlock ABI the command ran under; 0: none (best-effort) */
+                (void) sd_notifyf(0, "STATUS=finished%s landlock=%d", extra ?: "", landlock_abi_found);
+        else
+                (void) sd_notifyf(0, "STATUS=finished%s", extra ?: "");
         (void) sd_notify_barrier(0, 5 * 1000000ULL);
 }
 
@@ -1029,6 +1075,16 @@ int main(int argc, char *argv[]) {
                 return refuse("cannot create the private workspace %s: %m", SBX_WORKSPACE);
         if (chdir(SBX_WORKSPACE) < 0)
                 return refuse("cannot enter the workspace %s: %m", SBX_WORKSPACE);
+        /* Now that HOME holds what it links to. In a sandbox each command is a Landlock domain of its own:
+         * without scoping there, so that one command's processes can still signal another's and reach its
+         * abstract sockets, as in any shell (docs/security.md). */
+        if (landlock_abi_found > 0) {
+                r = landlock_ruleset_make(landlock_abi_found, arg_landlock_ro, arg_landlock_rw, SBX_HOME, !arg_serve,
+                                          &error);
+                if (r < 0)
+                        return refuse("%s", error ?: strerror(-r));
+                landlock_fd = r;
+        }
 
         /* We stay: no core, no ptrace/proc-mem access by the command (same uid), reap orphans. */
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);

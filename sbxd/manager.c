@@ -422,6 +422,9 @@ static void parse_status_text(RunRecord *rec, const char *status) {
                 rec->disk_used = strtoull(p + 11, NULL, 10);
         if ((p = strstr(status, " disk_full=")))
                 rec->disk_full = p[11] == '1';
+        /* the Landlock ABI the command ran under (helper/landlock.h) */
+        if ((p = strstr(status, " landlock=")) && p[10] >= '0' && p[10] <= '9')
+                rec->landlock_abi = (int) MIN(strtoul(p + 10, NULL, 10), 1000UL);
 }
 
 /* The run's limit events in its cgroup (as sbx-exec --figures reads them); false if unreadable. */

@@ -692,6 +692,9 @@ static int add_same_place(PropTable *t, const char *name, char **paths) {
         return r;
 }
 
+static const char *const landlock_syscalls[] = { "landlock_create_ruleset", "landlock_add_rule",
+                                                 "landlock_restrict_self", NULL };
+
 int policy_compile_fixed(const Profile *p, PropTable **ret) {
         _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
         _cleanup_strv_free_ char **deny = NULL, **allow = NULL;
@@ -712,6 +715,20 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
                         return -ENOMEM;
         if (!strv_contains(allow, "seccomp") && !(allow[n_allow] = strdup("seccomp")))
                 return -ENOMEM;
+        /* the helper applies the Landlock ruleset in the command's child (systemd 252 has them in no group);
+         * they only ever restrict the caller further */
+        STRV_FOREACH(n, (char **) landlock_syscalls)
+                if (!strv_contains(allow, *n)) {
+                        char *c = strdup(*n);
+
+                        if (!c)
+                                return -ENOMEM;
+                        r = strv_push_take(&allow, c);
+                        if (r < 0) {
+                                free(c);
+                                return r;
+                        }
+                }
         n_deny = strv_length(p->syscall_deny);
         deny = calloc(n_deny + 7, sizeof(char *));
         if (!deny)
@@ -877,6 +894,11 @@ static int handover_argv(const char *exec_path, const char *mode, const char *ow
         return 0;
 }
 
+/* A cache's state directory, relative to /var/lib/private. */
+static int cache_state_dir(const Profile *p, const RunRequest *req, const ProfileCache *c, char **ret) {
+        return asprintf(ret, "sbx-cache/%s/%s/%s", req->cache_owner, p->name, c->name) < 0 ? -ENOMEM : 0;
+}
+
 static int add_caches(const Profile *p, const RunRequest *req, PropTable *t, char ***ret_options) {
         _cleanup_strv_free_ char **opts = NULL;
         size_t n_opts = 0;
@@ -897,7 +919,7 @@ static int add_caches(const Profile *p, const RunRequest *req, PropTable *t, cha
                         continue; /* another run of this caller has it: this run's copy is ephemeral */
                 /* systemd creates the state directory (below /var/lib/private for a DynamicUser unit) and
                  * hands it to the run's user; the exec helper links it into HOME. */
-                if (asprintf(&state, "sbx-cache/%s/%s/%s", req->cache_owner, p->name, c->name) < 0 ||
+                if (cache_state_dir(p, req, c, &state) < 0 ||
                     asprintf(&opt, "--cache=/var/lib/private/%s:%s", state, c->path) < 0)
                         return -ENOMEM;
                 r = prop_table_extend_strv(t, "StateDirectory", (char *[]) { state, NULL });
@@ -921,6 +943,58 @@ static int add_caches(const Profile *p, const RunRequest *req, PropTable *t, cha
                 opts[n_opts] = NULL;
         }
         *ret_options = TAKE_PTR(opts);
+        return 0;
+}
+
+/* What the command's device nodes are written through (PrivateDevices= makes the rest of /dev). */
+static const char *const landlock_dev_rw[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts",
+                                               "/dev/ptmx", NULL };
+
+int policy_landlock_options(const Profile *p, const RunRequest *req, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        char *o;
+        int r;
+
+        if (asprintf(&o, "--landlock=%s", landlock_mode_to_string(p->landlock)) < 0)
+                return -ENOMEM;
+        r = strv_push_take(&l, o);
+        if (r < 0) {
+                free(o);
+                return r;
+        }
+#define PUSH_OPTION(fmt, ...)                                                   \
+        do {                                                                    \
+                if (asprintf(&o, fmt, __VA_ARGS__) < 0)                         \
+                        return -ENOMEM;                                         \
+                r = strv_push_take(&l, o);                                      \
+                if (r < 0) {                                                    \
+                        free(o);                                                \
+                        return r;                                               \
+                }                                                               \
+        } while (0)
+        /* the OS (the host's or the image's), as its mounts show it: read-only */
+        PUSH_OPTION("--landlock-ro=%s", "/");
+        /* the run's space: HOME (with the workspace and out/ in it), /tmp, /var/tmp, /dev/shm */
+        for (const PolicySpaceDir *d = policy_space_dirs; d->path; d++)
+                PUSH_OPTION("--landlock-rw=%s", d->path);
+        for (const char *const *d = landlock_dev_rw; *d; d++)
+                PUSH_OPTION("--landlock-rw=%s", *d);
+        STRV_FOREACH(w, p->read_write)
+                PUSH_OPTION("--landlock-rw=%s", *w);
+        /* the caches HOME links to, as add_caches() gives them; a read-only one is read-only here too */
+        for (size_t i = 0; req->cache_owner && i < p->n_caches; i++) {
+                const ProfileCache *c = &p->caches[i];
+                _cleanup_free_ char *state = NULL;
+
+                if (cache_busy(req, c->name) || strv_contains(req->caches_ro, c->name))
+                        continue;
+                r = cache_state_dir(p, req, c, &state);
+                if (r < 0)
+                        return r;
+                PUSH_OPTION("--landlock-rw=/var/lib/private/%s", state);
+        }
+#undef PUSH_OPTION
+        *ret = TAKE_PTR(l);
         return 0;
 }
 
@@ -1124,6 +1198,21 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                                 return r;
                         o = NULL;
                 }
+
+        /* The command's second file-system wall: the same view in Landlock's terms (helper/landlock.h). */
+        {
+                _cleanup_strv_free_ char **ll = NULL;
+
+                r = policy_landlock_options(p, req, &ll);
+                if (r < 0)
+                        return r;
+                STRV_FOREACH(o, ll) {
+                        r = strv_push_take(&cache_opts, *o);
+                        if (r < 0)
+                                return r;
+                        *o = NULL;
+                }
+        }
 
         plan->exec_argv = calloc(19 + strv_length(cache_opts), sizeof(char *));
         if (!plan->exec_argv)

@@ -141,6 +141,13 @@ int policy_image_compile(const Profile *p, const RunRequest *req, const char *ex
                          char **ret_error);
 int policy_image_wrap(const RunRequest *req, const char *exec_path, RunPlan *plan);
 
+/* The exec helper's Landlock options for a run (helper/landlock.h, docs/security.md "Landlock"):
+ * "--landlock=required|best-effort" (files.landlock), "--landlock-ro=/" (read and execute: the OS as its
+ * mounts show it) and "--landlock-rw=PATH" for every place the run writes: its space (HOME, which holds
+ * the workspace and out/, /tmp, /var/tmp, /dev/shm), the device nodes a command writes to, the profile's
+ * files.read_write and the state directories of the caches HOME links to (those the run may write). */
+int policy_landlock_options(const Profile *p, const RunRequest *req, char ***ret);
+
 /* Compiles the profile p (already loaded, named by req->profile) and the request into a plan. */
 int policy_compile(const Profile *p, const RunRequest *req, const char *exec_path, RunPlan **ret,
                    char **ret_error);

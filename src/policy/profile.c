@@ -33,6 +33,25 @@ static const char *const output_action_table[_OUTPUT_ACTION_MAX + 1] = {
         NULL,
 };
 
+static const char *const landlock_mode_table[_LANDLOCK_MODE_MAX + 1] = {
+        [LANDLOCK_MODE_REQUIRED] = "required",
+        [LANDLOCK_MODE_BEST_EFFORT] = "best-effort",
+        NULL,
+};
+
+const char *landlock_mode_to_string(LandlockMode m) {
+        if (m < 0 || m >= _LANDLOCK_MODE_MAX)
+                return NULL;
+        return landlock_mode_table[m];
+}
+
+LandlockMode landlock_mode_from_string(const char *s) {
+        for (int i = 0; s && i < _LANDLOCK_MODE_MAX; i++)
+                if (streq(s, landlock_mode_table[i]))
+                        return (LandlockMode) i;
+        return _LANDLOCK_MODE_INVALID;
+}
+
 static const char *const network_mode_table[_NETWORK_MODE_MAX + 1] = {
         [NETWORK_NONE] = "none",
         [NETWORK_PUBLIC] = "public",
@@ -340,6 +359,9 @@ static const JsonDocField files_fields[] = {
         { "hidden", dispatch_host_paths, offsetof(Profile, hidden) },
         /* whether a caller may bind a writable workspace directory */
         { "workspace", dispatch_workspace, offsetof(Profile, workspace) },
+        /* a kernel without Landlock: the run is refused, or runs without it */
+        { "landlock", json_doc_dispatch_choice, offsetof(Profile, landlock), 0,
+          &(const JsonDocChoice) { landlock_mode_table, "one of required, best-effort" } },
         {}
 };
 

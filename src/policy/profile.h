@@ -116,6 +116,17 @@ typedef enum OutputAction {
         _OUTPUT_ACTION_INVALID = -EINVAL,
 } OutputAction;
 
+/* files.landlock: what a run does on a kernel without Landlock (docs/security.md, "Landlock") */
+typedef enum LandlockMode {
+        LANDLOCK_MODE_REQUIRED,    /* it is refused */
+        LANDLOCK_MODE_BEST_EFFORT, /* it runs without */
+        _LANDLOCK_MODE_MAX,
+        _LANDLOCK_MODE_INVALID = -EINVAL,
+} LandlockMode;
+
+const char *landlock_mode_to_string(LandlockMode m);
+LandlockMode landlock_mode_from_string(const char *s);
+
 typedef struct Profile {
         char *name;        /* from the file name: [a-z][a-z0-9_]{0,31} */
         char *path;        /* the file it was read from, or NULL */
@@ -126,6 +137,7 @@ typedef struct Profile {
         char **read_only;  /* host paths visible read-only at the same place */
         char **read_write; /* host paths visible writable at the same place */
         char **hidden;     /* host paths made inaccessible */
+        LandlockMode landlock; /* the command's second wall: required (default) or best-effort */
         bool workspace;    /* a caller may bind a writable workspace directory */
         bool base_image;   /* files.base is "image" */
         char *image;       /* files.base "image": the base image, "NAME" or "NAME@sha256:HEX" (image.h,

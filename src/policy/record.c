@@ -100,6 +100,7 @@ RunRecord *run_record_new(void) {
         r->stop_reason = _STOP_REASON_INVALID;
         r->exit_code = -1;
         r->cpu_usec = r->memory_peak = r->tasks_peak = r->output_bytes = r->disk_used = UINT64_MAX;
+        r->landlock_abi = -1;
         return r;
 }
 
@@ -1055,6 +1056,7 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(res, "tasks_peak", json_u64_or_null(r->tasks_peak));
         ADD(res, "output_bytes", json_u64_or_null(r->output_bytes));
         ADD(o, "output_truncated", json_object_new_boolean(r->output_truncated));
+        ADD(o, "landlock_abi", r->landlock_abi >= 0 ? json_object_new_int(r->landlock_abi) : NULL);
         if (r->limits.known && (k = limits_to_json(&r->limits, o)) < 0)
                 return k;
         if ((k = limit_events_to_json(&r->limit_events, o)) < 0)
@@ -1726,6 +1728,14 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
                 if (!json_object_is_type(v, json_type_boolean))
                         return error_setf(ret_error, -EBADMSG, "output_truncated: expected a boolean");
                 r->output_truncated = json_object_get_boolean(v);
+        }
+        /* added later in version 1: absent in older records; null: not reported */
+        if (json_object_object_get_ex(o, "landlock_abi", &v) && v) {
+                int64_t abi = json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+
+                if (abi < 0 || abi > 1000)
+                        return error_setf(ret_error, -EBADMSG, "landlock_abi: expected an integer >= 0 or null");
+                r->landlock_abi = (int) abi;
         }
         /* added later in version 1: absent in older records */
         if (json_object_object_get_ex(o, "limits", &sub) && (k = limits_from_json(sub, &r->limits, ret_error)) < 0)

@@ -316,6 +316,10 @@ typedef struct RunRecord {
         uint64_t disk_used;
         bool disk_full;
         bool space_gone;
+        /* The Landlock ABI of the ruleset the command ran under (docs/security.md, "Landlock"); 0: none
+         * (files.landlock "best-effort" on a kernel without it); -1: not reported (the helper did not get
+         * as far, records of earlier versions). */
+        int landlock_abi;
         char *error;               /* why it failed to start or was refused; NULL otherwise */
         RunNetwork *network;       /* NULL: no network section (records of older versions) */
         RunSandbox *sandbox;       /* NULL: a run (one command), not a sandbox */

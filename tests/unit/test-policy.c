@@ -34,6 +34,13 @@
 #define NO_NETNS "network: no network namespace was prepared for this run"
 
 #define ARGV(...) ((char *[]) { __VA_ARGS__, NULL })
+/* The helper's Landlock options of every run (policy_landlock_options()): the OS read-only, the run's
+ * space and the device nodes writable; then the profile's read_write paths and the caches' directories. */
+#define LANDLOCK_OPTS                                                                                               \
+        "--landlock=required", "--landlock-ro=/", "--landlock-rw=/home/sbx", "--landlock-rw=/tmp",                  \
+                "--landlock-rw=/var/tmp", "--landlock-rw=/dev/shm", "--landlock-rw=/dev/null",                      \
+                "--landlock-rw=/dev/zero", "--landlock-rw=/dev/full", "--landlock-rw=/dev/tty",                     \
+                "--landlock-rw=/dev/pts", "--landlock-rw=/dev/ptmx"
 
 /* ---- helpers ---- */
 
@@ -452,7 +459,10 @@ static void test_compile_default(void **state) {
         assert_int_equal(get(plan, "RestrictNamespaces")->u, 0);
         assert_int_equal(get(plan, "SystemCallErrorNumber")->i, EPERM);
         /* seccomp(): for the helper to install sbx's own filter (which then denies it to the command) */
-        assert_strv_equal(get(plan, "SystemCallFilter")->strv, ARGV("@system-service", "seccomp"));
+        /* landlock_*(): for the helper to apply the command's Landlock ruleset */
+        assert_strv_equal(get(plan, "SystemCallFilter")->strv,
+                          ARGV("@system-service", "seccomp", "landlock_create_ruleset", "landlock_add_rule",
+                               "landlock_restrict_self"));
         /* io_uring always denied: it bypasses the other filters; the keyrings: not namespaced */
         assert_strv_equal(get(plan, "SystemCallFilter~")->strv,
                           ARGV("io_uring_setup", "io_uring_enter", "io_uring_register", "add_key", "keyctl",
@@ -798,7 +808,7 @@ static void test_exec_argv(void **state) {
                           ARGV(EXEC_PATH, "--expect-memory-max=2147483648", "--expect-swap-max=0",
                                "--expect-tasks-max=512", "--expect-network=none",
                                "--expect-profile-digest=" DIGEST_OFFLINE, "--expect-disk-max=1073741824", "--expect-cpu-quota=200", "--expect-egress",
-                               "--workspace=private", "--"));
+                               LANDLOCK_OPTS, "--workspace=private", "--"));
 }
 
 /* A profile with an output limit and swap; a request that tightens. */
@@ -818,7 +828,7 @@ static void test_exec_argv_public(void **state) {
                           ARGV(EXEC_PATH, "--expect-memory-max=1073741824", "--expect-swap-max=268435456",
                                "--expect-tasks-max=1024", "--expect-network=egress", digest,
                                "--expect-disk-max=2147483648", "--output-max=67108864", "--expect-cpu-quota=200", "--expect-egress",
-                               "--workspace=private", "--"));
+                               LANDLOCK_OPTS, "--workspace=private", "--"));
 
         /* the host's namespace and addresses (sbxd's): the helper checks it is not in the one, and that
          * the others are denied */
@@ -828,7 +838,7 @@ static void test_exec_argv_public(void **state) {
                                "--expect-tasks-max=1024", "--expect-network=egress", digest,
                                "--expect-disk-max=2147483648", "--output-max=67108864", "--expect-cpu-quota=200", "--expect-netns-not=4026531840",
                                "--expect-egress", "--expect-denied=198.51.100.7", "--expect-denied=2001:db8::7",
-                               "--workspace=private", "--"));
+                               LANDLOCK_OPTS, "--workspace=private", "--"));
 
         /* "cut" instead of ending the run */
         p->output_action = OUTPUT_ACTION_CUT;
@@ -850,7 +860,7 @@ static void test_run_plan_add_exec_option(void **state) {
                           ARGV(EXEC_PATH, "--expect-memory-max=2147483648", "--expect-swap-max=0",
                                "--expect-tasks-max=512", "--expect-network=none",
                                "--expect-profile-digest=" DIGEST_OFFLINE, "--expect-disk-max=1073741824", "--expect-cpu-quota=200", "--expect-egress",
-                               "--workspace=private", "--seccomp-filter=00ff", "--second", "--"));
+                               LANDLOCK_OPTS, "--workspace=private", "--seccomp-filter=00ff", "--second", "--"));
 
         /* a command line without the separator is refused, and left alone */
         bare = calloc(1, sizeof(RunPlan));
@@ -1450,7 +1460,8 @@ static void test_fixed_files_and_kernel(void **state) {
         assert_has_line(text, "TemporaryFileSystem=/run:ro,mode=0755,nosuid,nodev,noexec "
                               "/sys/fs/cgroup:ro,mode=0755,nosuid,nodev,noexec");
         assert_has_line(text, "MemorySwapMax=536870912");
-        assert_has_line(text, "SystemCallFilter=@system-service seccomp");
+        assert_has_line(text, "SystemCallFilter=@system-service seccomp landlock_create_ruleset landlock_add_rule "
+                              "landlock_restrict_self");
         assert_has_line(text, "SystemCallFilter=~@obsolete ptrace io_uring_setup io_uring_enter io_uring_register "
                               "add_key keyctl request_key");
         assert_has_line(text, "SystemCallErrorNumber=EPERM");
@@ -1488,6 +1499,7 @@ static void test_fixed_files_and_kernel(void **state) {
 /* ---- caches ---- */
 
 #define CACHE_OPT(name, path) "--cache=/var/lib/private/sbx-cache/" TENANT "/coding/" name ":" path
+#define CACHE_LL(name) "--landlock-rw=/var/lib/private/sbx-cache/" TENANT "/coding/" name
 
 /* A cache is a state directory systemd creates for the run's user (StateDirectory=); the exec helper
  * links it into HOME (--cache=STATEDIR:PATH). */
@@ -1515,7 +1527,8 @@ static void test_caches(void **state) {
                                        "--expect-profile-digest=" DIGEST_CODING, "--expect-disk-max=4294967296",
                                        "--output-max=1048576",
                                        "--expect-cpu-quota=200", "--expect-egress", CACHE_OPT("pip", ".cache/pip"),
-                                       CACHE_OPT("npm", ".npm"), "--workspace=bound", "--"));
+                                       CACHE_OPT("npm", ".npm"), LANDLOCK_OPTS, CACHE_LL("pip"), CACHE_LL("npm"),
+                                       "--workspace=bound", "--"));
                 /* and an option added later still goes before the separator */
                 assert_int_equal(run_plan_add_exec_option(plan, "--seccomp-filter=00"), 0);
                 assert_int_equal(strv_index(plan->exec_argv, "--seccomp-filter=00") + 1,
@@ -1546,6 +1559,51 @@ static void test_caches(void **state) {
                 assert_null(prop_table_get(plan->props, "BindPaths"));
                 for (size_t i = 0; plan->exec_argv[i]; i++)
                         assert_false(strneq(plan->exec_argv[i], "--cache=", 8));
+        }
+}
+
+/* The Landlock ruleset follows the file view: files.landlock, the profile's read_write paths, the caches the
+ * run may write (not a read-only one, not a busy one: that copy is in HOME). */
+static void test_landlock_options(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_coding(true);
+        RunRequest req = { .argv = ARGV("true"), .network = "none", .cache_owner = TENANT,
+                           .caches_ro = ARGV("npm") },
+                   busy = { .argv = ARGV("true"), .network = "none", .cache_owner = TENANT,
+                            .busy_caches = ARGV("pip") };
+
+        strv_free(p->read_write);
+        p->read_write = xstrv_copy(ARGV("/var/cache/shared", "/srv/scratch"));
+        p->landlock = LANDLOCK_MODE_BEST_EFFORT;
+        {
+                _cleanup_strv_free_ char **l = NULL;
+
+                assert_int_equal(policy_landlock_options(p, &req, &l), 0);
+                assert_strv_equal(l, ARGV("--landlock=best-effort", "--landlock-ro=/", "--landlock-rw=/home/sbx",
+                                          "--landlock-rw=/tmp", "--landlock-rw=/var/tmp", "--landlock-rw=/dev/shm",
+                                          "--landlock-rw=/dev/null", "--landlock-rw=/dev/zero",
+                                          "--landlock-rw=/dev/full", "--landlock-rw=/dev/tty",
+                                          "--landlock-rw=/dev/pts", "--landlock-rw=/dev/ptmx",
+                                          "--landlock-rw=/var/cache/shared", "--landlock-rw=/srv/scratch",
+                                          CACHE_LL("pip")));
+        }
+        {
+                _cleanup_strv_free_ char **l = NULL;
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &busy);
+
+                assert_int_equal(policy_landlock_options(p, &busy, &l), 0);
+                assert_false(strv_contains(l, CACHE_LL("pip")));
+                assert_true(strv_contains(l, CACHE_LL("npm")));
+                /* all of them are the helper's, before the command's separator */
+                STRV_FOREACH(o, l)
+                        assert_true(strv_index(plan->exec_argv, *o) > 0 &&
+                                    strv_index(plan->exec_argv, *o) < strv_index(plan->exec_argv, "--"));
+        }
+        p->landlock = LANDLOCK_MODE_REQUIRED;
+        {
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &busy);
+
+                assert_true(strv_contains(plan->exec_argv, "--landlock=required"));
+                assert_false(strv_contains(plan->exec_argv, "--landlock=best-effort"));
         }
 }
 
@@ -1591,7 +1649,7 @@ static void test_network_host_addresses(void **state) {
                                        "--expect-cpu-quota=200", "--expect-netns-not=4026531840", "--expect-egress",
                                        CACHE_OPT("pip", ".cache/pip"), CACHE_OPT("npm", ".npm"),
                                        "--expect-denied=198.51.100.7", "--expect-denied=2001:db8::7",
-                                       "--workspace=bound", "--"));
+                                       LANDLOCK_OPTS, CACHE_LL("pip"), CACHE_LL("npm"), "--workspace=bound", "--"));
         }
         /* mode none: no address filter at all */
         {
@@ -2317,6 +2375,7 @@ int main(void) {
                 cmocka_unit_test(test_fixed_prefix_of_plan),
                 cmocka_unit_test(test_fixed_files_and_kernel),
                 cmocka_unit_test(test_caches),
+                cmocka_unit_test(test_landlock_options),
                 cmocka_unit_test(test_network_host_addresses),
                 cmocka_unit_test(test_dataset),
                 cmocka_unit_test(test_refuse_profile_and_command),

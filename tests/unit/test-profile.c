@@ -310,6 +310,7 @@ static void test_defaults(void **state) {
         assert_int_equal(p->disk_max, 1ULL << 30);
         assert_int_equal(p->output_max, 0);
         assert_int_equal(p->output_action, OUTPUT_ACTION_STOP);
+        assert_int_equal(p->landlock, LANDLOCK_MODE_REQUIRED);
         /* any name but the dynamic loader's, sbx's own and the like */
         assert_strv_equal(p->environment_allow, STRV("*"));
         assert_strv_equal(p->environment_deny, environment_deny_default);
@@ -425,6 +426,28 @@ static void test_network_modes(void **state) {
 }
 
 /* A path below another one in a different list is fine; only the same path is a contradiction. */
+/* files.landlock: "required" (the default) or "best-effort", nothing else */
+static void test_landlock(void **state) {
+        _cleanup_(profile_freep) Profile *req = parse_ok(DOC(", 'files': { 'landlock': 'required' }"));
+        _cleanup_(profile_freep) Profile *best = parse_ok(DOC(", 'files': { 'landlock': 'best-effort' }"));
+        _cleanup_(profile_freep) Profile *dflt = parse_ok(DOC(", 'files': {}"));
+        static const ErrorCase table[] = {
+                { DOC(", 'files': {'landlock': 'off'}"),
+                  FILE_NAME ": files.landlock: expected one of required, best-effort, got \"off\"" },
+                { DOC(", 'files': {'landlock': true}"),
+                  FILE_NAME ": files.landlock: expected one of required, best-effort, got true" },
+        };
+
+        assert_int_equal(req->landlock, LANDLOCK_MODE_REQUIRED);
+        assert_int_equal(best->landlock, LANDLOCK_MODE_BEST_EFFORT);
+        assert_int_equal(dflt->landlock, LANDLOCK_MODE_REQUIRED);
+        assert_string_equal(landlock_mode_to_string(LANDLOCK_MODE_BEST_EFFORT), "best-effort");
+        assert_int_equal(landlock_mode_from_string("required"), LANDLOCK_MODE_REQUIRED);
+        assert_int_equal(landlock_mode_from_string("Required"), -EINVAL);
+        assert_null(landlock_mode_to_string(_LANDLOCK_MODE_MAX));
+        CHECK_ERRORS(table);
+}
+
 static void test_nested_paths(void **state) {
         _cleanup_(profile_freep) Profile *p = parse_ok(
                 DOC(", 'files': { 'read_only': ['/usr'], 'hidden': ['/usr/share'], 'read_write': ['/usr/share/x'] }"));
@@ -1720,6 +1743,7 @@ int main(void) {
                 cmocka_unit_test(test_cpu),
                 cmocka_unit_test(test_network_modes),
                 cmocka_unit_test(test_nested_paths),
+                cmocka_unit_test(test_landlock),
                 cmocka_unit_test(test_description_length),
                 cmocka_unit_test(test_syntax_errors),
                 cmocka_unit_test(test_nul_byte),

@@ -152,6 +152,7 @@ static void assert_records_equal(const RunRecord *a, const RunRecord *b) {
         assert_int_equal(a->disk_used, b->disk_used);
         assert_int_equal(a->disk_full, b->disk_full);
         assert_int_equal(a->space_gone, b->space_gone);
+        assert_int_equal(a->landlock_abi, b->landlock_abi);
         assert_int_equal(a->n_denied, b->n_denied);
         for (size_t i = 0; i < a->n_denied; i++) {
                 assert_string_equal(a->denied[i].name, b->denied[i].name);
@@ -264,9 +265,10 @@ static void test_to_json_finished(void **state) {
         /* no limits recorded here (test-observe.c has them), limit events not measured: null */
         assert_false(json_object_object_get_ex(o, "limits", NULL));
         assert_json_null(o, "limit_events");
-        /* capture never enabled: null */
+        /* capture never enabled: null; the Landlock ABI not reported: null */
         assert_json_null(o, "capture");
-        assert_int_equal(json_object_object_length(o), 18);
+        assert_json_null(o, "landlock_abi");
+        assert_int_equal(json_object_object_length(o), 19);
         json_object_put(o);
 }
 
@@ -639,7 +641,7 @@ static void test_to_json_user_workspace(void **state) {
 static void test_to_json_disk(void **state) {
         _cleanup_(run_record_freep) RunRecord *r = finished_record();
         _cleanup_free_ char *text = NULL, *error = NULL;
-        json_object *o;
+        json_object *o, *v;
 
         r->unit_gone = r->cgroup_gone = true;
         /* no space (a record of an earlier version): no "disk", nothing more to clean up */
@@ -661,6 +663,19 @@ static void test_to_json_disk(void **state) {
         assert_json_bool(o, "disk.full", true);
         assert_json_bool(o, "cleanup.space_gone", false);
         assert_json_bool(o, "cleanup.completed", false);
+        json_object_put(o);
+        text = mfree(text);
+
+        /* the Landlock ABI: null until the helper reports it, 0 when it ran without */
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_true(json_object_object_get_ex(o, "landlock_abi", &v) && v == NULL);
+        json_object_put(o);
+        text = mfree(text);
+        r->landlock_abi = 0;
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_json_int(o, "landlock_abi", 0);
         json_object_put(o);
         text = mfree(text);
 
@@ -956,7 +971,7 @@ static void test_net_to_json(void **state) {
         assert_json_bool(o, "network.entries_removed", true);
         assert_json_bool(o, "cleanup.completed", true);
         assert_int_equal(json_object_object_length(lookup(o, "network")), 8);
-        assert_int_equal(json_object_object_length(o), 19);
+        assert_int_equal(json_object_object_length(o), 20);
 
         dests = lookup(o, "network.destinations");
         assert_int_equal(json_object_array_length(dests), 4);
@@ -1141,6 +1156,7 @@ static void test_round_trip_variants(void **state) {
                         r->disk_used = 1ULL << 30;
                         r->disk_full = true;
                         r->space_gone = true;
+                        r->landlock_abi = 2; /* and the Landlock ABI the command ran under */
                         break;
                 case 10: /* a space never measured (the run did not start), still there */
                         r->disk_max = 4096;

@@ -181,7 +181,10 @@ t_begin "a daemon-reload during a run keeps its hand-over, figures and command l
 # reload would leave the unit "bad-setting" without its ExecStopPost= (the workspace would stay the
 # run's user's, the figures would be lost).
 WS=$(mktemp -d /var/tmp/sbxws.XXXXXX); t_on_exit "rm -rf '$WS'"
-sbx_run_bg "$W/o" -w "$WS" -- sh -c 'sleep 15; printf "%s|%s|%s\n" "$1" "$2" "$3" > out.txt' sh '$HOME' 'a$$b' '${PATH}'
+# the command waits for the test's go (a file in the workspace), not for a time: it must still run when
+# the dynamic user is looked for after the reload, however slow the testbed
+sbx_run_bg "$W/o" -w "$WS" -- sh -c 'for i in $(seq 1200); do [ -e go ] && break; sleep 0.1; done
+  printf "%s|%s|%s\n" "$1" "$2" "$3" > out.txt' sh '$HOME' 'a$$b' '${PATH}'
 cpid=$CPID id=$RUN
 unit=$(record_get "$id" .unit)
 systemctl daemon-reload
@@ -190,6 +193,7 @@ assert_eq "loaded" "$(systemctl show -P LoadState "sbx-space@$id.service")" "the
 dyn_user() { busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager \
   LookupDynamicUserByName s "sbx-${id:0:16}" >/dev/null 2>&1; }
 dyn_user || _t_err "PID 1 has no dynamic user sbx-${id:0:16} while the run runs"
+touch "$WS/go"
 wait "$cpid"; rc=$?
 assert_eq 0 "$rc" "the client's exit status"
 assert_eq '$HOME|a$$b|${PATH}' "$(cat "$WS/out.txt" 2>/dev/null)" "arguments with \$ reach the command as given"

@@ -85,7 +85,11 @@ stray_temp_records() { find "$SBX_RUNS_DIR" -maxdepth 1 -name '.#*' | head -3; }
 # records_complete NAME.json...: each record complete; one whose cleanup was still under way when it was
 # written (a space not yet removed after 5 s on a loaded host) must be completed by the reaper's next pass
 records_complete() {
-  local f bad=()
+  local f bad=() files=()
+  # one jq over all of them first (every program started costs under emulation)
+  for f in "$@"; do files+=("$SBX_RUNS_DIR/$f"); done
+  f=$(jq -r 'select((.state == "finished" and .stop_reason != null and .ended_at != null and .cleanup.completed == true) | not)
+             | input_filename' "${files[@]}" 2>&1) && [ -z "$f" ] && return 0
   for f in "$@"; do record_complete "$SBX_RUNS_DIR/$f" > /dev/null || bad+=("$f"); done
   [ "${#bad[@]}" = 0 ] && return 0
   t_log "records with a cleanup still under way when written: ${bad[*]}; the reaper measures them again"
@@ -402,7 +406,10 @@ done
 
 t_begin "after the kills: every record valid JSON, none half-written, the reaper finds nothing incomplete"
 bad=0
-for f in "$SBX_RUNS_DIR"/*.json; do jq -e . "$f" > /dev/null 2>&1 || { bad=$((bad + 1)); echo "invalid: $f" >&2; }; done
+# one jq over all of them; file by file only to count and name the invalid ones
+if ! jq -e . "$SBX_RUNS_DIR"/*.json > /dev/null 2>&1; then
+  for f in "$SBX_RUNS_DIR"/*.json; do jq -e . "$f" > /dev/null 2>&1 || { bad=$((bad + 1)); echo "invalid: $f" >&2; }; done
+fi
 assert_eq 0 "$bad" "records that are not valid JSON"
 [ -z "$(stray_temp_records)" ] || _t_err "temporary records left: $(stray_temp_records)"
 assert_rc 0 sbxctl gc --json

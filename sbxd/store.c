@@ -137,13 +137,30 @@ int store_take_figures(Store *s, const char *unit, char **ret) {
         return 0;
 }
 
-void store_drop_figures(Store *s, const char *unit) {
-        if (figures_name_is_valid(unit) && s->figures_fd >= 0)
-                (void) unlinkat(s->figures_fd, unit, 0);
+/* The unit a file of the figures directory is of: its name, or for ".#UNIT.RANDOM" (16 hex digits), what a
+ * figures reader killed between writing and renaming left (write_file_atomic_at(); the unit's stop timeout
+ * ends it, on a loaded host), UNIT. False for anything else. */
+static bool figures_file_unit(const char *name, char unit[static 256]) {
+        size_t n = strlen(name);
+
+        if (name[0] != '.') {
+                if (n >= 256)
+                        return false;
+                memcpy(unit, name, n + 1);
+                return true;
+        }
+        if (!strneq(name, ".#", 2) || n < 2 + 1 + 17 || n - 2 - 17 >= 256 || name[n - 17] != '.' ||
+            strspn(name + n - 16, "0123456789abcdef") != 16)
+                return false;
+        memcpy(unit, name + 2, n - 2 - 17);
+        unit[n - 2 - 17] = 0;
+        return true;
 }
 
-void store_sweep_figures(Store *s, bool (*keep)(const char *unit, void *userdata), void *userdata) {
+/* Removes the figures files of the units drop() names, temporary ones included. */
+static void figures_remove_if(Store *s, bool (*drop)(const char *unit, void *userdata), void *userdata) {
         _cleanup_close_ int fd = -EBADF;
+        char unit[256];
         DIR *d;
 
         if (s->figures_fd < 0 || (fd = openat(s->figures_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -153,9 +170,33 @@ void store_sweep_figures(Store *s, bool (*keep)(const char *unit, void *userdata
                 return;
         TAKE_FD(fd);
         for (struct dirent *de; (de = readdir(d));)
-                if (de->d_name[0] != '.' && !keep(de->d_name, userdata))
+                if (figures_file_unit(de->d_name, unit) && drop(unit, userdata))
                         (void) unlinkat(s->figures_fd, de->d_name, 0);
         closedir(d);
+}
+
+static bool is_unit(const char *unit, void *userdata) {
+        return streq(unit, userdata);
+}
+
+void store_drop_figures(Store *s, const char *unit) {
+        if (figures_name_is_valid(unit) && s->figures_fd >= 0)
+                figures_remove_if(s, is_unit, (void *) unit);
+}
+
+struct sweep {
+        bool (*keep)(const char *unit, void *userdata);
+        void *userdata;
+};
+
+static bool not_kept(const char *unit, void *userdata) {
+        struct sweep *w = userdata;
+
+        return !w->keep(unit, w->userdata);
+}
+
+void store_sweep_figures(Store *s, bool (*keep)(const char *unit, void *userdata), void *userdata) {
+        figures_remove_if(s, not_kept, &(struct sweep) { keep, userdata });
 }
 
 void store_close(Store *s) {

@@ -20,9 +20,11 @@ void store_close(Store *s);
 
 /* The figures unit left (SBX_FIGURES_DIR/<unit>), removed as they are read. -ENOENT: none. */
 int store_take_figures(Store *s, const char *unit, char **ret);
+/* Removes what a unit's figures reader left: its file, and a temporary ".#<unit>.RANDOM" of a reader killed
+ * before its rename (the unit's stop timeout, on a loaded host). */
 void store_drop_figures(Store *s, const char *unit);
-/* Removes every figures file whose unit keep() does not claim (at start: those of units gone while sbxd
- * was not running). */
+/* Removes every figures file, temporary ones included, whose unit keep() does not claim (at start: those of
+ * units gone while sbxd was not running). */
 void store_sweep_figures(Store *s, bool (*keep)(const char *unit, void *userdata), void *userdata);
 
 /* A finished record that cannot be written (the file system is full or read-only) is kept in memory: read

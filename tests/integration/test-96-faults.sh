@@ -541,6 +541,26 @@ journal_back
 assert_eq active "$(systemctl is-active systemd-journald.service)" "journald after it was started again"
 
 # ---------------------------------------------------------------------------------------------------
+t_begin "a figures reader killed before its rename: its temporary file goes with the run, and at sbxd's start"
+# what write_file_atomic_at() leaves when the unit's stop timeout kills the reader (seen with 64 runs at once)
+FIG=$SBX_STATEDIR/figures
+sbx_run_bg "$W/fig.out" -- sleep 3002
+if [ -n "${RUN:-}" ]; then
+  unit=$(record_get "$RUN" .unit)
+  : > "$FIG/.#$unit.0123456789abcdef"
+  assert_rc 0 sbxctl stop "$RUN"
+  wait "$CPID" 2>/dev/null
+  wait_complete "$SBX_RUNS_DIR/$RUN.json" 30 > /dev/null || records_complete "$RUN.json"
+  [ -e "$FIG/.#$unit.0123456789abcdef" ] && _t_err "the run's temporary figures file is still there after its end"
+fi
+# one of a unit that ended while no sbxd ran: removed when sbxd starts
+: > "$FIG/.#sbx-offline-00000000000000000000000000000001.service.fedcba9876543210"
+systemctl restart sbxd.service
+for _ in $(seq 50); do [ -e "$FIG/.#sbx-offline-00000000000000000000000000000001.service.fedcba9876543210" ] || break; sleep 0.2; done
+[ -e "$FIG/.#sbx-offline-00000000000000000000000000000001.service.fedcba9876543210" ] &&
+  { _t_err "a stale temporary figures file survived sbxd's start"; rm -f "$FIG"/.#sbx-offline-0000*; }
+assert_clean
+
 t_begin "the D-Bus daemon restarted during a run: sbxd comes back and adopts it; its record is complete; new runs work"
 # long enough to outlast sbxd's restart on the new bus (a run that ends while no sbxd runs is lost)
 sbx_run_bg "$W/o" -- sh -c 'sleep 25; exit 5'

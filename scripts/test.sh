@@ -25,7 +25,7 @@
 #      SBX_TESTBED_KIND        vm | nspawn | host: where the integration tests run (default: host
 #                              when this machine's PID 1 is systemd, else vm; nspawn is quick but
 #                              does not enforce MemoryMax/TasksMax/CPUQuota)
-#      SBX_VM_TIMEOUT          seconds for the whole VM run (default 4500: under the 90 minutes CI allows, with the build before)
+#      SBX_VM_TIMEOUT          seconds for the whole VM run (default 5100: the 90 minutes CI allows less the ~2 min of build and packages before it)
 #      SBX_TESTS, SBX_TEST_TIMEOUT: passed to payload.sh (which test files; per-file timeout)
 set -uo pipefail
 # shellcheck source=scripts/common.sh
@@ -132,7 +132,7 @@ else
     t_int=$(now)
     rm -f "$BUILD/integration.log" "$INT_OUT"
     [ "$DEB_OK" = 1 ] && export SBX_PASS_ENV="${SBX_PASS_ENV:-} SBX_DEB SBX_DEB_PREV"
-    run_payload tests/integration/payload.sh "${SBX_VM_TIMEOUT:-4500}" > "$INT_OUT" 2>&1 &
+    run_payload tests/integration/payload.sh "${SBX_VM_TIMEOUT:-5100}" > "$INT_OUT" 2>&1 &
     INT_PID=$!
     echo "integration tests running ($where), output in $INT_OUT; shown when they end"
   fi

@@ -112,3 +112,19 @@ sbx_run_bg() {
   RUN=$(sbx_wait_new_run "$before" "$CPID") || { _t_err "no running run appeared: $(cat "$out")"; return 1; }
   sbx_wait_active "$RUN" || { _t_err "the unit of run $RUN never became active"; return 1; }
 }
+
+# helper_unit UNIT COMMAND PROPERTY... -- HELPER-OPTION...: the installed helper (sbx-exec) alone in a
+# transient unit UNIT with those properties and options, given `sh -c COMMAND` the way sbxd gives it a
+# command (on the unit's stdin: helper-cmd.py). Prints "rc=N status=TEXT": the unit's exit status and
+# the status text the helper left (what it refused, or that it ran the command).
+SBX_EXEC=/usr/libexec/sbx/sbx-exec
+helper_unit() {
+  local unit=$1 cmd=$2 props=() st rc; shift 2
+  while [ "$1" != -- ]; do props+=("$1"); shift; done; shift
+  /usr/bin/python3 "${BASH_SOURCE[0]%/*}/helper-cmd.py" sh -c "$cmd" -- \
+    systemd-run -q --wait --pipe --unit="$unit" -p RemainAfterExit=yes "${props[@]}" "$SBX_EXEC" "$@" >/dev/null 2>&1 </dev/null
+  st=$(systemctl show -p StatusText --value "$unit")
+  rc=$(systemctl show -p ExecMainStatus --value "$unit")
+  systemctl stop "$unit" >/dev/null 2>&1; systemctl reset-failed "$unit" >/dev/null 2>&1
+  echo "rc=$rc status=$st"
+}

@@ -4,27 +4,13 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary
-EXEC=/usr/libexec/sbx/sbx-exec
-HELPER_CMD=$(cd "$(dirname "$0")" && pwd)/helper-cmd.py
 BASE=(-p DynamicUser=yes -p NoNewPrivileges=yes -p CapabilityBoundingSet= -p SystemCallFilter=@system-service
       -p "SystemCallFilter=~io_uring_setup" -p SystemCallErrorNumber=EPERM
       -p ProtectHome=tmpfs -p "TemporaryFileSystem=/home/sbx:mode=0777" -p NotifyAccess=main -p PrivateNetwork=yes
       -p MemoryMax=100M -p MemorySwapMax=0 -p TasksMax=50)
 
-# run_helper UNIT PROPS... -- HELPER-ARGS...: prints "rc=N status=TEXT marker=yes|no"
-run_helper() {
-  local unit=$1; shift
-  local props=() ; while [ "$1" != -- ]; do props+=("$1"); shift; done; shift
-  rm -f /var/tmp/sbx-failclosed-marker
-  # the command reaches the helper as sbxd sends it: on the unit's stdin (helper-cmd.py)
-  /usr/bin/python3 "$HELPER_CMD" sh -c 'echo ran > /dev/null; exit 7' -- \
-    systemd-run -q --wait --pipe --unit="$unit" -p RemainAfterExit=yes "${props[@]}" "$EXEC" "$@" >/dev/null 2>&1 </dev/null
-  local st rc
-  st=$(systemctl show -p StatusText --value "$unit")
-  rc=$(systemctl show -p ExecMainStatus --value "$unit")
-  systemctl stop "$unit" >/dev/null 2>&1; systemctl reset-failed "$unit" >/dev/null 2>&1
-  echo "rc=$rc status=$st"
-}
+# run_helper UNIT PROPS... -- HELPER-ARGS...: helper_unit (sbx.sh) with a command that exits 7
+run_helper() { rm -f /var/tmp/sbx-failclosed-marker; helper_unit "$1" 'echo ran > /dev/null; exit 7' "${@:2}"; }
 
 t_begin "control: with every promise kept the helper runs the command"
 out=$(run_helper sbxt-fc0 "${BASE[@]}" -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none)

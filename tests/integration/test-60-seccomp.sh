@@ -8,8 +8,6 @@
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary
 PY=/usr/bin/python3
-EXEC=/usr/libexec/sbx/sbx-exec
-HELPER_CMD=$(cd "$(dirname "$0")" && pwd)/helper-cmd.py
 RUNPROF=/run/sbx/profiles.d
 ADDED=()   # profile files this test puts into $RUNPROF: removed (and systemd reloaded) at exit
 cleanup_profiles() {
@@ -126,18 +124,7 @@ BASE=("${NOSECCOMP[@]}" -p SystemCallFilter=seccomp)   # allow lists merge
 ALLOW_ALL=060000000000ff7f   # one instruction: BPF_RET|BPF_K SECCOMP_RET_ALLOW
 
 # run_helper UNIT PROPS... -- HELPER-ARGS...: prints "rc=N status=TEXT"; the command exits 7
-run_helper() {
-  local unit=$1; shift
-  local props=() ; while [ "$1" != -- ]; do props+=("$1"); shift; done; shift
-  # the command reaches the helper as sbxd sends it: on the unit's stdin (helper-cmd.py)
-  /usr/bin/python3 "$HELPER_CMD" sh -c 'exit 7' -- \
-    systemd-run -q --wait --pipe --unit="$unit" -p RemainAfterExit=yes "${props[@]}" "$EXEC" "$@" >/dev/null 2>&1 </dev/null
-  local st rc
-  st=$(systemctl show -p StatusText --value "$unit")
-  rc=$(systemctl show -p ExecMainStatus --value "$unit")
-  systemctl stop "$unit" >/dev/null 2>&1; systemctl reset-failed "$unit" >/dev/null 2>&1
-  echo "rc=$rc status=$st"
-}
+run_helper() { helper_unit "$1" 'exit 7' "${@:2}"; }
 
 t_begin "control: the helper installs a program and runs the command"
 out=$(run_helper sbxt-sc0 "${BASE[@]}" -- --expect-network=none --seccomp-filter=$ALLOW_ALL)

@@ -6,8 +6,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary
-EXEC=/usr/libexec/sbx/sbx-exec
-HELPER_CMD=$(cd "$(dirname "$0")" && pwd)/helper-cmd.py
 
 if [ ! -r /sys/kernel/security/lsm ] || ! grep -qw landlock /sys/kernel/security/lsm; then
   t_begin "Landlock is enabled in this kernel"
@@ -43,18 +41,7 @@ assert_contains "$T_OUT" "Permission denied"
 assert_rc 0 sbxctl rm "$sb"
 
 # run_helper UNIT COMMAND PROPS... -- HELPER-ARGS...: prints "rc=N status=TEXT"
-run_helper() {
-  local unit=$1 cmd=$2; shift 2
-  local props=() ; while [ "$1" != -- ]; do props+=("$1"); shift; done; shift
-  # the command reaches the helper as sbxd sends it: on the unit's stdin (helper-cmd.py)
-  /usr/bin/python3 "$HELPER_CMD" sh -c "$cmd" -- \
-    systemd-run -q --wait --pipe --unit="$unit" -p RemainAfterExit=yes "${props[@]}" "$EXEC" "$@" >/dev/null 2>&1 </dev/null
-  local st rc
-  st=$(systemctl show -p StatusText --value "$unit")
-  rc=$(systemctl show -p ExecMainStatus --value "$unit")
-  systemctl stop "$unit" >/dev/null 2>&1; systemctl reset-failed "$unit" >/dev/null 2>&1
-  echo "rc=$rc status=$st"
-}
+run_helper() { helper_unit "$@"; }
 LL_SYSCALLS="landlock_create_ruleset landlock_add_rule landlock_restrict_self"
 BASE=(-p DynamicUser=yes -p NoNewPrivileges=yes -p CapabilityBoundingSet= -p SystemCallFilter=@system-service
       -p "SystemCallFilter=$LL_SYSCALLS" -p "SystemCallFilter=~io_uring_setup" -p SystemCallErrorNumber=EPERM

@@ -10,7 +10,7 @@ BASE=(-p DynamicUser=yes -p NoNewPrivileges=yes -p CapabilityBoundingSet= -p Sys
       -p MemoryMax=100M -p MemorySwapMax=0 -p TasksMax=50)
 
 # run_helper UNIT PROPS... -- HELPER-ARGS...: helper_unit (sbx.sh) with a command that exits 7
-run_helper() { rm -f /var/tmp/sbx-failclosed-marker; helper_unit "$1" 'echo ran > /dev/null; exit 7' "${@:2}"; }
+run_helper() { helper_unit "$1" 'exit 7' "${@:2}"; }
 
 t_begin "control: with every promise kept the helper runs the command"
 out=$(run_helper sbxt-fc0 "${BASE[@]}" -- --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none)

@@ -551,14 +551,15 @@ if [ -n "${RUN:-}" ]; then
   assert_rc 0 sbxctl stop "$RUN"
   wait "$CPID" 2>/dev/null
   wait_complete "$SBX_RUNS_DIR/$RUN.json" 30 > /dev/null || records_complete "$RUN.json"
-  [ -e "$FIG/.#$unit.0123456789abcdef" ] && _t_err "the run's temporary figures file is still there after its end"
+  [ -e "$FIG/.#$unit.0123456789abcdef" ] &&
+    { _t_err "the run's temporary figures file is still there after its end"; rm -f "$FIG/.#$unit.0123456789abcdef"; }
 fi
 # one of a unit that ended while no sbxd ran: removed when sbxd starts
-: > "$FIG/.#sbx-offline-00000000000000000000000000000001.service.fedcba9876543210"
+stale=$FIG/.#sbx-offline-00000000000000000000000000000001.service.fedcba9876543210
+: > "$stale"
 systemctl restart sbxd.service
-for _ in $(seq 50); do [ -e "$FIG/.#sbx-offline-00000000000000000000000000000001.service.fedcba9876543210" ] || break; sleep 0.2; done
-[ -e "$FIG/.#sbx-offline-00000000000000000000000000000001.service.fedcba9876543210" ] &&
-  { _t_err "a stale temporary figures file survived sbxd's start"; rm -f "$FIG"/.#sbx-offline-0000*; }
+for _ in $(seq 50); do [ -e "$stale" ] || break; sleep 0.2; done
+[ -e "$stale" ] && { _t_err "a stale temporary figures file survived sbxd's start"; rm -f "$stale"; }
 assert_clean
 
 t_begin "the D-Bus daemon restarted during a run: sbxd comes back and adopts it; its record is complete; new runs work"

@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/loop.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,6 +12,7 @@
 
 #include "cache-prune.h"
 #include "cache.h"
+#include "loop.h"
 #include "util.h"
 
 #define REMOVE_MAX_DEPTH 256
@@ -236,31 +235,6 @@ static int make_fs(const char *image) {
         return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
 }
 
-/* A free loop device backed by fd, released when its last mount goes. */
-static int loop_attach(int fd, char ret_dev[static 32]) {
-        _cleanup_close_ int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-
-        if (ctl < 0)
-                return negative_errno();
-        for (int attempt = 0; attempt < 16; attempt++) {
-                struct loop_config cfg = { .fd = (uint32_t) fd, .info.lo_flags = LO_FLAGS_AUTOCLEAR };
-                _cleanup_close_ int lfd = -EBADF;
-                int n = ioctl(ctl, LOOP_CTL_GET_FREE);
-
-                if (n < 0)
-                        return negative_errno();
-                snprintf(ret_dev, 32, "/dev/loop%d", n);
-                lfd = open(ret_dev, O_RDWR | O_CLOEXEC);
-                if (lfd < 0)
-                        return negative_errno();
-                if (ioctl(lfd, LOOP_CONFIGURE, &cfg) >= 0)
-                        return TAKE_FD(lfd);
-                if (errno != EBUSY) /* another took it between GET_FREE and CONFIGURE: try the next */
-                        return negative_errno();
-        }
-        return -EBUSY;
-}
-
 int cache_image_attach(const char *dir, uint64_t size) {
         _cleanup_free_ char *image = NULL, *mnt = NULL;
         _cleanup_close_ int fd = -EBADF, lfd = -EBADF;
@@ -303,7 +277,7 @@ int cache_image_attach(const char *dir, uint64_t size) {
                         return r;
                 }
         }
-        lfd = loop_attach(fd, dev);
+        lfd = loop_attach(fd, false, dev);
         if (lfd < 0)
                 return lfd;
         if (mount(dev, mnt, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME, "errors=remount-ro") < 0)

@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "fileio.h"
 #include "image.h"
@@ -255,30 +256,79 @@ int image_info_load(const char *dir, const char *hex, ImageInfo **ret, char **re
         return 0;
 }
 
-int image_mount_argv(const char *dir, const ImageInfo *i, const char *where, char ***ret) {
-        _cleanup_free_ char *image = NULL, *verity = NULL, *hash = NULL, *data = NULL;
-        char **l;
+/* little-endian fields of the superblock (struct verity_sb of cryptsetup's lib/verity/verity.c) */
+static uint16_t le16_at(const uint8_t *b) {
+        return (uint16_t) (b[0] | b[1] << 8);
+}
+static uint32_t le32_at(const uint8_t *b) {
+        return (uint32_t) b[0] | (uint32_t) b[1] << 8 | (uint32_t) b[2] << 16 | (uint32_t) b[3] << 24;
+}
+static uint64_t le64_at(const uint8_t *b) {
+        return (uint64_t) le32_at(b) | (uint64_t) le32_at(b + 4) << 32;
+}
 
-        if (!image_digest_is_valid(i->digest) || !i->root_hash[0] ||
-            strlen(i->root_hash) % 2 || !lower_hex_is_valid(i->root_hash, strlen(i->root_hash)))
-                return -EINVAL;
-        if (asprintf(&image, "%s/%s/" IMAGE_FILE, dir, i->digest) < 0 ||
-            asprintf(&verity, "%s/%s/" IMAGE_VERITY_FILE, dir, i->digest) < 0 ||
-            asprintf(&hash, "--root-hash=%s", i->root_hash) < 0 || asprintf(&data, "--verity-data=%s", verity) < 0)
-                return -ENOMEM;
-        l = strv_new(SYSTEMD_DISSECT, "--mount", "--read-only", "--mkdir", hash, data, image, where);
-        if (!l)
-                return -ENOMEM;
-        *ret = l;
+static bool block_size_is_valid(uint32_t s) {
+        return s >= 512 && s <= 65536 && (s & (s - 1)) == 0;
+}
+
+int verity_superblock_parse(const uint8_t *b, size_t n, VeritySuperblock *ret, char **ret_error) {
+        VeritySuperblock sb = {};
+        size_t alg_len;
+
+        /* signature[8] version:32 hash_type:32 uuid[16] algorithm[32] data_block_size:32
+         * hash_block_size:32 data_blocks:64 salt_size:16 pad[6] salt[256] pad[168] */
+        if (n < VERITY_SUPERBLOCK_SIZE || memcmp(b, "verity\0\0", 8) != 0)
+                return error_setf(ret_error, -EBADMSG, "no dm-verity superblock at its start");
+        if (le32_at(b + 8) != 1)
+                return error_setf(ret_error, -EBADMSG, "dm-verity superblock version %" PRIu32 " (only 1 is known)",
+                                  le32_at(b + 8));
+        sb.hash_type = le32_at(b + 12);
+        if (sb.hash_type != 1)
+                return error_setf(ret_error, -EBADMSG, "dm-verity hash type %" PRIu32 " (only 1 is used here)",
+                                  sb.hash_type);
+        memcpy(sb.algorithm, b + 32, sizeof(sb.algorithm) - 1);
+        alg_len = strnlen((const char *) b + 32, 32);
+        if (alg_len == 0 || alg_len >= 32 ||
+            strspn(sb.algorithm, "abcdefghijklmnopqrstuvwxyz0123456789-") != alg_len)
+                return error_setf(ret_error, -EBADMSG, "dm-verity superblock names no valid hash algorithm");
+        sb.data_block_size = le32_at(b + 64);
+        sb.hash_block_size = le32_at(b + 68);
+        if (!block_size_is_valid(sb.data_block_size) || !block_size_is_valid(sb.hash_block_size))
+                return error_setf(ret_error, -EBADMSG, "dm-verity block sizes %" PRIu32 "/%" PRIu32 " are not powers "
+                                  "of two from 512 to 65536", sb.data_block_size, sb.hash_block_size);
+        sb.data_blocks = le64_at(b + 72);
+        if (sb.data_blocks == 0 || sb.data_blocks > UINT64_MAX / sb.data_block_size / 2)
+                return error_setf(ret_error, -EBADMSG, "dm-verity superblock counts %" PRIu64 " data blocks",
+                                  sb.data_blocks);
+        sb.salt_size = le16_at(b + 80);
+        if (sb.salt_size > sizeof(sb.salt))
+                return error_setf(ret_error, -EBADMSG, "dm-verity salt of %u bytes (at most 256)", sb.salt_size);
+        memcpy(sb.salt, b + 88, sb.salt_size);
+        *ret = sb;
         return 0;
 }
 
-int image_umount_argv(const char *where, char ***ret) {
-        char **l = strv_new(SYSTEMD_DISSECT, "--umount", "--rmdir", where);
+int verity_table_params(const VeritySuperblock *sb, dev_t data, dev_t hash, const char *root_hash, char **ret,
+                        uint64_t *ret_sectors) {
+        _cleanup_free_ char *salt = NULL;
+        size_t n = strlen(root_hash);
+        /* cryptsetup's VERITY_hash_offset_block(): the hash tree starts at the first hash block after the
+         * superblock */
+        uint64_t hash_start = (VERITY_SUPERBLOCK_SIZE + sb->hash_block_size - 1) / sb->hash_block_size;
 
-        if (!l)
+        if (n == 0 || n % 2 || n > IMAGE_ROOT_HASH_HEX_MAX || !lower_hex_is_valid(root_hash, n))
+                return -EINVAL;
+        if (sb->salt_size > 0) {
+                salt = malloc(sb->salt_size * 2 + 1);
+                if (!salt)
+                        return -ENOMEM;
+                hex_encode(sb->salt, sb->salt_size, salt);
+        }
+        if (asprintf(ret, "%" PRIu32 " %u:%u %u:%u %" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu64 " %s %s %s",
+                     sb->hash_type, major(data), minor(data), major(hash), minor(hash), sb->data_block_size,
+                     sb->hash_block_size, sb->data_blocks, hash_start, sb->algorithm, root_hash, salt ?: "-") < 0)
                 return -ENOMEM;
-        *ret = l;
+        *ret_sectors = sb->data_blocks * (sb->data_block_size / 512);
         return 0;
 }
 

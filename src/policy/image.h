@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "macro.h"
 #include "proptable.h"
@@ -19,8 +20,6 @@
 #define IMAGE_VERITY_FILE "image.verity"
 #define IMAGE_META_FILE "meta.json"
 #define IMAGE_META_MAX (64 * 1024)
-/* mounts an image for runs, with its dm-verity data (systemd-container on Debian) */
-#define SYSTEMD_DISSECT "/usr/bin/systemd-dissect"
 /* Where an image is mounted for runs, read-only through dm-verity, while sbx-image@<hex digest>.service
  * is active (docs/images.md): SBX_IMAGE_MOUNTS_DIR/<hex digest>, the runs' RootDirectory=. root only. */
 #define SBX_IMAGE_MOUNTS_DIR "/run/sbx/images"
@@ -83,10 +82,25 @@ int image_info_load(const char *dir, const char *hex, ImageInfo **ret, char **re
  * on the image, needs it for a while after (docs/images.md). -EINVAL for a hex that is not a digest. */
 int image_unit_name(const char *hex, char **ret);
 int image_hold_unit_name(const char *hex, char **ret);
-/* The command that mounts image i of store dir at where (systemd-dissect --mount, read-only, with its
- * root hash and dm-verity data given: never a mount without them), and the one that unmounts it. */
-int image_mount_argv(const char *dir, const ImageInfo *i, const char *where, char ***ret);
-int image_umount_argv(const char *where, char ***ret);
+/* dm-verity (docs/images.md): the superblock `veritysetup format` writes at the start of an image's
+ * image.verity, and the device-mapper table that maps image.raw through it. sbx-exec --image-mount
+ * (helper/image-mount.c) sets the devices up itself, with a loop device for each file. */
+#define VERITY_SUPERBLOCK_SIZE 512U
+typedef struct VeritySuperblock {
+        uint32_t hash_type;
+        char algorithm[32];
+        uint32_t data_block_size, hash_block_size;
+        uint64_t data_blocks;
+        uint16_t salt_size;
+        uint8_t salt[256];
+} VeritySuperblock;
+/* -EBADMSG (message in *ret_error) for what is not a version 1 superblock of hash type 1 with sane sizes. */
+int verity_superblock_parse(const uint8_t *b, size_t n, VeritySuperblock *ret, char **ret_error);
+/* The "verity" target's parameters for data device data and hash device hash (the hash tree after the
+ * superblock), checked against root_hash (lower-case hex), and the mapped device's size in sectors.
+ * -EINVAL: root_hash is not one. */
+int verity_table_params(const VeritySuperblock *sb, dev_t data, dev_t hash, const char *root_hash, char **ret,
+                        uint64_t *ret_sectors);
 
 /* The file system type of an image's first bytes (at least 1028): "squashfs", "erofs", or NULL. */
 const char *image_format_from_header(const uint8_t *b, size_t n);

@@ -7,7 +7,8 @@
 # compat/known-differences.txt (with its reason, mirrored in docs/compat.md).
 #
 # env: SBX_COMPAT_PROFILE  profile to run inside (default: coding)
-#      SBX_COMPAT_TASKS    task names to run (default: all of them)
+#      SBX_COMPAT_TASKS    task names to run (default: all but venv-pip and tar-zip, the two slowest
+#                          after gcc-make, which are reported as skipped; "all": every task)
 #      SBX_COMPAT_MODULES  CPython test modules to run instead of the default subset (7 modules;
 #                          "standard": the 22 docs/compat.md reports on; "none": skip;
 #                          "extended": the standard modules and slower ones, for a run by hand)
@@ -92,7 +93,19 @@ declare -A NEEDS=(
   [tar-zip]="tar gzip xz bzip2 zip unzip" [multiprocessing]="/usr/bin/python3"
   [procps]="ps free uptime vmstat top pgrep pkill" [shell]="bc taskset ionice chrt prlimit flock" [debug]="gcc"
 )
-TASKS=${SBX_COMPAT_TASKS:-gcc-make git venv-pip node tar-zip multiprocessing procps shell debug}
+ALL_TASKS="gcc-make git venv-pip node tar-zip multiprocessing procps shell debug"
+# the suite's default leaves out the two slowest tasks after gcc-make (about a minute in the VM), for
+# its time budget; each is reported as skipped, with the knob that runs it
+DEFAULT_TASKS="gcc-make git node multiprocessing procps shell debug"
+TASKS=${SBX_COMPAT_TASKS:-$DEFAULT_TASKS}
+[ "$TASKS" = all ] && TASKS=$ALL_TASKS
+if [ -z "${SBX_COMPAT_TASKS:-}" ]; then
+  for task in $ALL_TASKS; do
+    [[ " $DEFAULT_TASKS " == *" $task "* ]] && continue
+    t_begin "task $task: outside and inside '$PROFILE'"
+    t_skip "not in the suite's default set (SBX_COMPAT_TASKS=all runs every task)"
+  done
+fi
 TASKCMD=(bash)
 [ "${SBX_COMPAT_FULL:-0}" = 1 ] && TASKCMD=(env COMPAT_FULL=1 bash)
 TIMES=()

@@ -563,8 +563,10 @@ for _ in $(seq 50); do [ -e "$stale" ] || break; sleep 0.2; done
 assert_clean
 
 t_begin "the D-Bus daemon restarted during a run: sbxd comes back and adopts it; its record is complete; new runs work"
-# long enough to outlast sbxd's restart on the new bus (a run that ends while no sbxd runs is lost)
-sbx_run_bg "$W/o" -- sh -c 'sleep 25; exit 5'
+# it ends (5) only once the test creates "go" in its workspace, after sbxd is back on the new bus (a run
+# that ends while no sbxd runs is lost); 120 s at most
+mkdir -p "$W/dbusws"; chmod 0755 "$W/dbusws"
+sbx_run_bg "$W/o" -w "$W/dbusws" -- sh -c 'i=0; until [ -e go ] || [ $i -ge 600 ]; do sleep 0.2; i=$((i + 1)); done; exit 5'
 cpid=$CPID id=$RUN
 oldpid=$(sbxd_pid)
 systemctl restart dbus.service
@@ -578,6 +580,7 @@ assert_eq 1 "$(grep -c . "$W/o")" "lines of the client's message ($(cat "$W/o"))
 assert_contains "$(cat "$W/o")" "sbxctl: " "the client's message"
 assert_contains "$(cat "$W/o")" "during run $id" "the client's message"
 sbxd_wait_back "$oldpid" || _t_err "sbxd did not come back (main pid $(sbxd_pid), $(systemctl is-active sbxd.service))"
+sleep 1; touch "$W/dbusws/go"
 wait_complete "$SBX_RUNS_DIR/$id.json" 60 > /dev/null || records_complete "$id.json"
 assert_eq "exit-code 5" "$(jq -r '"\(.stop_reason) \(.exit.code)"' "$SBX_RUNS_DIR/$id.json")" "the adopted run's record"
 assert_rc 0 sbxctl run -- echo after-dbus

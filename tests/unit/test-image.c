@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -145,7 +147,6 @@ static void test_mount(void **state) {
                 .source = (char *) "directory", .size = 4096, .imported_at = 1700000000000000ULL,
         };
         _cleanup_(image_info_freep) ImageInfo *back = NULL;
-        _cleanup_strv_free_ char **argv = NULL, **uargv = NULL;
         _cleanup_free_ char *unit = NULL, *hold = NULL, *text = NULL, *dir = NULL, *entry = NULL, *meta = NULL;
         char tmpl[] = "/tmp/test-image-XXXXXX", *error = NULL;
         FILE *f;
@@ -158,25 +159,6 @@ static void test_mount(void **state) {
         assert_int_equal(image_unit_name("../" HEX_A, &text), -EINVAL);
         assert_int_equal(image_hold_unit_name("ABC", &text), -EINVAL);
         assert_null(text);
-
-        /* never a mount without its root hash and dm-verity data */
-        assert_int_equal(image_mount_argv("/s", &in, "/run/sbx/images/" HEX_A, &argv), 0);
-        assert_string_equal(argv[0], SYSTEMD_DISSECT);
-        assert_string_equal(argv[1], "--mount");
-        assert_string_equal(argv[2], "--read-only");
-        assert_string_equal(argv[4], "--root-hash=" HEX_B);
-        assert_string_equal(argv[5], "--verity-data=/s/" HEX_A "/image.verity");
-        assert_string_equal(argv[6], "/s/" HEX_A "/image.raw");
-        assert_string_equal(argv[7], "/run/sbx/images/" HEX_A);
-        assert_null(argv[8]);
-        in.root_hash[0] = 0;
-        assert_int_equal(image_mount_argv("/s", &in, "/x", &uargv), -EINVAL);
-        strcpy(in.root_hash, "ABCD");
-        assert_int_equal(image_mount_argv("/s", &in, "/x", &uargv), -EINVAL);
-        strcpy(in.root_hash, HEX_B);
-        assert_int_equal(image_umount_argv("/run/sbx/images/" HEX_A, &uargv), 0);
-        assert_string_equal(uargv[1], "--umount");
-        assert_string_equal(uargv[3], "/run/sbx/images/" HEX_A);
 
         /* the store's entry: read back, and refused when it names another digest or is not one */
         assert_non_null(mkdtemp(tmpl));
@@ -206,6 +188,125 @@ static void test_mount(void **state) {
         assert_int_equal(unlink(meta), 0);
         assert_int_equal(rmdir(entry), 0);
         assert_int_equal(rmdir(dir), 0);
+}
+
+/* le: a superblock as `veritysetup format` writes it (cryptsetup's struct verity_sb) */
+static void put_le(uint8_t *b, uint64_t v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                b[i] = (uint8_t) (v >> (8 * i));
+}
+
+static void make_sb(uint8_t b[static 512], uint32_t version, uint32_t type, const char *alg, uint32_t dbs,
+                    uint32_t hbs, uint64_t blocks, uint16_t salt_size) {
+        memset(b, 0, 512);
+        memcpy(b, "verity\0\0", 8);
+        put_le(b + 8, version, 4);
+        put_le(b + 12, type, 4);
+        strncpy((char *) b + 32, alg, 32);
+        put_le(b + 64, dbs, 4);
+        put_le(b + 68, hbs, 4);
+        put_le(b + 72, blocks, 8);
+        put_le(b + 80, salt_size, 2);
+        for (unsigned i = 0; i < salt_size && i < 256; i++)
+                b[88 + i] = (uint8_t) (0xa0 + i);
+}
+
+/* The dm-verity superblock and the table of the mapped device that sbx-exec --image-mount loads. */
+static void test_verity(void **state) {
+        uint8_t b[512];
+        VeritySuperblock sb;
+        _cleanup_free_ char *params = NULL;
+        char *error = NULL;
+        uint64_t sectors = 0;
+
+        make_sb(b, 1, 1, "sha256", 4096, 4096, 10, 4);
+        assert_int_equal(verity_superblock_parse(b, sizeof(b), &sb, &error), 0);
+        assert_string_equal(sb.algorithm, "sha256");
+        assert_int_equal(sb.data_blocks, 10);
+        assert_int_equal(verity_table_params(&sb, makedev(7, 3), makedev(7, 4), HEX_B, &params, &sectors), 0);
+        assert_string_equal(params, "1 7:3 7:4 4096 4096 10 1 sha256 " HEX_B " a0a1a2a3");
+        assert_int_equal(sectors, 80);
+        params = mfree(params);
+        /* no salt: "-"; a hash block smaller than the superblock's area moves the tree's start */
+        make_sb(b, 1, 1, "sha512", 4096, 512, 3, 0);
+        assert_int_equal(verity_superblock_parse(b, sizeof(b), &sb, &error), 0);
+        assert_int_equal(verity_table_params(&sb, makedev(259, 1), makedev(259, 2), HEX_A, &params, &sectors), 0);
+        assert_string_equal(params, "1 259:1 259:2 4096 512 3 1 sha512 " HEX_A " -");
+        params = mfree(params);
+        /* never a table without a root hash, or with one that is not lower-case hex */
+        assert_int_equal(verity_table_params(&sb, makedev(7, 3), makedev(7, 4), "", &params, &sectors), -EINVAL);
+        assert_int_equal(verity_table_params(&sb, makedev(7, 3), makedev(7, 4), "ABCD", &params, &sectors), -EINVAL);
+        assert_int_equal(verity_table_params(&sb, makedev(7, 3), makedev(7, 4), "abc", &params, &sectors), -EINVAL);
+        assert_null(params);
+
+        /* what is not such a superblock is refused, with the reason */
+        struct { uint32_t version, type; const char *alg; uint32_t dbs, hbs; uint64_t blocks; uint16_t salt;
+                 const char *why; } bad[] = {
+                { 2, 1, "sha256", 4096, 4096, 10, 32, "version 2" },
+                { 1, 0, "sha256", 4096, 4096, 10, 32, "hash type 0" },
+                { 1, 1, "", 4096, 4096, 10, 32, "no valid hash algorithm" },
+                { 1, 1, "sha 256", 4096, 4096, 10, 32, "no valid hash algorithm" },
+                { 1, 1, "sha256", 4000, 4096, 10, 32, "block sizes" },
+                { 1, 1, "sha256", 4096, 256, 10, 32, "block sizes" },
+                { 1, 1, "sha256", 4096, 4096, 0, 32, "0 data blocks" },
+                { 1, 1, "sha256", 4096, 4096, UINT64_MAX / 4096, 32, "data blocks" },
+                { 1, 1, "sha256", 4096, 4096, 10, 257, "salt of 257 bytes" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                make_sb(b, bad[i].version, bad[i].type, bad[i].alg, bad[i].dbs, bad[i].hbs, bad[i].blocks, bad[i].salt);
+                assert_int_equal(verity_superblock_parse(b, sizeof(b), &sb, &error), -EBADMSG);
+                if (!strstr(error, bad[i].why))
+                        fail_msg("case %zu: '%s' does not say '%s'", i, error, bad[i].why);
+                error = mfree(error);
+        }
+        make_sb(b, 1, 1, "sha256", 4096, 4096, 10, 32);
+        memcpy(b, "VERITY\0\0", 8);
+        assert_int_equal(verity_superblock_parse(b, sizeof(b), &sb, &error), -EBADMSG);
+        error = mfree(error);
+        assert_int_equal(verity_superblock_parse(b, 511, &sb, &error), -EBADMSG);
+        error = mfree(error);
+        /* an algorithm name filling all 32 bytes has no terminator */
+        make_sb(b, 1, 1, "sha256", 4096, 4096, 10, 32);
+        memset(b + 32, 'a', 32);
+        assert_int_equal(verity_superblock_parse(b, sizeof(b), &sb, &error), -EBADMSG);
+        error = mfree(error);
+}
+
+/* What `veritysetup format` writes (when it is installed) is read as cryptsetup reads it: its salt,
+ * block count and algorithm. */
+static void test_verity_format(void **state) {
+        char tmpl[] = "/tmp/test-verity-XXXXXX", cmd[512], line[512], salt[2 * 256 + 1] = "", hash[160] = "";
+        _cleanup_free_ char *params = NULL, *error = NULL;
+        uint8_t b[512];
+        VeritySuperblock sb;
+        uint64_t sectors;
+        FILE *f;
+        int fd;
+
+        if (access("/usr/sbin/veritysetup", X_OK) < 0 && access("/sbin/veritysetup", X_OK) < 0)
+                skip();
+        assert_non_null(mkdtemp(tmpl));
+        snprintf(cmd, sizeof(cmd), "head -c 40960 /dev/urandom > %s/data && PATH=/usr/sbin:/sbin:$PATH "
+                 "veritysetup format %s/data %s/hash 2>&1", tmpl, tmpl, tmpl);
+        assert_non_null(f = popen(cmd, "r"));
+        while (fgets(line, sizeof(line), f)) {
+                sscanf(line, "Salt: %512s", salt);
+                sscanf(line, "Root hash: %159s", hash);
+        }
+        assert_int_equal(pclose(f), 0);
+        assert_int_equal(strlen(salt), 64);
+        snprintf(cmd, sizeof(cmd), "%s/hash", tmpl);
+        assert_true((fd = open(cmd, O_RDONLY | O_CLOEXEC)) >= 0);
+        assert_int_equal(read(fd, b, sizeof(b)), sizeof(b));
+        close(fd);
+        assert_int_equal(verity_superblock_parse(b, sizeof(b), &sb, &error), 0);
+        assert_int_equal(sb.data_blocks, 10);
+        assert_string_equal(sb.algorithm, "sha256");
+        assert_int_equal(verity_table_params(&sb, makedev(7, 0), makedev(7, 1), hash, &params, &sectors), 0);
+        snprintf(line, sizeof(line), "1 7:0 7:1 4096 4096 10 1 sha256 %s %s", hash, salt);
+        assert_string_equal(params, line);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpl);
+        assert_int_equal(system(cmd), 0);
 }
 
 static void test_format(void **state) {
@@ -414,6 +515,8 @@ int main(void) {
                 cmocka_unit_test(test_ref_merge),
                 cmocka_unit_test(test_info_json),
                 cmocka_unit_test(test_mount),
+                cmocka_unit_test(test_verity),
+                cmocka_unit_test(test_verity_format),
                 cmocka_unit_test(test_format),
                 cmocka_unit_test(test_profile),
                 cmocka_unit_test(test_compile),

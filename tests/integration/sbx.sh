@@ -56,11 +56,13 @@ sbx_leftovers() (
   true
 )
 
-# sbx_image_leftovers: what keeps a base image mounted (docs/images.md): its units, mounts, devices
+# sbx_image_leftovers: what keeps a base image mounted (docs/images.md): its units, mounts, dm-verity and
+# loop devices
 sbx_image_leftovers() {
   systemctl list-units --all --no-legend --plain 'sbx-image@*.service' 'sbx-image-hold@*.service' | awk '{print "unit " $1}'
   find /run/sbx/images -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/image-mount /'
   dmsetup ls 2>/dev/null | awk '/-verity/ {print "dm-verity " $1}'
+  losetup -n -l -O NAME,BACK-FILE 2>/dev/null | awk -v s="$SBX_STATEDIR/images/" 'index($2, s) == 1 {print "loop " $1 " " $2}'
   true
 }
 

@@ -143,6 +143,19 @@ assert_eq "" "$(sbx_image_leftovers)" "no unit (not even a failed one), mount po
 assert_clean "after the refused run"
 t_pass
 
+t_begin "a store entry whose image was altered (same size, one byte of its file system's superblock): dm-verity refuses the mount (123)"
+# the squashfs superblock's mkfs time (bytes 8-11): a file system that would mount and run unchanged
+# without dm-verity checking every block read
+b=$(dd if="$SBX_STATEDIR/images/$DIG2/image.raw" bs=1 skip=8 count=1 status=none | od -An -tu1 | tr -d ' ')
+printf "\\$(printf '%03o' $(( (b + 1) % 256 )))" | dd of="$SBX_STATEDIR/images/$DIG2/image.raw" bs=1 seek=8 conv=notrunc status=none
+assert_rc 123 sbxctl run -p $PROF --image "$NAME@sha256:$DIG2" -- cat /usr/share/sbxtest-marker
+assert_not_contains "$T_OUT" "only in the image" "nothing ran"
+assert_contains "$(journalctl -q -u "sbx-image@$DIG2.service" --no-pager 2>/dev/null)" "cannot mount image" "the mount's own message"
+for i in $(seq 100); do [ -z "$(sbx_image_leftovers)" ] && break; sleep 0.1; done
+assert_eq "" "$(sbx_image_leftovers)" "no unit, mount point, dm-verity or loop device left"
+assert_clean "after the refused run"
+t_pass
+
 t_begin "image rm removes every version; the store is empty of them and nothing is left"
 assert_rc 0 sbxctl image rm "$NAME"
 assert_eq 0 "$(sbxctl image list --json | jq "[.[] | select(.name == \"$NAME\")] | length")" "listed"

@@ -9,6 +9,9 @@
 # env: SBX_FUZZ_SECONDS   seconds each harness fuzzes (default 20; 0: only the corpus and regressions,
 #                         each input once)
 #      SBX_FUZZ_JOBS      harnesses run at once (default 2)
+#      SBX_FUZZ_TIMEOUT   seconds (wall clock) one input may take before it counts as a hang (default 10;
+#                         scripts/test.sh gives 60: there the fuzzers run at nice 19 beside a busy VM and
+#                         get a few percent of a core at times)
 #      SBX_FUZZ_BUILD     the build dir (default <repo>/build-fuzz)
 #      SBX_FUZZ_OUT       new corpus entries and failing inputs (default $SBX_FUZZ_BUILD/out); keep it
 #                         between runs to go on from what earlier runs found
@@ -19,6 +22,7 @@ DIR=${SBX_FUZZ_BUILD:-$REPO/build-fuzz}
 OUT=${SBX_FUZZ_OUT:-$DIR/out}
 SECONDS_EACH=${SBX_FUZZ_SECONDS:-20}
 JOBS=${SBX_FUZZ_JOBS:-2}
+TIMEOUT=${SBX_FUZZ_TIMEOUT:-10}
 FUZZ=$REPO/tests/fuzz
 
 NAMES=("$@")
@@ -43,10 +47,10 @@ run_one() {
   {
     # the regressions and seeds first, each once (a crash there is a bug come back)
     if [ "${#seeds[@]}" -gt 0 ]; then
-      find "${seeds[@]}" -type f -print0 | xargs -0 -r "$bin" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/"
+      find "${seeds[@]}" -type f -print0 | xargs -0 -r "$bin" -timeout="$TIMEOUT" -rss_limit_mb=2048 -artifact_prefix="$out/"
     fi &&
     if [ "$SECONDS_EACH" -gt 0 ]; then
-      "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      "$bin" -max_total_time="$SECONDS_EACH" -timeout="$TIMEOUT" -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$out/" "$out/corpus" "${seeds[@]}"
     fi
   } >"$OUT/$name.log" 2>&1
@@ -72,7 +76,12 @@ for name in "${NAMES[@]}"; do
     P=$((P + 1)); printf 'fuzz-%-20s ok    %s inputs replayed, %s runs%s\n' "$name" "$replayed" "${runs:-0}" "${cov:+, $cov edges}"
   else
     F=$((F + 1)); printf 'fuzz-%-20s FAIL  exit status %s; log %s\n' "$name" "$rc" "$OUT/$name.log"
-    grep -E 'ERROR|SUMMARY|contract broken|runtime error|Test unit written' "$OUT/$name.log" | head -n 8 | sed 's/^/    /'
+    # what failed: the sanitizer's or libFuzzer's lines, or else the end of the log
+    if grep -qE 'ERROR|SUMMARY|contract broken|runtime error|Test unit written|ALARM' "$OUT/$name.log"; then
+      grep -E 'ERROR|SUMMARY|contract broken|runtime error|Test unit written|ALARM' "$OUT/$name.log" | head -n 8
+    else
+      tail -n 8 "$OUT/$name.log"
+    fi | cut -c1-300 | sed 's/^/    /'
   fi
 done
 echo "$P passed, $F failed, 0 skipped"

@@ -18,6 +18,8 @@
 #      (target >= 0.9)
 # Prints one "BENCH key value" line per figure for scripts.
 #   bench/egress-run.sh [N [Q [M]]]      (defaults 20, 200 and 256)
+# Times come from bash's EPOCHREALTIME, never from a `date` process: each sample would count that
+# process's own start-up too (35-40 ms under emulation), which pulls every ratio towards 1.
 set -uo pipefail
 N=${1:-20}
 Q=${2:-200}
@@ -48,7 +50,7 @@ for f in run_a run_b; do $f || { echo "bench: $f failed" >&2; exit 1; }; done   
 A=() B=()
 for _ in $(seq "$N"); do
   for f in run_a run_b; do
-    t0=$(date +%s%N); $f || { echo "bench: $f failed" >&2; exit 1; }; t1=$(date +%s%N)
+    t0=${EPOCHREALTIME//[.,]/}000; $f || { echo "bench: $f failed" >&2; exit 1; }; t1=${EPOCHREALTIME//[.,]/}000
     case $f in run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;; esac
   done
 done

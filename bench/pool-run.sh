@@ -14,6 +14,8 @@
 # memory their cgroups hold. Then K cold runs at once, R rounds: runs per second and p99/p50. Prints one
 # "BENCH key value" line per figure for scripts.
 #   bench/pool-run.sh [N [P [K [R]]]]     (defaults 20, 2, 4, 3)
+# Times come from bash's EPOCHREALTIME, never from a `date` process: each sample would count that
+# process's own start-up too (35-40 ms under emulation), which pulls every ratio towards 1.
 set -uo pipefail
 N=${1:-20}
 P=${2:-2}
@@ -81,7 +83,7 @@ A=() B=() C=() pooled=0
 for _ in $(seq "$N"); do
   for f in run_a run_b run_c; do
     [ "$f" = run_a ] && wait_pool
-    t0=$(date +%s%N); $f || { echo "bench: $f failed" >&2; exit 1; }; t1=$(date +%s%N)
+    t0=${EPOCHREALTIME//[.,]/}000; $f || { echo "bench: $f failed" >&2; exit 1; }; t1=${EPOCHREALTIME//[.,]/}000
     case $f in
       run_a) A+=("$(ms "$t0" "$t1")")
              id=$(sbxctl list --no-legend | tail -n 1 | awk '{print $1}')
@@ -116,15 +118,15 @@ echo "BENCH pool_idle_memory_kib $((idle_mem / 1024))"
 
 # concurrent cold runs: K at once, R rounds; each one's latency, and the rounds' wall time
 D=$(mktemp -d); L=()
-t_all=$(date +%s%N)
+t_all=${EPOCHREALTIME//[.,]/}000
 for _ in $(seq "$R"); do
   for k in $(seq "$K"); do
-    ( t0=$(date +%s%N); run_b || touch "$D/fail"; t1=$(date +%s%N); ms "$t0" "$t1" > "$D/$k" ) &
+    ( t0=${EPOCHREALTIME//[.,]/}000; run_b || touch "$D/fail"; t1=${EPOCHREALTIME//[.,]/}000; ms "$t0" "$t1" > "$D/$k" ) &
   done
   wait
   for k in $(seq "$K"); do L+=("$(cat "$D/$k")"); done
 done
-t_end=$(date +%s%N)
+t_end=${EPOCHREALTIME//[.,]/}000
 [ -e "$D/fail" ] && { rm -rf "$D"; echo "bench: a concurrent run failed" >&2; exit 1; }
 rm -rf "$D"
 l50=$(pct 50 "${L[@]}"); l99=$(pct 99 "${L[@]}")

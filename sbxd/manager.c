@@ -855,6 +855,21 @@ static int on_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret
         return 0;
 }
 
+/* The bus refused the match on the client's disconnection: a run that cannot tell when its client is gone
+ * does not go on as if it could. */
+static int on_client_match_installed(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (!e)
+                return 0;
+        log_warning("Run %s: cannot watch its client %s (%s); stopping it.", run->id, strna(run->client),
+                    e->message ?: e->name);
+        run->client = mfree(run->client);
+        (void) run_stop(run, SIGHUP);
+        return 0;
+}
+
 /* The client of a run: the bus peer that gets its Finished signal, and whose disconnection ends the run. */
 static int on_client_owner_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
@@ -880,7 +895,9 @@ static int run_set_client(Run *run, const char *sender) {
                      "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
                      "member='NameOwnerChanged',arg0='%s'", client) < 0)
                 return -ENOMEM;
-        r = sd_bus_add_match(run->manager->bus, &slot, match, on_client_gone, run);
+        /* Not waited for: the bus handles our messages in order, so the match is in place before the
+         * GetNameOwner below is answered */
+        r = sd_bus_add_match_async(run->manager->bus, &slot, match, on_client_gone, on_client_match_installed, run);
         if (r < 0)
                 return r;
         /* ... and whether it is still there now that we watch it */

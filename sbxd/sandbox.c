@@ -319,20 +319,39 @@ static int call_on_sandbox(sd_bus_message *msg, Manager *m, int (*body)(Sandbox 
         return body(s, msg, error);
 }
 
+/* The caller of an exec is gone, or cannot be watched (then it still gets ExecFinished): like a terminal
+ * hanging up, the command gets SIGHUP */
+static void exec_client_lost(SandboxExec *x, bool gone) {
+        if (gone)
+                x->client = mfree(x->client);
+        x->slot_client = sd_bus_slot_unref(x->slot_client);
+        SbxMsgHeader h = { .type = SBX_MSG_SIGNAL, .arg = SIGHUP };
+
+        memcpy(h.op, x->id, SBX_OP_ID_LEN);
+        (void) send(x->ctl, &h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 static int on_exec_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
-        SandboxExec *x = userdata;
         const char *name, *old, *new;
 
         if (!streq_ptr(sd_bus_message_get_sender(msg), "org.freedesktop.DBus") ||
             sd_bus_message_read(msg, "sss", &name, &old, &new) < 0 || !isempty(new))
                 return 0;
-        x->client = mfree(x->client);
-        x->slot_client = sd_bus_slot_unref(x->slot_client);
-        /* like a terminal hanging up: the command gets SIGHUP */
-        SbxMsgHeader h = { .type = SBX_MSG_SIGNAL, .arg = SIGHUP };
+        exec_client_lost(userdata, true);
+        return 0;
+}
 
-        memcpy(h.op, x->id, SBX_OP_ID_LEN);
-        (void) send(x->ctl, &h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT);
+/* The bus refused the match on the caller's disconnection: a command whose caller cannot be watched
+ * ends as if it had hung up, never outlives it unnoticed. */
+static int on_exec_client_match_installed(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        SandboxExec *x = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (!e)
+                return 0;
+        log_warning("Exec %s: cannot watch its caller %s (%s); it gets SIGHUP.", x->id, strna(x->client),
+                    e->message ?: e->name);
+        exec_client_lost(x, false);
         return 0;
 }
 
@@ -442,7 +461,9 @@ int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
                 exec_free(x);
                 return -ENOMEM;
         }
-        r = sd_bus_add_match(m->bus, &x->slot_client, match, on_exec_client_gone, x);
+        /* not waited for: the reply below goes out on the same connection after it */
+        r = sd_bus_add_match_async(m->bus, &x->slot_client, match, on_exec_client_gone,
+                                   on_exec_client_match_installed, x);
         if (r < 0) {
                 exec_free(x);
                 return r;

@@ -16,8 +16,9 @@ from dbus_next.aio import MessageBus
 NAME = "org.sbx.Manager1"
 failures = 0
 
-# forks until refused, then exits 2 (the helper ends what is left)
-BOMB = "b() { b | b & }; b; sleep 2; exit 2"
+# forks until refused, then exits 2 (the helper ends what is left); sleep is started first, so that the
+# shell's own last fork never competes with the bomb for a slot
+BOMB = 'sleep 2 & s=$!; b() { b | b & }; b; wait "$s"; exit 2'
 
 
 def check(cond, what):

@@ -88,7 +88,9 @@ fi
 
 t_begin "fork bomb: contained at the task ceiling, recognisable from the record, one line that says so"
 if t_require_controller pids; then
-  BOMB='b() { b | b & }; b; sleep 2; exit 2'
+  # sleep is started before the bomb: forked after it, it would compete with the bomb for a task slot,
+  # and bash gives up a fork after ~30 s of retries (exit 254)
+  BOMB='sleep 2 & s=$!; b() { b | b & }; b; wait "$s"; exit 2'
   t0=$(date +%s)
   assert_rc 2 sbxctl run --tasks 32 --timeout 60s -- bash -c "$BOMB"
   # the machine stays responsive meanwhile is what t_require/timeouts check; here: it ended by itself

@@ -340,9 +340,6 @@ static int connection_failure(int r) {
         return failed("the connection to the system bus failed: %s", strerror(-r));
 }
 
-/* Run and Exec pass the caller's stdin, stdout and stderr as file descriptors. A local socket carries them, to
- * this machine's bus or into a container (-M); a connection that cannot is told so here, not by a call that
- * fails on the way. */
 /* A signal match for the rest of the connection, without waiting for the bus's answer: the bus handles
  * one connection's messages in order, so it is in place before the call sent after it reaches sbxd, and
  * the first signal of interest cannot be missed. Two round trips fewer for each run and exec. Should the
@@ -356,6 +353,9 @@ static int match_signal(sd_bus *bus, const char *path, const char *interface, co
         return sd_bus_match_signal_async(bus, NULL, sender, path, interface, member, callback, NULL, userdata);
 }
 
+/* Run and Exec pass the caller's stdin, stdout and stderr as file descriptors. A local socket carries them, to
+ * this machine's bus or into a container (-M); a connection that cannot is told so here, not by a call that
+ * fails on the way. */
 static int check_fd_passing(sd_bus *bus) {
         int r = sd_bus_can_send(bus, SD_BUS_TYPE_UNIX_FD);
 

@@ -856,7 +856,7 @@ static int on_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret
 }
 
 /* The bus refused the match on the client's disconnection: a run that cannot tell when its client is gone
- * does not go on as if it could. */
+ * does not go on as if it could. The client, still there, gets Finished. */
 static int on_client_match_installed(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
@@ -865,7 +865,6 @@ static int on_client_match_installed(sd_bus_message *reply, void *userdata, sd_b
                 return 0;
         log_warning("Run %s: cannot watch its client %s (%s); stopping it.", run->id, strna(run->client),
                     e->message ?: e->name);
-        run->client = mfree(run->client);
         (void) run_stop(run, SIGHUP);
         return 0;
 }

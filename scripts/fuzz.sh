@@ -77,11 +77,8 @@ for name in "${NAMES[@]}"; do
   else
     F=$((F + 1)); printf 'fuzz-%-20s FAIL  exit status %s; log %s\n' "$name" "$rc" "$OUT/$name.log"
     # what failed: the sanitizer's or libFuzzer's lines, or else the end of the log
-    if grep -qE 'ERROR|SUMMARY|contract broken|runtime error|Test unit written|ALARM' "$OUT/$name.log"; then
-      grep -E 'ERROR|SUMMARY|contract broken|runtime error|Test unit written|ALARM' "$OUT/$name.log" | head -n 8
-    else
-      tail -n 8 "$OUT/$name.log"
-    fi | cut -c1-300 | sed 's/^/    /'
+    why=$(grep -E 'ERROR|SUMMARY|contract broken|runtime error|Test unit written|ALARM' "$OUT/$name.log" | head -n 8)
+    printf '%s\n' "${why:-$(tail -n 8 "$OUT/$name.log")}" | cut -c1-300 | sed 's/^/    /'
   fi
 done
 echo "$P passed, $F failed, 0 skipped"

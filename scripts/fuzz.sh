@@ -3,7 +3,10 @@
 # ASan, UBSan; shared with scripts/sanitize.sh) and runs each for a bounded time, starting from its seed corpus
 # (tests/fuzz/corpus/NAME) and the inputs of bugs it found before (tests/fuzz/regressions/NAME, each run
 # first). Any crash, sanitizer report, leak, timeout or broken contract fails it; the input is left in
-# $SBX_FUZZ_OUT/NAME/ (crash-*, leak-*, timeout-*).
+# $SBX_FUZZ_OUT/NAME/ (crash-*, leak-*, timeout-*) and replayed: if it fails again, the harness failed (the
+# input is printed in base64 when small); if no input was written or it passes when replayed, the failure
+# was the machine's (a harness is a function of its input), and the harness runs once more: that second
+# run decides, and the first one's lines are printed under a "retried:" line either way.
 #   scripts/fuzz.sh [NAME...]        (default: every harness; NAME: tests/fuzz/fuzz-NAME.c)
 # Last line: "N passed, N failed, 0 skipped" (one per harness). Exit status 0 only if all passed.
 # env: SBX_FUZZ_SECONDS   seconds each harness fuzzes (default 20; 0: only the corpus and regressions,
@@ -66,9 +69,35 @@ for name in "${NAMES[@]}"; do
 done
 wait
 
+# why LOG: what failed, indented: the sanitizer's or libFuzzer's lines, or else the end of the log
+why() {
+  local w
+  w=$(grep -E 'ERROR|SUMMARY|contract broken|runtime error|Test unit written|ALARM' "$1" | head -n 8)
+  printf '%s\n' "${w:-$(tail -n 8 "$1")}" | cut -c1-300 | sed 's/^/    /'
+}
+
+# A failure is judged by its input: the harnesses are functions of their input, so an input that fails
+# again is a bug (reported with the input, in base64 when small, to put into tests/fuzz/regressions/NAME/).
+# A failure no input reproduces (none was written, or it passes when replayed) is of the machine, not
+# of the code: the harness runs once more, and the first attempt's lines are shown either way.
 P=0 F=0
 for name in "${NAMES[@]}"; do
   rc=$(cat "$OUT/$name.rc" 2>/dev/null || echo 125)
+  note=
+  if [ "$rc" != 0 ]; then
+    bin=$DIR/tests/fuzz/fuzz-$name
+    input=$(find "$OUT/$name" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+      -o -name 'oom-*' \) -print -quit)
+    if [ -n "$input" ] && ! "$bin" -timeout="$TIMEOUT" -rss_limit_mb=2048 "$input" >"$OUT/$name.replay.log" 2>&1; then
+      note=reproduced
+    else
+      cp "$OUT/$name.log" "$OUT/$name.first.log"
+      run_one "$name"
+      rc=$(cat "$OUT/$name.rc")
+      note=${input:+"not reproduced by its input ${input##*/}"}
+      note="first attempt failed, ${note:-no input written}; run again: $([ "$rc" = 0 ] && echo passed || echo failed)"
+    fi
+  fi
   replayed=$(grep -c '^Executed ' "$OUT/$name.log")
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$OUT/$name.log" | tail -n 1)
   cov=$(grep -o 'cov: [0-9]*' "$OUT/$name.log" | tail -n 1)
@@ -76,9 +105,16 @@ for name in "${NAMES[@]}"; do
     P=$((P + 1)); printf 'fuzz-%-20s ok    %s inputs replayed, %s runs%s\n' "$name" "$replayed" "${runs:-0}" "${cov:+, $cov edges}"
   else
     F=$((F + 1)); printf 'fuzz-%-20s FAIL  exit status %s; log %s\n' "$name" "$rc" "$OUT/$name.log"
-    # what failed: the sanitizer's or libFuzzer's lines, or else the end of the log
-    why=$(grep -E 'ERROR|SUMMARY|contract broken|runtime error|Test unit written|ALARM' "$OUT/$name.log" | head -n 8)
-    printf '%s\n' "${why:-$(tail -n 8 "$OUT/$name.log")}" | cut -c1-300 | sed 's/^/    /'
+  fi
+  if [ "$note" = reproduced ]; then
+    why "$OUT/$name.log"
+    printf '    the input %s fails again (%s bytes)' "${input##*/}" "$(stat -c %s "$input")"
+    if [ "$(stat -c %s "$input")" -le 600 ]; then echo ', base64:'; base64 -w 200 "$input" | sed 's/^/    /'; else echo; fi
+  elif [ -n "$note" ]; then
+    # "retried" marks these lines for scripts/test.sh's summary, also when the second run passed
+    echo "    retried: fuzz-$name: $note; the first attempt's log $OUT/$name.first.log:"
+    why "$OUT/$name.first.log"
+    [ "$rc" = 0 ] || { echo "    the second run's:"; why "$OUT/$name.log"; }
   fi
 done
 echo "$P passed, $F failed, 0 skipped"

@@ -34,6 +34,7 @@ cd "$REPO" || exit 1
 
 T0=$(now)
 RESULTS=()        # "name|status|seconds|detail"
+FAILURES=()       # what steps printed of their failures, shown again in the summary
 P=0 F=0 S=0       # cases over unit and integration tests
 FAILED=0
 record() {   # name status t0 [detail]
@@ -158,14 +159,19 @@ fi
 # UBSan (scripts/sanitize.sh), then each libFuzzer harness for SBX_FUZZ_SECONDS (scripts/fuzz.sh); one
 # clang build of their own, build-fuzz. One fuzzer at a time: the VM has the other core.
 counted_step() {   # NAME COMMAND...: a script whose last line is "N passed, N failed, N skipped"
-  local name=$1 t out rc line
+  local name=$1 t out rc line fails
   shift
   t=$(now) out=$(mktemp)
   "$@" 2>&1 | tee "$out"; rc=${PIPESTATUS[0]}
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out" | tail -n 1)
+  # what failed (also a failure a retry got past), again in the summary: the lines naming it and the
+  # indented lines under them
+  fails=$(awk '/FAIL|retried:/ { keep = 1; n = 0; print; next } keep && /^ / && n++ < 12 { print; next } { keep = 0 }' "$out" |
+    cut -c1-300 | head -n 40 | sed 's/^/  /')
   rm -f "$out"
   if [ "$rc" = 0 ] && [ -n "$line" ]; then counts "$line"; record "$name" ok "$t" "$line"
   else counts "${line:-0 passed, 1 failed, 0 skipped}" failed; record "$name" FAIL "$t" "exit status $rc; ${line:-no summary line}"; fi
+  [ -z "$fails" ] || FAILURES+=("$name:" "$fails")
 }
 say "sanitizers and fuzzing"
 if [ -n "${SBX_SKIP_FUZZ:-}" ]; then
@@ -203,6 +209,7 @@ fi
 
 # ---- 7. summary
 say "summary"
+[ "${#FAILURES[@]}" -gt 0 ] && printf '%s\n' "${FAILURES[@]}"
 for r in "${RESULTS[@]}"; do
   IFS='|' read -r name st sec detail <<< "$r"
   printf '%-22s %-8s %5ss  %s\n' "$name" "$st" "$sec" "$detail"

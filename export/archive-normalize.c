@@ -282,6 +282,43 @@ static int open_scratch(int dir_fd) {
         return -EEXIST;
 }
 
+/* A zip of no member: its end-of-central-directory record alone (22 bytes, all zero past the signature
+ * but for the length of a comment that takes the rest of the file). libarchive's reader of the central
+ * directory does not recognise it, though zip tools, and libarchive's own writer, make such files. 1 if
+ * the file is one, 0 if not. */
+static int zip_is_empty(int fd) {
+        static const uint8_t signature[4] = { 'P', 'K', 5, 6 };
+        uint8_t eocd[22];
+        struct stat st;
+        ssize_t n;
+
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (st.st_size < (off_t) sizeof(eocd) || st.st_size > (off_t) sizeof(eocd) + UINT16_MAX)
+                return 0;
+        n = pread(fd, eocd, sizeof(eocd), 0);
+        if (n < 0)
+                return negative_errno();
+        if (n != (ssize_t) sizeof(eocd) || memcmp(eocd, signature, sizeof(signature)) != 0)
+                return 0;
+        for (size_t i = 4; i < 20; i++)
+                if (eocd[i] != 0)
+                        return 0;
+        return eocd[20] + (eocd[21] << 8) == st.st_size - (off_t) sizeof(eocd);
+}
+
+/* Ends the normalised archive: with no member written, an empty archive of the same kind. */
+static int writer_finish(ArchiveKind kind, int out_fd, struct archive **w) {
+        int r;
+
+        if (!*w) {
+                r = writer_new(kind, out_fd, w);
+                if (r < 0)
+                        return r;
+        }
+        return archive_write_close(*w) == ARCHIVE_OK ? 0 : -EIO;
+}
+
 int archive_normalize(int in_fd, ArchiveKind kind, int out_fd, int scratch_dir_fd, const ArchiveLimits *limits,
                       ArchiveResult *ret) {
         _cleanup_(archive_read_freep) struct archive *a = NULL;
@@ -292,6 +329,18 @@ int archive_normalize(int in_fd, ArchiveKind kind, int out_fd, int scratch_dir_f
         struct archive_entry *e;
         int r, ar;
 
+        if (kind == ARCHIVE_KIND_ZIP) {
+                r = zip_is_empty(in_fd);
+                if (r < 0)
+                        return r;
+                if (r > 0) { /* normal once its comment, if any, is dropped */
+                        r = writer_finish(kind, out_fd, &w);
+                        if (r < 0)
+                                return r;
+                        *ret = (ArchiveResult) {};
+                        return 0;
+                }
+        }
         r = reader_new(kind, in_fd, &a);
         if (r < 0)
                 return r;
@@ -365,15 +414,9 @@ int archive_normalize(int in_fd, ArchiveKind kind, int out_fd, int scratch_dir_f
         if (ar != ARCHIVE_EOF)
                 return -EBADMSG;
 
-        if (!w) {
-                /* no member at all: an empty archive of the same kind */
-                r = writer_new(kind, out_fd, &w);
-                if (r < 0)
-                        return r;
-        }
-        if (archive_write_close(w) != ARCHIVE_OK)
-                return -EIO;
-
+        r = writer_finish(kind, out_fd, &w);
+        if (r < 0)
+                return r;
         *ret = res;
         res = (ArchiveResult) {};
         return 0;

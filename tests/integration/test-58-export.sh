@@ -75,6 +75,7 @@ with zipfile.ZipFile("slip.zip", "w") as z:
     z.writestr("../evil.txt", "evil\n")
     z.writestr("/abs.txt", "abs\n")
     z.writestr("good.txt", "dup\n")
+zipfile.ZipFile("empty.zip", "w").close()
 with tarfile.open("slip.tar", "w") as t:
     def add(name, data=b"", **kw):
         i = tarfile.TarInfo(name); i.size = len(data)
@@ -130,6 +131,10 @@ assert_match "$(entry slip.tar ln)" "^archive entry: " "tar symlink entry"
 assert_match "$(entry slip.tar hl)" "^archive entry: " "tar hard link entry"
 zipnames=$(python3 -c 'import sys,zipfile; print(" ".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$dest/slip.zip")
 assert_eq "good.txt" "$zipnames" "the delivered zip's members"
+# a zip of no member (its end record alone) is normal as it is
+assert_eq "0" "$(python3 -c 'import sys,zipfile; print(len(zipfile.ZipFile(sys.argv[1]).namelist()))' "$dest/empty.zip")" \
+  "the delivered empty zip's members"
+assert_eq none "$(reason empty.zip)" "no refusal of the empty zip"
 tarnames=$(python3 -c 'import sys,tarfile; print(" ".join(tarfile.open(sys.argv[1]).getnames()))' "$dest/slip.tar")
 assert_eq "ok.txt" "$tarnames" "the delivered tar's members"
 # nothing of /etc/shadow anywhere, whatever the swap loop did

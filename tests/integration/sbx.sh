@@ -4,6 +4,24 @@
 SBX_STATEDIR=/var/lib/sbx
 SBX_RUNS_DIR=$SBX_STATEDIR/runs
 
+# Profiles a test adds for its runs: t_add_profile NAME puts its stdin into $RUNPROF/NAME.json (the
+# runtime profile directory; again: replaced). At exit, or at t_remove_profiles, they are removed, with
+# /run/sbx when that is left empty, and systemd reloaded (the generator's units of them go too).
+RUNPROF=/run/sbx/profiles.d
+T_PROFILES=()
+t_add_profile() {
+  mkdir -p "$RUNPROF" && cat > "$RUNPROF/$1.json" || return 1
+  [ "${#T_PROFILES[@]}" -gt 0 ] || t_on_exit t_remove_profiles
+  [[ " ${T_PROFILES[*]} " == *" $RUNPROF/$1.json "* ]] || T_PROFILES+=("$RUNPROF/$1.json")
+}
+t_remove_profiles() {
+  [ "${#T_PROFILES[@]}" -gt 0 ] || return 0
+  rm -f "${T_PROFILES[@]}"
+  T_PROFILES=()
+  rmdir "$RUNPROF" /run/sbx 2>/dev/null
+  systemctl daemon-reload
+}
+
 # the id of the newest run visible to the caller
 last_run_id() { sbxctl list --no-legend | { local id last=""; while read -r id _; do last=$id; done; echo "$last"; }; }
 

@@ -9,20 +9,10 @@
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary
 CAPDIR=$SBX_STATEDIR/capture
-RUNPROF=/run/sbx/profiles.d
 W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
 WS=$W/ws; mkdir "$WS"
-ADDED=()
-cleanup() {
-  [ -n "${CPID:-}" ] && kill "$CPID" 2>/dev/null
-  [ "${#ADDED[@]}" -gt 0 ] || return 0
-  rm -f "${ADDED[@]}"
-  rmdir "$RUNPROF" /run/sbx 2>/dev/null
-  systemctl daemon-reload
-}
-t_on_exit cleanup
-mkdir -p "$RUNPROF"
-cat > "$RUNPROF/sbxtest_capture.json" <<'EOF'
+t_on_exit '[ -n "${CPID:-}" ] && kill "$CPID" 2>/dev/null'
+t_add_profile sbxtest_capture <<'EOF'
 {
   "version": 1,
   "description": "sbx test: output relayed under a limit, so capture can copy it",
@@ -30,7 +20,6 @@ cat > "$RUNPROF/sbxtest_capture.json" <<'EOF'
   "resources": { "memory": "512M", "tasks": 64, "wall_time": "5min", "output": "1M" }
 }
 EOF
-ADDED+=("$RUNPROF/sbxtest_capture.json")
 P=(-p sbxtest_capture)
 bus_capture() { busctl call org.sbx.Manager1 /org/sbx/Manager1 org.sbx.Manager1 Capture st "$@"; }
 # finish_run WORKSPACE OUT: lets the command end, and checks that its caller got every line, as ever

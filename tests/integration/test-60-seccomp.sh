@@ -8,20 +8,6 @@
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary
 PY=/usr/bin/python3
-RUNPROF=/run/sbx/profiles.d
-ADDED=()   # profile files this test puts into $RUNPROF: removed (and systemd reloaded) at exit
-cleanup_profiles() {
-  [ "${#ADDED[@]}" -gt 0 ] || return 0
-  rm -f "${ADDED[@]}"
-  rmdir "$RUNPROF" /run/sbx 2>/dev/null
-  systemctl daemon-reload
-}
-t_on_exit cleanup_profiles
-add_profile() {   # NAME: the profile's document on stdin, into /run/sbx/profiles.d/NAME.json
-  mkdir -p "$RUNPROF"
-  cat > "$RUNPROF/$1.json"
-  ADDED+=("$RUNPROF/$1.json")
-}
 
 # Each line: NAME RET ERRNO (ERRNO 0 on success).
 PROBE_TERMINAL='
@@ -86,7 +72,7 @@ assert_rc 0 sbxctl run -- true
 assert_eq "{}" "$(record_get "$(last_run_id)" '.denied_syscalls' | tr -d ' \n')" "denied_syscalls"
 
 t_begin "a profile's own argument rule bites, also with high bits in a 32-bit argument"
-add_profile sbxtest_rules <<'EOF'
+t_add_profile sbxtest_rules <<'EOF'
 {
   "version": 1,
   "description": "sbx test: one argument-level rule of its own",

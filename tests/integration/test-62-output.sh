@@ -7,18 +7,8 @@
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary
 PY=/usr/bin/python3
-RUNPROF=/run/sbx/profiles.d
 W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
-ADDED=()
-cleanup_profiles() {
-  [ "${#ADDED[@]}" -gt 0 ] || return 0
-  rm -f "${ADDED[@]}"
-  rmdir "$RUNPROF" /run/sbx 2>/dev/null
-  systemctl daemon-reload
-}
-t_on_exit cleanup_profiles
-mkdir -p "$RUNPROF"
-cat > "$RUNPROF/sbxtest_output.json" <<'EOF'
+t_add_profile sbxtest_output <<'EOF'
 {
   "version": 1,
   "description": "sbx test: at most 1000 bytes of output",
@@ -26,7 +16,6 @@ cat > "$RUNPROF/sbxtest_output.json" <<'EOF'
   "resources": { "memory": "512M", "tasks": 64, "wall_time": "5min", "output": 1000, "output_action": "cut" }
 }
 EOF
-ADDED+=("$RUNPROF/sbxtest_output.json")
 P=(-p sbxtest_output)
 
 t_begin "the test profile loads"

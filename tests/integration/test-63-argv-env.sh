@@ -6,18 +6,8 @@
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary
 PY=/usr/bin/python3
-RUNPROF=/run/sbx/profiles.d
 W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
-ADDED=()
-cleanup_profiles() {
-  [ "${#ADDED[@]}" -gt 0 ] || return 0
-  rm -f "${ADDED[@]}"
-  rmdir "$RUNPROF" /run/sbx 2>/dev/null
-  systemctl daemon-reload
-}
-t_on_exit cleanup_profiles
-mkdir -p "$RUNPROF"
-cat > "$RUNPROF/sbxtest_argv.json" <<'EOF'
+t_add_profile sbxtest_argv <<'EOF'
 {
   "version": 1,
   "description": "sbx test: output cap 1M (stop); CI_* and LANG only",
@@ -26,7 +16,6 @@ cat > "$RUNPROF/sbxtest_argv.json" <<'EOF'
   "environment": { "allow": ["CI_*", "LANG"] }
 }
 EOF
-ADDED+=("$RUNPROF/sbxtest_argv.json")
 P=(-p sbxtest_argv)
 hex() { od -An -tx1 | tr -d ' \n'; }
 sb_gone() { for _ in $(seq 100); do [ "$(record_get "$1" .state 2>/dev/null)" = finished ] && return 0; sleep 0.2; done; _t_err "sandbox $1 did not end"; }

@@ -8,24 +8,17 @@ t_require_systemd || t_summary
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${SBX_BUILD:-$REPO/build}
 GENDIR=/run/systemd/generator
-RUNPROF=/run/sbx/profiles.d
 VENDOR=/usr/lib/sbx/profiles.d
 W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
-ADDED=()   # profile files this test puts into $RUNPROF: removed (and systemd reloaded) at exit
-NEWSLICES=()   # slices of the profiles it makes up: stopped at exit
+NEWSLICES=()   # slices of the profiles it makes up: stopped at exit, after the profiles are gone
 cleanup_profiles() {
-  [ "${#ADDED[@]}" -gt 0 ] || return 0
-  rm -f "${ADDED[@]}"
-  rmdir "$RUNPROF" /run/sbx 2>/dev/null
-  systemctl daemon-reload
+  t_remove_profiles
   [ "${#NEWSLICES[@]}" -gt 0 ] && systemctl stop "${NEWSLICES[@]}" 2>/dev/null
-  return 0
+  NEWSLICES=()
 }
 t_on_exit cleanup_profiles
-add_profile() {   # NAME: the profile's document on stdin, into /run/sbx/profiles.d/NAME.json
-  mkdir -p "$RUNPROF"
-  cat > "$RUNPROF/$1.json"
-  ADDED+=("$RUNPROF/$1.json")
+add_profile() {   # NAME: t_add_profile, and the profile's slice stopped at exit if it is not a shipped one
+  t_add_profile "$1"
   [ -e "$VENDOR/$1.json" ] || NEWSLICES+=("sbx-$1.slice")
 }
 digest_of() { echo "sha256:$(sha256sum < "$1" | cut -d' ' -f1)"; }
@@ -201,7 +194,7 @@ assert_eq "after-reload" "$T_OUT" "output after the reload"
 assert_clean
 
 t_begin "a masked profile gets nothing"
-mkdir -p "$RUNPROF"; ln -sf /dev/null "$RUNPROF/data.json"; ADDED+=("$RUNPROF/data.json")
+mkdir -p "$RUNPROF"; ln -sf /dev/null "$RUNPROF/data.json"; T_PROFILES+=("$RUNPROF/data.json")
 assert_rc 0 systemctl daemon-reload
 [ -e "$GENDIR/sbx-data.slice" ] && _t_err "sbx-data.slice written for a masked profile"
 [ -e "$GENDIR/sbx-data-.service.d" ] && _t_err "drop-in written for a masked profile"
@@ -252,7 +245,7 @@ EOF
 assert_rc 125 sbxctl profile check "$W/edge.json"
 assert_contains "$T_OUT" "edge.json: files.read_only[0]: expected a path without ':', '\"', '\\', '%', white space or control characters"
 t_begin "nothing of this test is left: profiles, their slices, render-check units, runs"
-cleanup_profiles; ADDED=() NEWSLICES=()
+cleanup_profiles
 assert_eq "" "$(systemctl list-units --all --no-legend --plain 'sbx-*prof.slice')" "slices of the profiles this test made up"
 assert_eq "" "$(ls -A "$RUNPROF" 2>/dev/null)" "files left in $RUNPROF"
 assert_clean "after all runs"

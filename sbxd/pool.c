@@ -21,6 +21,10 @@
 /* how long the kernel may take to show a claim's ceilings (systemd writes them after it answers) */
 #define POOL_LIMITS_WAIT_USEC (2 * USEC_PER_SEC)
 #define POOL_LIMITS_POLL_USEC (1 * USEC_PER_MSEC)
+/* After a claim the pool refills a moment later, not at once: a unit's start (a dynamic user, mounts,
+ * namespaces, a cgroup) takes much of a small machine's CPU, and the claimed run's command starts right
+ * then; a short run is over before the refill starts */
+#define POOL_REFILL_AFTER_CLAIM_USEC (1 * USEC_PER_SEC)
 /* the description of a waiting unit; a claim gives it a run's */
 #define POOL_DESCRIPTION_PREFIX "sbx pool unit "
 
@@ -405,6 +409,19 @@ static void pool_schedule_refill(Pool *p) {
                 log_warning("Cannot schedule the pool's refill; it refills on the next run.");
 }
 
+/* A refill at 'when' at the latest (a round due earlier stays as it is). */
+static void pool_schedule_refill_at(Pool *p, usec_t when) {
+        uint64_t due;
+
+        if (p->refill || !p->manager->event)
+                return;
+        if (p->retry && sd_event_source_get_time(p->retry, &due) >= 0 && due <= when)
+                return;
+        p->retry = sd_event_source_disable_unref(p->retry);
+        if (sd_event_add_time(p->manager->event, &p->retry, CLOCK_MONOTONIC, when, USEC_PER_MSEC, on_retry, p) < 0)
+                pool_schedule_refill(p);
+}
+
 /* Reads which profiles have a pool, and how large. */
 static int pool_rescan(Pool *p) {
         _cleanup_strv_free_ char **dirs = NULL, **names = NULL, **paths = NULL;
@@ -624,7 +641,7 @@ void pool_member_hand_over(Pool *p, PoolMember *pm, Run *run) {
         run->record->network = TAKE_PTR(pm->record->network);
         run->net = TAKE_PTR(pm->net);
         run_net_set_record(run->net, run->record);
-        pool_schedule_refill(p);
+        pool_schedule_refill_at(p, now_monotonic() + POOL_REFILL_AFTER_CLAIM_USEC);
 }
 
 void pool_member_release(Pool *p, PoolMember *pm) {

@@ -18,8 +18,7 @@
 #      (target >= 0.9)
 # Prints one "BENCH key value" line per figure for scripts.
 #   bench/egress-run.sh [N [Q [M]]]      (defaults 20, 200 and 256)
-# Times come from bash's EPOCHREALTIME, never from a `date` process: each sample would count that
-# process's own start-up too (35-40 ms under emulation), which pulls every ratio towards 1.
+# Times come from bench/lib.sh's stamp (bash's EPOCHREALTIME, no process started).
 set -uo pipefail
 N=${1:-20}
 Q=${2:-200}
@@ -40,7 +39,8 @@ trap 'exit 130' INT TERM
 testnet_up || { echo "bench: test network: $TN_ERROR" >&2; exit 1; }
 testnet_sbxd_upstream || { echo "bench: cannot point sbxd at the test DNS server" >&2; exit 1; }
 
-ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 run_a() { sbxctl run --profile browser --network none -- /bin/true < /dev/null; }
 run_b() { sbxctl run --profile browser -- /bin/true < /dev/null; }
@@ -50,7 +50,7 @@ for f in run_a run_b; do $f || { echo "bench: $f failed" >&2; exit 1; }; done   
 A=() B=()
 for _ in $(seq "$N"); do
   for f in run_a run_b; do
-    t0=${EPOCHREALTIME//[.,]/}000; $f || { echo "bench: $f failed" >&2; exit 1; }; t1=${EPOCHREALTIME//[.,]/}000
+    stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
     case $f in run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;; esac
   done
 done

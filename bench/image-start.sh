@@ -11,8 +11,7 @@
 # Reports the medians and the ratios I/H (target <= 1.2) and C/H, and removes the profiles and the image.
 # Prints one "BENCH key value" line per figure for scripts.
 #   bench/image-start.sh [N [COLD]]      (default 20 3)
-# Times come from bash's EPOCHREALTIME, never from a `date` process: each sample would count that
-# process's own start-up too (35-40 ms under emulation), which pulls every ratio towards 1.
+# Times come from bench/lib.sh's stamp (bash's EPOCHREALTIME, no process started).
 set -uo pipefail
 N=${1:-20}
 COLD=${2:-3}
@@ -50,7 +49,8 @@ EOF2
 done
 sbxctl profile reload >/dev/null || { echo "bench: profile reload failed" >&2; exit 1; }
 
-ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 run_h() { sbxctl run -p sbxbench_host -- /bin/true < /dev/null; }
 run_i() { sbxctl run -p sbxbench_image -- /bin/true < /dev/null; }
 for f in run_h run_i; do $f || { echo "bench: $f failed" >&2; exit 1; }; done
@@ -58,7 +58,7 @@ for f in run_h run_i; do $f || { echo "bench: $f failed" >&2; exit 1; }; done
 H=() I=()
 for i in $(seq "$N"); do
   for f in run_h run_i; do
-    t0=${EPOCHREALTIME//[.,]/}000; $f || { echo "bench: $f failed" >&2; exit 1; }; t1=${EPOCHREALTIME//[.,]/}000
+    stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
     case $f in run_h) H+=("$(ms "$t0" "$t1")") ;; run_i) I+=("$(ms "$t0" "$t1")") ;; esac
   done
 done
@@ -72,7 +72,7 @@ unmount_image() {
 C=()
 for i in $(seq "$COLD"); do
   unmount_image
-  t0=${EPOCHREALTIME//[.,]/}000; run_i || { echo "bench: cold run_i failed" >&2; exit 1; }; t1=${EPOCHREALTIME//[.,]/}000
+  stamp t0; run_i || { echo "bench: cold run_i failed" >&2; exit 1; }; stamp t1
   C+=("$(ms "$t0" "$t1")")
 done
 mH=$(median "${H[@]}"); mI=$(median "${I[@]}")

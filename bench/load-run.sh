@@ -8,8 +8,7 @@
 # run's record); a failure ends the bench with its output. Prints one "BENCH key value" line per
 # figure for scripts.
 #   bench/load-run.sh [ROUNDS [LEVELS]]     (defaults 3, "1 8 32 64")
-# Times come from bash's EPOCHREALTIME, never from a `date` process: each sample would count that
-# process's own start-up too (35-40 ms under emulation), which pulls every ratio towards 1.
+# Times come from bench/lib.sh's stamp (bash's EPOCHREALTIME, no process started).
 set -uo pipefail
 ROUNDS=${1:-3}
 LEVELS=${2:-1 8 32 64}
@@ -20,7 +19,8 @@ command -v sbxctl >/dev/null || { echo "bench: sbxctl is not installed" >&2; exi
 systemctl start sbxd.service || { echo "bench: cannot start sbxd" >&2; exit 1; }
 sbxctl run -- /bin/true < /dev/null || { echo "bench: a first run failed" >&2; exit 1; }   # warm up
 
-ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pct() { # P VALUES...: the P-th percentile (nearest rank)
   local p=$1; shift
   printf '%s\n' "$@" | sort -n | awk -v p="$p" '{a[NR]=$1} END {i=int((p*NR+99)/100); if (i<1) i=1; print a[i]}'
@@ -31,19 +31,19 @@ echo "sbx cold runs under load, $ROUNDS rounds per level (kernel $(uname -r), $(
 worst=0
 for K in $LEVELS; do
   L=()
-  t_all=${EPOCHREALTIME//[.,]/}000
+  stamp t_all
   for _ in $(seq "$ROUNDS"); do
     rm -f "$D"/*
     for k in $(seq "$K"); do
-      ( t0=${EPOCHREALTIME//[.,]/}000
+      ( stamp t0
         sbxctl run -- /bin/true < /dev/null > "$D/out.$k" 2>&1 || { echo "exit $?" >> "$D/out.$k"; touch "$D/fail"; }
-        t1=${EPOCHREALTIME//[.,]/}000; ms "$t0" "$t1" > "$D/t.$k" ) &
+        stamp t1; ms "$t0" "$t1" > "$D/t.$k" ) &
     done
     wait
     [ -e "$D/fail" ] && { echo "bench: a run failed at concurrency $K:" >&2; cat "$D"/out.* >&2; exit 1; }
     for k in $(seq "$K"); do L+=("$(cat "$D/t.$k")"); done
   done
-  t_end=${EPOCHREALTIME//[.,]/}000
+  stamp t_end
   p50=$(pct 50 "${L[@]}"); p99=$(pct 99 "${L[@]}")
   persec=$(echo "scale=2; $K * $ROUNDS * 1000 / $(ms "$t_all" "$t_end")" | bc)
   ratio=$(echo "scale=2; $p99 / $p50" | bc)

@@ -14,8 +14,7 @@
 # memory their cgroups hold. Then K cold runs at once, R rounds: runs per second and p99/p50. Prints one
 # "BENCH key value" line per figure for scripts.
 #   bench/pool-run.sh [N [P [K [R]]]]     (defaults 20, 2, 4, 3)
-# Times come from bash's EPOCHREALTIME, never from a `date` process: each sample would count that
-# process's own start-up too (35-40 ms under emulation), which pulls every ratio towards 1.
+# Times come from bench/lib.sh's stamp (bash's EPOCHREALTIME, no process started).
 set -uo pipefail
 N=${1:-20}
 P=${2:-2}
@@ -59,7 +58,8 @@ wait_pool() {   # until P units wait (max 120 s)
   sleep 0.2 # sbxd reads the helpers' READY a moment after they tell systemd
 }
 
-ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pct() { # P VALUES...: the P-th percentile (nearest rank)
   local p=$1; shift
   printf '%s\n' "$@" | sort -n | awk -v p="$p" '{a[NR]=$1} END {i=int((p*NR+99)/100); if (i<1) i=1; print a[i]}'
@@ -83,7 +83,7 @@ A=() B=() C=() pooled=0
 for _ in $(seq "$N"); do
   for f in run_a run_b run_c; do
     [ "$f" = run_a ] && wait_pool
-    t0=${EPOCHREALTIME//[.,]/}000; $f || { echo "bench: $f failed" >&2; exit 1; }; t1=${EPOCHREALTIME//[.,]/}000
+    stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
     case $f in
       run_a) A+=("$(ms "$t0" "$t1")")
              id=$(sbxctl list --no-legend | tail -n 1 | awk '{print $1}')
@@ -118,15 +118,15 @@ echo "BENCH pool_idle_memory_kib $((idle_mem / 1024))"
 
 # concurrent cold runs: K at once, R rounds; each one's latency, and the rounds' wall time
 D=$(mktemp -d); L=()
-t_all=${EPOCHREALTIME//[.,]/}000
+stamp t_all
 for _ in $(seq "$R"); do
   for k in $(seq "$K"); do
-    ( t0=${EPOCHREALTIME//[.,]/}000; run_b || touch "$D/fail"; t1=${EPOCHREALTIME//[.,]/}000; ms "$t0" "$t1" > "$D/$k" ) &
+    ( stamp t0; run_b || touch "$D/fail"; stamp t1; ms "$t0" "$t1" > "$D/$k" ) &
   done
   wait
   for k in $(seq "$K"); do L+=("$(cat "$D/$k")"); done
 done
-t_end=${EPOCHREALTIME//[.,]/}000
+stamp t_end
 [ -e "$D/fail" ] && { rm -rf "$D"; echo "bench: a concurrent run failed" >&2; exit 1; }
 rm -rf "$D"
 l50=$(pct 50 "${L[@]}"); l99=$(pct 99 "${L[@]}")

@@ -14,8 +14,7 @@
 # then sbxd's idle resident memory (target < 8 MiB). Prints one "BENCH key value"
 # line per figure for scripts.
 #   bench/run-overhead.sh [N]      (default 20)
-# Times come from bash's EPOCHREALTIME, never from a `date` process: each sample would count that
-# process's own start-up too (35-40 ms under emulation), which pulls every ratio towards 1.
+# Times come from bench/lib.sh's stamp (bash's EPOCHREALTIME, no process started).
 set -uo pipefail
 N=${1:-20}
 EXEC=${SBX_EXEC:-/usr/libexec/sbx/sbx-exec}
@@ -34,7 +33,8 @@ mem=$(sbxctl --no-legend profile show offline | sed -n 's/^MemoryMax=//p')
 tasks=$(sbxctl --no-legend profile show offline | sed -n 's/^TasksMax=//p')
 helper=("$EXEC" "--expect-memory-max=$mem" "--expect-tasks-max=$tasks" --expect-network=none --workspace=private --)
 
-ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 # srun ARGS...: systemd-run of a unit sbx-offline-ID.service with the property set for ID
 srun() {
   local id p args=()
@@ -60,7 +60,7 @@ for f in run_a run_b run_d run_e run_c; do $f || { echo "bench: $f failed" >&2; 
 A=() B=() C=() D=() E=()
 for i in $(seq "$N"); do
   for f in run_a run_b run_d run_e run_c; do
-    t0=${EPOCHREALTIME//[.,]/}000; $f || { echo "bench: $f failed" >&2; exit 1; }; t1=${EPOCHREALTIME//[.,]/}000
+    stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
     case $f in
       run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;;
       run_c) C+=("$(ms "$t0" "$t1")") ;; run_d) D+=("$(ms "$t0" "$t1")") ;;

@@ -8,8 +8,7 @@
 # execs at once, R rounds: execs per second and p99/p50 of their latencies. Prints one "BENCH key
 # value" line per figure for scripts.
 #   bench/sandbox-exec.sh [N [C [R]]]      (defaults 20, 4, 5)
-# Times come from bash's EPOCHREALTIME, never from a `date` process: each sample would count that
-# process's own start-up too (35-40 ms under emulation), which pulls every ratio towards 1.
+# Times come from bench/lib.sh's stamp (bash's EPOCHREALTIME, no process started).
 set -uo pipefail
 N=${1:-20}
 C=${2:-4}
@@ -22,7 +21,8 @@ command -v sbxctl >/dev/null || { echo "bench: sbxctl is not installed" >&2; exi
 SB=$(sbxctl create --detach --name sbx-bench-exec) || { echo "bench: cannot create a sandbox" >&2; exit 1; }
 trap 'sbxctl rm "$SB" >/dev/null 2>&1' EXIT
 
-ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 pct() { # P VALUES...: the P-th percentile (nearest rank)
   local p=$1; shift
   printf '%s\n' "$@" | sort -n | awk -v p="$p" '{a[NR]=$1} END {i=int((p*NR+99)/100); if (i<1) i=1; print a[i]}'
@@ -34,7 +34,7 @@ for f in run_a run_b; do $f || { echo "bench: $f failed" >&2; exit 1; }; done   
 A=() B=()
 for _ in $(seq "$N"); do
   for f in run_a run_b; do
-    t0=${EPOCHREALTIME//[.,]/}000; $f || { echo "bench: $f failed" >&2; exit 1; }; t1=${EPOCHREALTIME//[.,]/}000
+    stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
     case $f in run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;; esac
   done
 done
@@ -44,15 +44,15 @@ ratio=$(echo "scale=3; $b50 / $a50" | bc)
 # concurrent execs: C at once, R rounds; each one's latency, and the rounds' wall time
 D=$(mktemp -d); trap 'sbxctl rm "$SB" >/dev/null 2>&1; rm -rf "$D"' EXIT
 L=() total=0
-T0=${EPOCHREALTIME//[.,]/}000
+stamp T0
 for r in $(seq "$R"); do
   for k in $(seq "$C"); do
-    ( t0=${EPOCHREALTIME//[.,]/}000; sbxctl exec "$SB" -- /bin/true < /dev/null || echo fail > "$D/fail"; t1=${EPOCHREALTIME//[.,]/}000
+    ( stamp t0; sbxctl exec "$SB" -- /bin/true < /dev/null || echo fail > "$D/fail"; stamp t1
       ms "$t0" "$t1" > "$D/$r.$k" ) &
   done
   wait
 done
-T1=${EPOCHREALTIME//[.,]/}000
+stamp T1
 [ -e "$D/fail" ] && { echo "bench: a concurrent exec failed" >&2; exit 1; }
 for f in "$D"/*.*; do L+=("$(cat "$f")"); done
 total=$(( C * R ))

@@ -108,8 +108,9 @@ for name in "${NAMES[@]}"; do
   fi
   if [ "$note" = reproduced ]; then
     why "$OUT/$name.log"
-    printf '    the input %s fails again (%s bytes)' "${input##*/}" "$(stat -c %s "$input")"
-    if [ "$(stat -c %s "$input")" -le 600 ]; then echo ', base64:'; base64 -w 200 "$input" | sed 's/^/    /'; else echo; fi
+    size=$(stat -c %s "$input")
+    printf '    the input %s fails again (%s bytes)' "${input##*/}" "$size"
+    if [ "$size" -le 600 ]; then echo ', base64:'; base64 -w 200 "$input" | sed 's/^/    /'; else echo; fi
   elif [ -n "$note" ]; then
     # "retried" marks these lines for scripts/test.sh's summary, also when the second run passed
     echo "    retried: fuzz-$name: $note; the first attempt's log $OUT/$name.first.log:"

@@ -4,6 +4,11 @@
 SBX_STATEDIR=/var/lib/sbx
 SBX_RUNS_DIR=$SBX_STATEDIR/runs
 
+# A fork bomb for `bash -c`: forks until refused, then exits 2 (sbx ends what is left). Its sleep is
+# started before the bomb: forked after it, it would compete with the bomb for a task slot, and bash
+# gives up a fork after ~30 s of retries (exit 254). limits-client.py has the same string.
+SBX_FORK_BOMB='sleep 2 & s=$!; b() { b | b & }; b; wait "$s"; exit 2'
+
 # Profiles a test adds for its runs: t_add_profile NAME puts its stdin into $RUNPROF/NAME.json (the
 # runtime profile directory; again: replaced). At exit, or at t_remove_profiles, they are removed, with
 # /run/sbx when that is left empty, and systemd reloaded (the generator's units of them go too).

@@ -192,11 +192,8 @@ EOF
   before=$(records)
   probe > "$W/probe.load" & ppid=$!
   t0=$(ms)
-  # sleep is started before the bomb: forked after it, it would compete with the bomb for a task slot,
-  # and bash gives up a fork after ~30 s of retries (exit 254)
-  BOMB='sleep 2 & s=$!; b() { b | b & }; b; wait "$s"; exit 2'
   P=(-p "$PROF")
-  sbxctl run "${P[@]}" --tasks 32 --timeout 60s -- bash -c "$BOMB" > "$W/a.bomb" 2>&1 & a1=$!
+  sbxctl run "${P[@]}" --tasks 32 --timeout 60s -- bash -c "$SBX_FORK_BOMB" > "$W/a.bomb" 2>&1 & a1=$!
   sbxctl run "${P[@]}" --memory 64M -- $PY -c 'x = bytearray(300 << 20); print("ALLOCATED")' > "$W/a.hog" 2>&1 & a2=$!
   sbxctl run "${P[@]}" -- sh -c 'yes | head -c 2000000' > "$W/a.yes.out" 2> "$W/a.yes" & a3=$!
   sbxctl run "${P[@]}" -- dd if=/dev/zero of=/tmp/fill bs=1M count=64 > "$W/a.dd" 2>&1 & a4=$!

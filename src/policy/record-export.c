@@ -435,6 +435,7 @@ int run_export_reject(RunExport *e, const char *id) {
 static int item_to_json(const ExportItem *i, json_object *a) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
         char mode[8];
+        bool delivered;
 
         if (!o)
                 return -ENOMEM;
@@ -445,10 +446,14 @@ static int item_to_json(const ExportItem *i, json_object *a) {
                 ADD(o, "id", json_object_new_string(i->id));
         if (i->type)
                 ADD(o, "type", json_object_new_string(i->type));
-        if (!i->entry && (i->sha256[0] || !i->reason || i->id)) {
+        /* what was delivered or is held always shows its size and mode; any other item shows those it has
+         * (every field that is not its default is written: a record reads back to the same record) */
+        delivered = !i->entry && (i->sha256[0] || !i->reason || i->id);
+        if (delivered || i->size > 0)
                 ADD(o, "size", json_object_new_uint64(i->size));
-                if (i->sha256[0])
-                        ADD(o, "sha256", json_object_new_string(i->sha256));
+        if (i->sha256[0])
+                ADD(o, "sha256", json_object_new_string(i->sha256));
+        if (delivered || (i->mode & 07777) != 0) {
                 snprintf(mode, sizeof(mode), "%04o", i->mode & 07777);
                 ADD(o, "mode", json_object_new_string(mode));
         }

@@ -26,6 +26,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "exit-codes.h"
+#include "ceilings.h"
 #include "fileio.h"
 #include "cache-prune.h"
 #include "cache.h"
@@ -43,6 +44,7 @@ static uint64_t arg_expect_memory_max = UINT64_MAX;
 static uint64_t arg_expect_tasks_max = UINT64_MAX;
 static uint64_t arg_expect_swap_max = 0;
 static uint64_t arg_expect_cpu_percent = 0; /* 0: no quota promised */
+static unsigned arg_unenforced = 0;            /* Ceiling bits a testbed build may find without a file */
 static const char *arg_expect_network = NULL; /* "none", "egress" */
 static bool arg_expect_egress = false;          /* sbx's egress programs judge this run's sockets */
 static uint64_t arg_expect_netns_not = 0;       /* inode of the host's network namespace */
@@ -274,8 +276,15 @@ static bool system_has_swap(void) {
         return strchr(buf, '\n') && strchr(buf, '\n')[1] != 0;
 }
 
+/* A ceiling's file is missing from the run's cgroup: a refusal, but for a ceiling sbxd found no controller
+ * for on this host and named in --unenforced-ceilings, which only a testbed build takes
+ * (src/shared/ceilings.h); the run's record says so. */
+static bool ceiling_goes_unenforced(Ceiling c, int r) {
+        return r == -ENOENT && (arg_unenforced & c);
+}
+
 static int check_confinement(const char *cg) {
-        _cleanup_free_ char *capbnd = NULL, *seccomp = NULL;
+        _cleanup_free_ char *capbnd = NULL, *seccomp = NULL, *cpu_max = NULL;
         uint64_t v;
         int r;
 
@@ -292,8 +301,8 @@ static int check_confinement(const char *cg) {
         if (syscall(SYS_io_uring_setup, 0, NULL) >= 0 || errno != EPERM)
                 return refuse("the syscall filter is not the one promised (io_uring_setup is not denied: %m)");
 
-        if (arg_expect_memory_max != UINT64_MAX) {
-                r = read_cgroup_u64(cg, "memory.max", &v);
+        if (arg_expect_memory_max != UINT64_MAX &&
+            !ceiling_goes_unenforced(CEILING_MEMORY, r = read_cgroup_u64(cg, "memory.max", &v))) {
                 if (r < 0)
                         return refuse("MemoryMax cannot be enforced: %s/memory.max: %s (no memory controller?)", cg,
                                       strerror(-r));
@@ -307,12 +316,11 @@ static int check_confinement(const char *cg) {
                 if (r < 0 && (arg_expect_swap_max != 0 || r != -ENOENT || system_has_swap()))
                         return refuse("MemorySwapMax cannot be enforced: %s/memory.swap.max: %s", cg, strerror(-r));
         }
-        if (arg_expect_cpu_percent > 0) {
-                _cleanup_free_ char *cpu_max = NULL;
+        if (arg_expect_cpu_percent > 0 &&
+            !ceiling_goes_unenforced(CEILING_CPU, r = read_cgroup_attr(cg, "cpu.max", &cpu_max))) {
                 uint64_t quota, period;
                 char tail;
 
-                r = read_cgroup_attr(cg, "cpu.max", &cpu_max);
                 if (r < 0)
                         return refuse("CPUQuota cannot be enforced: %s/cpu.max: %s (no cpu controller?)", cg,
                                       strerror(-r));
@@ -321,8 +329,8 @@ static int check_confinement(const char *cg) {
                         return refuse("CPUQuota is '%s' in the kernel, expected %" PRIu64 "%%", cpu_max,
                                       arg_expect_cpu_percent);
         }
-        if (arg_expect_tasks_max != UINT64_MAX) {
-                r = read_cgroup_u64(cg, "pids.max", &v);
+        if (arg_expect_tasks_max != UINT64_MAX &&
+            !ceiling_goes_unenforced(CEILING_TASKS, r = read_cgroup_u64(cg, "pids.max", &v))) {
                 if (r < 0)
                         return refuse("TasksMax cannot be enforced: %s/pids.max: %s (no pids controller?)", cg,
                                       strerror(-r));
@@ -458,7 +466,7 @@ static int parse_argv(int argc, char *argv[]) {
         enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_WORKSPACE_MODE, ARG_SWAP,
                ARG_DIGEST, ARG_CACHE, ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS, ARG_BPFFS,
                ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE, ARG_POOL, ARG_FIGURES, ARG_DISK, ARG_SPACE, ARG_SPACE_SIZE,
-               ARG_REMOVE_CACHES, ARG_EXPORT_OUT, ARG_CACHE_IMAGE, ARG_LANDLOCK, ARG_LANDLOCK_RO, ARG_LANDLOCK_RW };
+               ARG_REMOVE_CACHES, ARG_EXPORT_OUT, ARG_CACHE_IMAGE, ARG_LANDLOCK, ARG_LANDLOCK_RO, ARG_LANDLOCK_RW, ARG_UNENFORCED };
         static const struct option options[] = {
                 { "expect-memory-max", required_argument, NULL, ARG_MEM },
                 { "expect-tasks-max", required_argument, NULL, ARG_TASKS },
@@ -469,6 +477,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "expect-dir", required_argument, NULL, ARG_EXPECT_DIR },
                 { "expect-denied", required_argument, NULL, ARG_EXPECT_DENIED },
                 { "expect-cpu-quota", required_argument, NULL, ARG_CPU },
+                { "unenforced-ceilings", required_argument, NULL, ARG_UNENFORCED },
                 { "expect-egress", no_argument, NULL, ARG_EXPECT_EGRESS },
                 { "expect-netns-not", required_argument, NULL, ARG_EXPECT_NETNS_NOT },
                 { "expect-disk-max", required_argument, NULL, ARG_DISK },
@@ -584,6 +593,15 @@ static int parse_argv(int argc, char *argv[]) {
                 }
                 case ARG_CPU:
                         if (parse_u64_arg(optarg, &arg_expect_cpu_percent) < 0)
+                                return -EINVAL;
+                        break;
+                case ARG_UNENFORCED:
+                        /* only a testbed build goes without a ceiling: any other refuses the run */
+                        if (!ceilings_may_go_unenforced()) {
+                                fprintf(stderr, "sbx-exec: --unenforced-ceilings: this build enforces every ceiling\n");
+                                return -EINVAL;
+                        }
+                        if (ceilings_from_list(optarg, &arg_unenforced) < 0)
                                 return -EINVAL;
                         break;
                 case ARG_EXPECT_EGRESS:
@@ -833,14 +851,15 @@ static int figures_write(const char *dir, const char *unit, const char *text, si
 static int run_figures(const char *dir) {
         static const struct {
                 const char *attr, *key, *name;
+                Ceiling ceiling;
                 bool optional;     /* absent without a quota (the cpu controller is then not enabled) */
         } counters[] = {
-                { "memory.events", "max", "memory_max" },
-                { "memory.events", "oom", "oom" },
-                { "memory.events", "oom_kill", "oom_kill" },
-                { "pids.events", "max", "fork_refused" },
-                { "cpu.stat", "nr_throttled", "cpu_throttled", true },
-                { "cpu.stat", "throttled_usec", "cpu_throttled_usec", true },
+                { "memory.events", "max", "memory_max", CEILING_MEMORY },
+                { "memory.events", "oom", "oom", CEILING_MEMORY },
+                { "memory.events", "oom_kill", "oom_kill", CEILING_MEMORY },
+                { "pids.events", "max", "fork_refused", CEILING_TASKS },
+                { "cpu.stat", "nr_throttled", "cpu_throttled", CEILING_CPU, true },
+                { "cpu.stat", "throttled_usec", "cpu_throttled_usec", CEILING_CPU, true },
         };
         _cleanup_free_ char *cg = NULL, *text = NULL, *error = NULL;
         const char *unit;
@@ -872,8 +891,8 @@ static int run_figures(const char *dir) {
         }
         for (size_t i = 0; i < ELEMENTSOF(counters) && !error; i++) {
                 r = cgroup_keyed(cg, counters[i].attr, counters[i].key, &v);
-                if (r == -ENOENT && counters[i].optional)
-                        v = 0;
+                if (r == -ENOENT && (counters[i].optional || ceilings_unenforced(counters[i].ceiling)))
+                        v = 0; /* a testbed build's run without the controller: its record says so */
                 else if (r < 0 && asprintf(&error, "error: %s/%s has no %s: %s\n", cg, counters[i].attr,
                                            counters[i].key, strerror(-r)) < 0)
                         error = NULL;
@@ -959,6 +978,8 @@ int main(int argc, char *argv[]) {
         pid_t pid;
         int r, status;
 
+        if (argc == 2 && streq(argv[1], "--version"))
+                return printf("sbx-exec %s%s\n", PACKAGE_VERSION, SBX_BUILD_KIND) < 0 ? SBX_EXIT_FAILURE : 0;
         /* sbx-image@DIGEST.service: a base image's mount (helper/image-mount.c) */
         if (argc == 2 && (strneq(argv[1], "--image-mount=", 14) || strneq(argv[1], "--image-umount=", 15)))
                 return image_mount_main(argv[1]);

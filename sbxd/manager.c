@@ -235,7 +235,7 @@ static void log_run_limits(Run *run) {
 static void log_run_finished(Run *run) {
         const RunRecord *rec = run->record;
         bool clean = run_record_cleanup_completed(rec);
-        char exit_code[16], exit_signal[16];
+        char exit_code[16], exit_signal[16], unenforced[CEILINGS_LIST_MAX];
         _cleanup_free_ char *denied = NULL;
 
         (void) snprintf(exit_code, sizeof exit_code, "%d", rec->exit_code);
@@ -249,16 +249,18 @@ static void log_run_finished(Run *run) {
                 free(denied);
                 denied = d;
         }
+        (void) ceilings_to_list(rec->limits.unenforced, ",", unenforced);
         log_event(clean ? LOG_INFO : LOG_WARNING, SBX_MESSAGE_RUN_FINISHED,
                   LOG_FIELDS({ "SBX_RUN_ID", run->id }, { "SBX_UNIT", run->unit }, { "SBX_PROFILE", rec->profile },
                              { "SBX_TENANT", rec->tenant },
                              { "SBX_STOP_REASON", strna(stop_reason_to_string(rec->stop_reason)) },
                              { "SBX_EXIT_CODE", exit_code }, { "SBX_EXIT_SIGNAL", exit_signal },
                              { "SBX_CLEANUP", clean ? "completed" : "incomplete" },
-                             { "SBX_DENIED_SYSCALLS", denied }, { "SBX_ERROR", rec->error }),
-                  "Run %s (%s) finished: %s, exit %d, signal %d, cleanup %s.", run->id, run->unit,
+                             { "SBX_DENIED_SYSCALLS", denied }, { "SBX_ERROR", rec->error },
+                             { "SBX_LIMITS_UNENFORCED", unenforced[0] ? unenforced : NULL }),
+                  "Run %s (%s) finished: %s, exit %d, signal %d, cleanup %s%s%s.", run->id, run->unit,
                   strna(stop_reason_to_string(rec->stop_reason)), rec->exit_code, rec->exit_signal,
-                  clean ? "completed" : "INCOMPLETE");
+                  clean ? "completed" : "INCOMPLETE", unenforced[0] ? "; ceilings NOT enforced: " : "", unenforced);
         log_run_limits(run);
 }
 
@@ -1644,6 +1646,9 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                         return r;
                 req->host_netns_ino = net_manager_host_netns(m->net);
         }
+        /* a testbed build on a host without some cgroup controllers: their ceilings go unenforced, and the
+         * record says so (src/shared/ceilings.h); 0 in every other build */
+        req->unenforced_ceilings = ceilings_unenforced(_CEILINGS_ALL);
         /* Every run's sockets are judged by sbx's egress programs (mode none: its own loopback only):
          * they must be in force, attached to sbx.slice as it is now. */
         r = net_manager_prepare(m->net, &refusal);
@@ -1916,13 +1921,18 @@ static void record_start_failed(Manager *m, Run *run, bool gone, const char *err
 /* The run is on its way: its call is answered once the unit's start job is queued (or, for a pooled unit,
  * once its command is sent). */
 static int run_launched(Manager *m, Run *run, sd_bus_message *msg) {
+        char unenforced[CEILINGS_LIST_MAX];
+
         run->pending = sd_bus_message_ref(msg);
-        log_event(LOG_INFO, SBX_MESSAGE_RUN_STARTED,
+        (void) ceilings_to_list(run->record->limits.unenforced, ",", unenforced);
+        log_event(unenforced[0] ? LOG_WARNING : LOG_INFO, SBX_MESSAGE_RUN_STARTED,
                   LOG_FIELDS({ "SBX_RUN_ID", run->id }, { "SBX_UNIT", run->unit },
                              { "SBX_PROFILE", run->record->profile }, { "SBX_TENANT", run->record->tenant },
-                             { "SBX_POLICY_DIGEST", run->record->policy_digest }),
-                  "Run %s: starting %s (profile %s) for tenant %s%s.", run->id, run->unit,
-                  strna(run->record->profile), run->record->tenant, run->record->pooled ? ", in a pooled unit" : "");
+                             { "SBX_POLICY_DIGEST", run->record->policy_digest },
+                             { "SBX_LIMITS_UNENFORCED", unenforced[0] ? unenforced : NULL }),
+                  "Run %s: starting %s (profile %s) for tenant %s%s%s%s.", run->id, run->unit,
+                  strna(run->record->profile), run->record->tenant, run->record->pooled ? ", in a pooled unit" : "",
+                  unenforced[0] ? "; a testbed build: ceilings NOT enforced: " : "", unenforced);
         run->next = m->runs;
         m->runs = run;
         return 1; /* answered from on_start_reply() or manager_run_claimed() */

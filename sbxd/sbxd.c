@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <systemd/sd-daemon.h>
 
+#include "ceilings.h"
 #include "log.h"
 #include "manager.h"
 
@@ -17,7 +18,7 @@ int main(int argc, char *argv[]) {
 
         if (argc > 1) {
                 if (streq(argv[1], "--version")) {
-                        printf("sbxd %s\n", PACKAGE_VERSION);
+                        printf("sbxd %s%s\n", PACKAGE_VERSION, SBX_BUILD_KIND);
                         return 0;
                 }
                 log_error("This program takes no arguments.");

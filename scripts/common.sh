@@ -22,21 +22,47 @@ testbed_kind() {
   esac
 }
 
-# configure (or reconfigure) and compile the build dir; returns non-zero on failure
+# configure (or reconfigure) and compile a build dir ($1, default $BUILD; more meson options after it);
+# returns non-zero on failure
 build() {
-  if [ -f "$BUILD/meson-private/coredata.dat" ]; then
-    meson configure "$BUILD" -Dprefix=/usr -Dwerror=true || return 1
+  local dir=${1:-$BUILD}
+  [ "$#" -gt 0 ] && shift
+  if [ -f "$dir/meson-private/coredata.dat" ]; then
+    meson configure "$dir" -Dprefix=/usr -Dwerror=true "$@" || return 1
   else
-    meson setup "$BUILD" --prefix=/usr -Dwerror=true || return 1
+    meson setup "$dir" "$REPO" --prefix=/usr -Dwerror=true "$@" || return 1
   fi
-  meson compile -C "$BUILD"
+  meson compile -C "$dir"
+}
+
+# The native lane's build (docs/testbed.md): a testbed build, whose runs start without the memory, pids and
+# cpu controllers this machine's cgroup2 tree lacks, and say so. Never packaged.
+BUILD_TESTBED=$REPO/build-testbed
+build_testbed() {
+  build "$BUILD_TESTBED" -Dtestbed-unenforced-limits=true -Dman=disabled
+}
+
+# The native lane: a throw-away nspawn container on this machine's kernel runs payload.sh with SBX_LANE=native
+# on the testbed build (installed with meson install). $1 timeout (seconds). Variables named in SBX_PASS_ENV
+# are passed too. Exit status: the payload's (125: no container).
+run_native_lane() {
+  local tmo=$1 name=sbx-native-$$ rc
+  local pass="SBX_BUILD SBX_TESTS SBX_TEST_TIMEOUT SBX_RESULTS SBX_LANE ${SBX_PASS_ENV:-}"
+  SBX_NSPAWN_NAME=$name SBX_STATE=/run/$name SBX_BIND=$REPO "$REPO/testbed/nspawn.sh" start || return 125
+  SBX_NSPAWN_NAME=$name SBX_STATE=/run/$name SBX_LANE=native SBX_BUILD=$BUILD_TESTBED \
+    SBX_PAYLOAD=$REPO/tests/integration/payload.sh SBX_NSPAWN_ENV="SBX_PAYLOAD $pass" \
+    timeout -k 10 "$tmo" "$REPO/testbed/nspawn.sh" exec bash "$REPO/tests/integration/payload.sh" "$BUILD_TESTBED"
+  rc=$?
+  SBX_NSPAWN_NAME=$name SBX_STATE=/run/$name "$REPO/testbed/nspawn.sh" stop >/dev/null
+  rm -rf "/run/$name"
+  return "$rc"
 }
 
 # run a payload (a bash script) as root with systemd as PID 1: in the VM testbed, with the repo
 # shared at its own path, or directly on the host when its PID 1 is systemd. $1 payload, $2 timeout.
 # Variables named in SBX_PASS_ENV are passed to the payload too.
 run_payload() {
-  local payload=$1 tmo=$2 rc name pass="SBX_BUILD SBX_TESTS SBX_TEST_TIMEOUT SBX_RESULTS ${SBX_PASS_ENV:-}"
+  local payload=$1 tmo=$2 rc name pass="SBX_BUILD SBX_TESTS SBX_TEST_TIMEOUT SBX_RESULTS SBX_LANE ${SBX_PASS_ENV:-}"
   payload=$(realpath "$payload")
   case $(testbed_kind) in
     host)

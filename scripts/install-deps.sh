@@ -23,6 +23,8 @@ PKGS=(
   pandoc man-db groff-base bash-completion
   # packages: the .deb (debhelper, checked with lintian) and the RPM (Debian's rpmbuild)
   dpkg-dev debhelper fakeroot lintian rpm
+  # packaging/check-production.sh unpacks the RPM to look at its programs (rpm2cpio | cpio)
+  cpio
   # what the testbeds boot and what the integration tests use inside them (the testbeds boot this
   # machine's own root, so everything the guest needs must be installed here)
   systemd systemd-container dbus libnss-systemd python3 iproute2 jq procps util-linux

@@ -114,35 +114,63 @@ else
   fi
 fi
 
-# ---- 5. integration tests (in the background; step 6 runs meanwhile)
+# ---- 5. integration tests, in two lanes (docs/testbed.md), started in the background; step 6 runs meanwhile.
+# Each test file says which lane runs it ("# lane: native|vm|both"):
+#   vm      testbed/vm.sh boots Debian's kernel under qemu (every cgroup controller); payload.sh installs the
+#           .deb there (dpkg -i) and runs the files of lanes vm and both
+#   native  an nspawn container on this machine's kernel, at its own speed, with the testbed build
+#           (build-testbed: the memory, pids and cpu controllers this machine's cgroup2 tree lacks go
+#           unenforced, and its runs say so); payload.sh runs the files of lanes native and both
+# On a machine whose PID 1 is systemd (SBX_TESTBED_KIND=host) one run there takes every file instead.
 say "integration tests (started)"
-t_int=$(now)
-INT_PID=""
-INT_OUT=$BUILD/integration.out
+INT_PIDS=()       # "lane|pid|t0|output|results"
+start_lane() {    # LANE COMMAND...: in the background, its output and results files named after the lane
+  local lane=$1 out=$BUILD/integration-$1.out res=$BUILD/integration-$1.log
+  shift
+  rm -f "$out" "$res"
+  SBX_RESULTS=$res "$@" > "$out" 2>&1 &
+  INT_PIDS+=("$lane|$!|$(now)|$out|$res")
+  echo "integration tests running ($lane lane), output in $out; shown when they end"
+}
 if [ -n "${SBX_SKIP_INTEGRATION:-}" ]; then
-  record integration skipped "$t_int" "SBX_SKIP_INTEGRATION set"
+  record integration skipped "$(now)" "SBX_SKIP_INTEGRATION set"
 elif [ "$BUILD_OK" != 1 ]; then
-  record integration skipped "$t_int" "build failed"
+  record integration skipped "$(now)" "build failed"
 else
   where=$(testbed_kind)
-  if [ "$where" = invalid ]; then where=""; record integration FAIL "$t_int" "bad SBX_TESTBED_KIND"; counts "0 passed, 1 failed, 0 skipped"
-  elif [ "$where" != vm ]; then :
-  elif testbed/vm.sh setup; then record "vm setup" ok "$t_int"
-  else where=""; record "vm setup" FAIL "$t_int"; counts "0 passed, 1 failed, 0 skipped"; fi
-  if [ -n "$where" ]; then
-    t_int=$(now)
-    rm -f "$BUILD/integration.log" "$INT_OUT"
-    [ "$DEB_OK" = 1 ] && export SBX_PASS_ENV="${SBX_PASS_ENV:-} SBX_DEB SBX_DEB_PREV"
-    run_payload tests/integration/payload.sh "${SBX_VM_TIMEOUT:-5100}" > "$INT_OUT" 2>&1 &
-    INT_PID=$!
-    echo "integration tests running ($where), output in $INT_OUT; shown when they end"
+  [ "$DEB_OK" = 1 ] && export SBX_PASS_ENV="${SBX_PASS_ENV:-} SBX_DEB SBX_DEB_PREV"
+  LANES=${SBX_LANES:-native vm}
+  if [ "$where" = invalid ]; then
+    record integration FAIL "$(now)" "bad SBX_TESTBED_KIND"; counts "0 passed, 1 failed, 0 skipped"
+  elif [ "$where" = host ]; then
+    start_lane host run_payload tests/integration/payload.sh "${SBX_VM_TIMEOUT:-5100}"
+  else
+    if [[ " $LANES " = *" vm "* ]]; then
+      t=$(now)
+      if testbed/vm.sh setup; then
+        record "vm setup" ok "$t"
+        SBX_TESTBED_KIND=vm SBX_LANE=vm start_lane vm run_payload tests/integration/payload.sh "${SBX_VM_TIMEOUT:-5100}"
+      else
+        record "vm setup" FAIL "$t"; counts "0 passed, 1 failed, 0 skipped"
+      fi
+    fi
+    if [[ " $LANES " = *" native "* ]]; then
+      t=$(now)
+      if build_testbed > "$BUILD/build-testbed.log" 2>&1; then
+        record "testbed build" ok "$t" "$BUILD_TESTBED (-Dtestbed-unenforced-limits=true)"
+        start_lane native run_native_lane "${SBX_NATIVE_TIMEOUT:-2400}"
+      else
+        tail -n 30 "$BUILD/build-testbed.log"
+        record "testbed build" FAIL "$t" "log: $BUILD/build-testbed.log"; counts "0 passed, 1 failed, 0 skipped"
+      fi
+    fi
   fi
 fi
 
 # ---- 6. the RPM, while the integration tests run. The VM's emulated CPUs are the suite's long pole:
 # what the host does meanwhile runs at the lowest priority (nice 19), so that it takes only idle time.
 NICE=""
-[ -n "$INT_PID" ] && NICE="nice -n 19"
+[ "${#INT_PIDS[@]}" -gt 0 ] && NICE="nice -n 19"
 if [ "$PKG_ON" = 1 ]; then
   say "rpm"
   t=$(now)
@@ -152,6 +180,23 @@ if [ "$PKG_ON" = 1 ]; then
   else
     record "rpm + file list" FAIL "$t" "packaging/rpm/build.sh or check-files.sh failed"
     counts "0 passed, 1 failed, 0 skipped"
+  fi
+fi
+
+# ---- 6a. the packages are production builds (never -Dtestbed-unenforced-limits=true: docs/testbed.md); the
+# check must tell the native lane's testbed build apart, or it proves nothing
+if [ "$DEB_OK" = 1 ]; then
+  say "production builds"
+  t=$(now)
+  pkgs=("$SBX_DEB")
+  for r in "$PKG"/rpm/sbx-[0-9]*.rpm; do [ -f "$r" ] && pkgs+=("$r"); done
+  if ! packaging/check-production.sh "${pkgs[@]}"; then
+    record "production builds" FAIL "$t" "a package is a testbed build"; counts "0 passed, 1 failed, 0 skipped"
+  elif [ -x "$BUILD_TESTBED/sbxd/sbxd" ] && packaging/check-production.sh "$BUILD_TESTBED" >/dev/null 2>&1; then
+    record "production builds" FAIL "$t" "the check did not tell the testbed build apart"; counts "0 passed, 1 failed, 0 skipped"
+  else
+    record "production builds" ok "$t" "${#pkgs[@]} package(s)$([ -x "$BUILD_TESTBED/sbxd/sbxd" ] && echo '; the testbed build told apart')"
+    counts "1 passed, 0 failed, 0 skipped"
   fi
 fi
 
@@ -186,26 +231,29 @@ else
   counted_step "fuzz (${SBX_FUZZ_SECONDS} s each)" $NICE scripts/fuzz.sh
 fi
 
-# ---- 5. (end) the integration tests' result
-if [ -n "$INT_PID" ]; then
-  wait "$INT_PID"; rc=$?
-  say "integration tests ($where)"
-  cat "$INT_OUT"
-  # the figures to plan the suite's time with, and what failed, where the end of the output shows them
-  if [ -f "$BUILD/integration.log" ]; then
-    say "integration tests: time per file (slowest first), failed cases"
-    sed -n 's/^==== \(test-[^:]*\): exit status \([0-9]*\), \([0-9.]*\)s$/\3 \1 \2/p' "$BUILD/integration.log" |
+# ---- 5. (end) each lane's result, the figures to plan the suite's time with and what failed, where the end
+# of the output shows them
+for l in "${INT_PIDS[@]}"; do
+  IFS='|' read -r lane pid t0 out res <<< "$l"
+  wait "$pid"; rc=$?
+  say "integration tests ($lane lane)"
+  cat "$out"
+  if [ -f "$res" ]; then
+    say "integration tests ($lane lane): time per file (slowest first), failed cases"
+    sed -n 's/^==== \(test-[^:]*\): exit status \([0-9]*\), \([0-9.]*\)s$/\3 \1 \2/p' "$res" |
       sort -rn | awk '{ printf "%7.1fs  %-28s exit %s\n", $1, $2, $3 }'
-    grep -E '^FAIL ' "$BUILD/integration.log" | cut -c1-200
+    grep -E '^FAIL ' "$res" | cut -c1-200
   fi
-  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$BUILD/integration.log" 2>/dev/null | tail -n 1)
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$res" 2>/dev/null | tail -n 1)
+  files=$(sed -n 's/^== payload: \([0-9]*\) test file(s).*/\1/p' "$res" 2>/dev/null | tail -n 1)
+  what="$lane$([ "$lane" = vm ] && [ "$DEB_OK" = 1 ] && echo ", .deb")$([ "$lane" = native ] && echo ", testbed build")"
   if [ "$rc" = 0 ] && [ -n "$line" ]; then
-    counts "$line"; record "integration ($where$([ "$DEB_OK" = 1 ] && echo ", .deb"))" ok "$t_int" "$line"
+    counts "$line"; record "integration ($what)" ok "$t0" "${files:-?} files: $line"
   else
     counts "${line:-0 passed, 1 failed, 0 skipped}" failed
-    record "integration ($where)" FAIL "$t_int" "exit status $rc$([ "$rc" = 125 ] && echo ' (no result)'); ${line:-no summary line}; log: $BUILD/integration.log"
+    record "integration ($what)" FAIL "$t0" "exit status $rc$([ "$rc" = 125 ] && echo ' (no result)'); ${line:-no summary line}; log: $res"
   fi
-fi
+done
 
 # ---- 7. summary
 say "summary"

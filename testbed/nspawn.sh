@@ -24,6 +24,7 @@ set -uo pipefail
 NAME=${SBX_NSPAWN_NAME:-sbx-nspawn}
 STATE=${SBX_STATE:-/run/$NAME}
 CG="unified systemd"   # host hierarchies nspawn writes to; each container gets its own parent group
+LANDLOCK_CALLS="landlock_create_ruleset landlock_add_rule landlock_restrict_self"
 die() { echo "sbx-nspawn[$NAME]: $*" >&2; exit 1; }
 case $NAME in ''|*[!A-Za-z0-9_-]*) die "SBX_NSPAWN_NAME must be [A-Za-z0-9_-]+" ;; esac
 
@@ -49,10 +50,11 @@ inner() {   # runs in a private mount namespace (unshare -m): everything mounted
   # SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1: the container gets a cgroup2-only /sys/fs/cgroup (needed for
   #   BPFProgram=). --system-call-filter=bpf is essential: without it nspawn's seccomp filter gives
   #   PID 1 EPERM on bpf() and systemd silently disables IPAddressAllow/Deny.
+  #   The Landlock calls: nspawn's own filter (systemd 252) denies them, and sbx's profiles require Landlock.
   # --console=read-only: 'passive' lets PID 1 block forever on a full console pty.
   SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn --quiet --directory="$D" --machine="$NAME" \
      --register=no --keep-unit --private-network --console=read-only \
-     --capability=CAP_BPF,CAP_PERFMON --system-call-filter=bpf --setenv=SBX_TESTBED=nspawn \
+     --capability=CAP_BPF,CAP_PERFMON --system-call-filter="bpf $LANDLOCK_CALLS" --setenv=SBX_TESTBED=nspawn \
      "${binds[@]}" -b systemd.firstboot=off systemd.unit=multi-user.target &
   echo $! > "$STATE/nspawn.pid"
   wait $!; rc=$?
@@ -71,6 +73,8 @@ running() { local l; l=$(leader) && [ -n "$l" ] && kill -0 "$l" 2>/dev/null; }
 
 now() { date +%s.%N; }
 
+# the whole command is read before it runs (an edit of this file cannot reach a container's _inner)
+main() {
 case ${1:-} in
   _inner) inner ;;
   start)
@@ -89,6 +93,15 @@ case ${1:-} in
     [ -n "$L" ] || { tail -20 "$STATE/console.log" >&2; die "container did not start; see $STATE/console.log"; }
     echo "$L" > "$STATE/leader.pid"
     for _ in $(seq 100); do nsenter -t "$L" -a test -S /run/systemd/private && break; sleep 0.1; done
+    # a BPF file system of the container's own (a new instance) at /sys/fs/bpf, where systemd mounts one
+    # on a real boot: nspawn's /sys has no such directory, so it is made on its read-only tmpfs first
+    # Also securityfs (/sys/kernel/security/lsm names Landlock), and nodes for the host's loop devices
+    # (caches are file systems on loop devices; nspawn's /dev has none, and no udev makes them): the
+    # kernel's loop devices are the host's, so a test's leftover would show on the host too.
+    nsenter -t "$L" -a sh -c 'mount -o remount,rw /sys && mkdir -p /sys/fs/bpf && mount -o remount,ro /sys &&
+      mount -t bpf -o mode=700 bpf /sys/fs/bpf && mount -t securityfs securityfs /sys/kernel/security &&
+      mknod -m 660 /dev/loop-control c 10 237 && for i in $(seq 0 127); do mknod -m 660 /dev/loop$i b 7 $i; done' ||
+      die "cannot mount /sys/fs/bpf or /sys/kernel/security, or make /dev/loop*"
     st=$(timeout 120 nsenter -t "$L" -a systemctl is-system-running --wait)
     echo "sbx-nspawn[$NAME]: leader pid $L, state '$st', ready after $(echo "$(now) - $t0" | bc)s"
     ;;
@@ -116,3 +129,5 @@ case ${1:-} in
     tail -1 "$STATE/console.log" ;;
   *) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
+}
+main "$@"; exit $?

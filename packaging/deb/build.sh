@@ -68,6 +68,8 @@ for f in $(awk '/^Files:/ {on = 1; next} /^[^ ]/ {on = 0} on {print $5}' "$chang
 done
 cp "$WORK/build.log" "$OUT/sbx_${VERSION}_build.log"
 echo "deb-build: $OUT/sbx_${VERSION}_${arch}.deb ($(dpkg-deb -c "$OUT/sbx_${VERSION}_${arch}.deb" | grep -vc '/$') files)"
+# a package is never a testbed build (docs/testbed.md)
+"$REPO/packaging/check-production.sh" "$OUT/sbx_${VERSION}_${arch}.deb" || die "the package is a testbed build"
 
 if [ "${SBX_DEB_LINTIAN:-1}" != 0 ]; then
   command -v lintian >/dev/null || die "lintian is not installed (scripts/install-deps.sh)"

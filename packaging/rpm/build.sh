@@ -38,6 +38,12 @@ args=(-ba --nodeps "${RPM_COMPAT[@]}" --define "_topdir $TOP")
 [ -n "${SBX_RPM_NOCHECK:-}" ] && args+=(--nocheck)
 rpmbuild "${args[@]}" "$TOP/SPECS/sbx.spec"
 
+say "a production build"
+# a package is never a testbed build (docs/testbed.md)
+for r in "$TOP"/RPMS/*/sbx-[0-9]*.rpm; do
+  "$(dirname "$0")/../check-production.sh" "$r" || die "$(basename "$r") is a testbed build"
+done
+
 say "output"
 rm -f "$OUT"/sbx-*.rpm
 cp "$TOP"/SRPMS/*.src.rpm "$OUT"/

@@ -1057,6 +1057,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 .tasks_raise = p->request.tasks.allowed && p->tasks_max > tasks ? p->tasks_max : 0,
                 .cpu_percent_raise = p->request.cpu.allowed && p->cpu_quota_percent > cpu ? p->cpu_quota_percent : 0,
                 .wall_time_raise = p->request.runtime.allowed && p->runtime_max > runtime ? p->runtime_max : 0,
+                .unenforced = req->unenforced_ceilings & (CEILING_MEMORY | CEILING_TASKS | (cpu > 0 ? CEILING_CPU : 0)),
         };
         plan->figures_argv = strv_new(exec_path, "--figures=" SBX_FIGURES_DIR);
         if (!plan->figures_argv)
@@ -1199,6 +1200,20 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                         o = NULL;
                 }
 
+        /* A testbed build's ceilings that this host has no controller for: the helper lets their files be
+         * missing (and only then), the record says so (src/shared/ceilings.h) */
+        if (plan->limits.unenforced != 0) {
+                char list[CEILINGS_LIST_MAX], *o;
+
+                if (asprintf(&o, "--unenforced-ceilings=%s", ceilings_to_list(plan->limits.unenforced, ",", list)) < 0)
+                        return -ENOMEM;
+                r = strv_push_take(&cache_opts, o);
+                if (r < 0) {
+                        free(o);
+                        return r;
+                }
+        }
+
         /* The command's second file-system wall: the same view in Landlock's terms (helper/landlock.h). */
         {
                 _cleanup_strv_free_ char **ll = NULL;
@@ -1302,7 +1317,7 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
 /* What a claim applies to a pooled unit, and what makes a unit a pooled one: left out of the comparison. */
 static const char *const pool_claim_props[] = { "MemoryMax", "TasksMax", "CPUQuota", "Type", "TimeoutStartSec", NULL };
 static const char *const pool_claim_options[] = { "--expect-memory-max=", "--expect-tasks-max=",
-                                                  "--expect-cpu-quota=", "--pool", NULL };
+                                                  "--expect-cpu-quota=", "--unenforced-ceilings=", "--pool", NULL };
 
 static bool pool_line_skipped(const char *line) {
         size_t k = strcspn(line, "=");

@@ -57,6 +57,8 @@ typedef struct RunRequest {
         char *run_id;         /* the run's id (set by sbxd; needed for a network namespace of its own) */
         char *netns_path;     /* the run's network namespace (policy_netns_path()), modes other than none */
         uint64_t host_netns_ino; /* inode of the host's network namespace: the run's must be another one */
+        unsigned unenforced_ceilings; /* Ceiling bits (ceilings.h) a testbed build cannot enforce on this host
+                                       * (set by sbxd: ceilings_unenforced()); 0 in every other build */
         bool sandbox;         /* a sandbox: no command; the helper serves sbxd's (helper/serve.h) */
         usec_t idle_timeout;  /* a sandbox: ends after this long without a command; 0: never */
         bool detach;          /* a sandbox: outlives its creator's connection */

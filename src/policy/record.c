@@ -918,6 +918,16 @@ static int limits_to_json(const RunLimits *l, json_object *o) {
         ADD(raise, "tasks", json_u64_or_none(l->tasks_raise));
         ADD(raise, "cpu_percent", json_u64_or_none(l->cpu_percent_raise));
         ADD(raise, "wall_time_usec", json_u64_or_none(l->wall_time_raise));
+        /* true unless a testbed build ran it without some of its ceilings, listed in "unenforced" */
+        ADD(x, "enforced", json_object_new_boolean(l->unenforced == 0));
+        if (l->unenforced != 0) {
+                json_object *a = json_object_new_array();
+
+                ADD(x, "unenforced", a);
+                for (unsigned c = 1; c & _CEILINGS_ALL; c <<= 1)
+                        if ((l->unenforced & c) && json_object_array_add(a, json_object_new_string(ceiling_to_string(c))) < 0)
+                                return -ENOMEM;
+        }
         return 0;
 }
 
@@ -1577,6 +1587,32 @@ static int get_u64_or_none(json_object *o, const char *path, const char *key, ui
         return k;
 }
 
+/* "enforced" and "unenforced" (records of earlier versions have neither: their ceilings were enforced) */
+static int unenforced_from_json(json_object *x, unsigned *ret, char **ret_error) {
+        json_object *enforced = NULL, *list = NULL;
+        unsigned mask = 0;
+        size_t n;
+
+        if (json_object_object_get_ex(x, "enforced", &enforced) && !json_object_is_type(enforced, json_type_boolean))
+                return error_setf(ret_error, -EBADMSG, "limits.enforced: expected a boolean");
+        if (json_object_object_get_ex(x, "unenforced", &list) && !json_object_is_type(list, json_type_array))
+                return error_setf(ret_error, -EBADMSG, "limits.unenforced: expected an array");
+        n = list ? json_object_array_length(list) : 0;
+        for (size_t i = 0; i < n; i++) {
+                json_object *v = json_object_array_get_idx(list, i);
+                int c = json_object_is_type(v, json_type_string) ? ceiling_from_string(json_object_get_string(v)) : -EINVAL;
+
+                if (c < 0)
+                        return error_setf(ret_error, -EBADMSG, "limits.unenforced[%zu]: expected memory, tasks or cpu", i);
+                mask |= (unsigned) c;
+        }
+        if ((enforced && json_object_get_boolean(enforced)) != (mask == 0) && (enforced || mask != 0))
+                return error_setf(ret_error, -EBADMSG, "limits.enforced: %s with %s unenforced ceilings",
+                                  enforced && json_object_get_boolean(enforced) ? "true" : "false", mask ? "some" : "no");
+        *ret = mask;
+        return 0;
+}
+
 static int limits_from_json(json_object *x, RunLimits *l, char **ret_error) {
         json_object *raise;
         int k;
@@ -1597,6 +1633,9 @@ static int limits_from_json(json_object *x, RunLimits *l, char **ret_error) {
             (k = get_u64_or_none(raise, "limits.raise_to", "tasks", &l->tasks_raise, ret_error)) < 0 ||
             (k = get_u64_or_none(raise, "limits.raise_to", "cpu_percent", &l->cpu_percent_raise, ret_error)) < 0 ||
             (k = get_u64_or_none(raise, "limits.raise_to", "wall_time_usec", &l->wall_time_raise, ret_error)) < 0)
+                return k;
+        k = unenforced_from_json(x, &l->unenforced, ret_error);
+        if (k < 0)
                 return k;
         l->known = true;
         return 0;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "capture.h"
+#include "ceilings.h"
 #include "egress/egress-api.h"
 #include "profile.h"
 #include "util.h"
@@ -167,6 +168,9 @@ typedef struct RunLimits {
          * profile lets callers set it); 0: cannot be raised */
         uint64_t memory_raise, tasks_raise, cpu_percent_raise;
         usec_t wall_time_raise;
+        /* Ceiling bits (src/shared/ceilings.h) of the ceilings above that the kernel did not enforce: 0 in
+         * every build but a testbed one on a host without their cgroup controllers (docs/testbed.md) */
+        unsigned unenforced;
 } RunLimits;
 
 /* How often the run met its ceilings, as the kernel counted in its cgroup (docs/limits.md). Read by a

@@ -4,7 +4,7 @@
 #
 #   payload.sh [--install-only] [BUILD_DIR]
 #
-# What is installed: the Debian package $SBX_DEB when it is set (dpkg -i, nothing else: the package
+# What is installed: the Debian package $SBX_DEB when it is set, but in the native lane (dpkg -i, nothing else: the package
 # must work on its own), else the build tree BUILD_DIR (meson install, then what a package's scripts
 # would do). BUILD_DIR: argument, else $SBX_BUILD, else <repo>/build (configured with --prefix=/usr and
 # already compiled on the host: nothing is rebuilt here); tests that run built test programs
@@ -16,6 +16,8 @@
 # env: SBX_DEB           the .deb to install (test-90 also needs SBX_DEB_PREV, an older build of it)
 #      SBX_TEST_TIMEOUT  seconds one test file may take (default 900)
 #      SBX_TESTS         space-separated test file names to run instead of all (e.g. test-00-harness.sh)
+#      SBX_LANE          native | vm: only the files whose "# lane:" line names this lane or "both"
+#                        (docs/testbed.md); a file without a valid lane line fails. Unset: every file
 set -uo pipefail
 export LC_ALL=C SYSTEMD_COLORS=0 SYSTEMD_PAGER=cat
 
@@ -39,18 +41,21 @@ now() { date +%s.%N; }
 secs() { printf '%.1f' "$(echo "$(now) - $1" | bc)"; }
 
 main() {
-echo "== payload: testbed=${SBX_TESTBED:-host} kernel=$(uname -r) repo=$REPO build=$BUILD"
+echo "== payload: testbed=${SBX_TESTBED:-host} lane=${SBX_LANE:-all} kernel=$(uname -r) repo=$REPO build=$BUILD"
 echo "== payload: system state: $(systemctl is-system-running 2>&1)"
 
-# ---- install
+# ---- install: the native lane runs a testbed build (docs/testbed.md), never the package (its one file
+# about the package, test-98, installs it to see it refuse runs there)
+INSTALL_DEB=${SBX_DEB:-}
+[ "${SBX_LANE:-}" = native ] && INSTALL_DEB=""
 t0=$(now)
-if [ -n "${SBX_DEB:-}" ] && [ "${SBX_TESTBED:-}" = vm ] && [ -e /var/lib/man-db/auto-update ]; then
+if [ -n "$INSTALL_DEB" ] && [ "${SBX_TESTBED:-}" = vm ] && [ -e /var/lib/man-db/auto-update ]; then
   # man-db's trigger re-indexes every manual page on each dpkg call that installs or removes one:
   # 80 s under emulation, five times in a run. The guest's root is a throw-away overlay; switching
   # the index off there (the flag file man-db reads) changes nothing sbx's package does.
   rm -f /var/lib/man-db/auto-update && echo "== payload: man-db's index update is off in this guest"
 fi
-if [ -n "${SBX_DEB:-}" ]; then
+if [ -n "$INSTALL_DEB" ]; then
   # what test-90 compares against after the package is purged
   "$TDIR/pkg-state.sh" > /var/tmp/pkg-baseline.txt 2>/dev/null || echo "== payload: no baseline of the system state"
   if ! dpkg -i "$SBX_DEB"; then
@@ -96,7 +101,15 @@ else
 fi
 for t in "${FILES[@]}"; do
   [ -e "$t" ] || { echo "== payload: no test files in $TDIR"; continue; }
-  name=${t##*/}; N=$((N + 1)); t1=$(now)
+  name=${t##*/}
+  if [ -n "${SBX_LANE:-}" ]; then
+    lane=$(sed -n 's/^# lane: \([a-z]*\)$/\1/p' "$t" | head -n 1)
+    case $lane in
+      native|vm|both) [ "$lane" = both ] || [ "$lane" = "$SBX_LANE" ] || continue ;;
+      *) echo "FAIL $name: no '# lane: native|vm|both' line: no lane runs it"; F=$((F + 1)); continue ;;
+    esac
+  fi
+  N=$((N + 1)); t1=$(now)
   echo "==== $name"
   # output to a file, not a pipe: a process a test leaves behind cannot hold up the run
   (cd / && exec timeout -k 10 "${SBX_TEST_TIMEOUT:-900}" bash "$t" < /dev/null > "$TOUT" 2>&1) & tpid=$!
@@ -119,7 +132,7 @@ for t in "${FILES[@]}"; do
   echo "==== $name: exit status $rc, $(secs "$t1")s"
 done
 
-echo "== payload: $N test file(s), results in $RESULTS"
+echo "== payload: $N test file(s)${SBX_LANE:+ of the $SBX_LANE lane}, results in $RESULTS"
 [ "$N" -gt 0 ] || { echo "== payload: no test ran"; F=$((F + 1)); }
 echo "$P passed, $F failed, $S skipped"
 [ "$F" = 0 ]

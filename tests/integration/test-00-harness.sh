@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test-00-harness.sh - checks the harness (lib.sh) and the testbed it runs in, nothing of sbx itself.
 # shellcheck source=tests/integration/lib.sh
+# lane: both
 . "$(dirname "$0")/lib.sh"
 LIB=$(cd "$(dirname "$0")" && pwd)/lib.sh
 TMP=$(mktemp -d); t_on_exit 'rm -rf "$TMP"' 

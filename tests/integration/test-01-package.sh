@@ -2,6 +2,7 @@
 # The installed package, right after `dpkg -i` and nothing else (the payload installs it): a run works,
 # sbxd is enabled and clean, the documentation, completion and catalog are in place, and sbx's journal
 # events carry their MESSAGE_IDs. Skipped when sbx was installed from a build tree ($SBX_DEB unset).
+# lane: vm
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

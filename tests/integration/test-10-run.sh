@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The run path end to end: identity, exit codes, signals, stdin/stdout, records.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The offline profile's boundary, attacked from inside: files, secrets, sockets, network, privileges.
+# lane: both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

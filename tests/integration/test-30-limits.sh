@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Resource ceilings are enforced by the kernel and show up in the record's stop reason.
+# lane: vm
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -3,6 +3,7 @@
 # of that size, its space, mounted on the host by sbx-space@RUN.service (docs/security.md). Writing past
 # the cap in all four together fails with ENOSPC, the record says the space was full, and nothing of the
 # space is left after the run: not after a failed start, not for a sandbox, not for a pooled run.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Cancelling, stopping, cleanup, bad input, the daemon's absence, and tenants.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -2,6 +2,7 @@
 # The reaper (sbxctl gc, sbx-gc.timer; docs/reaper.md): who may run it, a cleanup measured again and
 # written into the record, records past their retention removed (running ones never), a bad
 # /etc/sbx/sbxd.conf named by line.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

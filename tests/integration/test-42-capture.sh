@@ -5,6 +5,7 @@
 # root-only file while the caller gets the same bytes as ever; no run can read the file or tap the pipe;
 # the record says who enabled it until when; after the expiry the reaper deletes the file and the record
 # says so.
+# lane: vm
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -3,6 +3,7 @@
 # persistence between execs, per-exec timeout and output ceiling, signals, concurrency, idle timeout,
 # the creator's connection, removal with a complete record, and tenants. Attacks from inside: the
 # helper's control channel and the other execs are out of reach.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -2,6 +2,7 @@
 # examples/agent.py, the reference D-Bus client (python3-dbus-next), against the real sbxd on the
 # system bus: it creates a sandbox, runs commands streaming their output, adapts to a time limit,
 # reads the record and removes the sandbox. Run as an unprivileged user too.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -6,6 +6,7 @@
 # systemd-stdio-bridge; run and exec through sbxctl run on the other end of ssh (D-Bus over ssh cannot
 # carry the file descriptors they pass). -M: a container booted from this machine's root with
 # systemd-nspawn and registered with systemd-machined, when that works here.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

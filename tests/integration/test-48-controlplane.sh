@@ -5,6 +5,7 @@
 # B's processes (/proc, signals, ptrace, pidfd), B's cgroup, workspace and HOME. Every attempt must fail
 # with the errno the boundary gives; controls from the host show the targets are there. Then A's command
 # kills everything it can (kill -9 -1): its own sandbox ends with a complete record, B's goes on.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

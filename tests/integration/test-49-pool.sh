@@ -4,6 +4,7 @@
 # are set on it and hold in the kernel; its wall time counts from the claim; its record says so and has
 # the policy digest a unit started for it would have; units of an edited profile, of an earlier sbxd or
 # whose helper died are replaced; nothing is left when the pool is turned off.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fail closed: the exec helper refuses to run the command when a promised limit is not in force.
 # These drive /usr/libexec/sbx/sbx-exec directly through systemd-run with a weakened unit.
+# lane: vm
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -4,6 +4,7 @@
 # and addresses, other protocols, names resolved elsewhere, DNS rebinding, encoded forms of the
 # metadata address, raw sockets, the host's loopback and unix sockets, inbound connections, a killed
 # sbxd, a concurrent run's allowances. Runs against a test network made here (testnet.sh).
+# lane: both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 . "$(dirname "$0")/testnet.sh"

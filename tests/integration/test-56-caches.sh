@@ -5,6 +5,7 @@
 # removed and pruned by their owner. And the two-phase recipe of docs/recipes.md end to end: install from
 # a lockfile with registry access (a package index of the test's own, in testnet.sh's namespace), then
 # run the result with --network none and the cache read-only.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 . "$(dirname "$0")/testnet.sh"

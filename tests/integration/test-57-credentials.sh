@@ -4,6 +4,7 @@
 # HTTPS requests for a run with a secret the run never holds, checking every request against the run's
 # grants. The HTTPS servers live in a network namespace of this test's own (192.0.2.10 the grant's host,
 # 192.0.2.20 another one), with a test CA the broker is configured to trust.
+# lane: vm
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -5,6 +5,7 @@
 # all. The run is hostile: links, FIFOs, sockets, hard links, an ELF named .txt, an HTML page with a
 # script, zip-slip and tar-slip archives, a file it keeps swapping for a symlink to /etc/shadow, a
 # destination swapped during the run.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

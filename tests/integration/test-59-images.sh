@@ -3,6 +3,7 @@
 # imported into the store (sha256 digest, dm-verity data), a profile on the image, runs that see the
 # image's /usr and not the host's, digests pinned right and wrong, the record's image section, removal
 # refused while a run uses the image, and nothing left behind.
+# lane: vm
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -4,6 +4,7 @@
 # high bits in the request, TIOCLINUX), io_uring and a profile's own rule, tried from inside a run; the
 # counts in the record; the listener never reaches the command; and a program that cannot be installed
 # stops the run before the command starts.
+# lane: both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

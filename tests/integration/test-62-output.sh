@@ -3,6 +3,7 @@
 # stdout and stderr together are cut exactly at the limit, the
 # rest is drained so the command does not block, the record says how much was written and that it was
 # cut; a terminal stays a terminal; a reader that goes away still ends the command with SIGPIPE.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

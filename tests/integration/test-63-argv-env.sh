@@ -2,6 +2,7 @@
 # A command runs in sbx as it would outside: any argv execve() takes (count, size, bytes that are not
 # UTF-8), environment variables by request (-E/--setenv, --env-file; names the profile refuses refused),
 # and an output cap that ends the run (stop reason output-limit, exit status 122).
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

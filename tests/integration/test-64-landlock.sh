@@ -3,6 +3,7 @@
 # write where its ruleset does not say so, even where its mounts and file permissions would let it; a
 # kernel without Landlock refuses a run that requires it (files.landlock "required"), and runs one that
 # takes it as best-effort without.
+# lane: both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -2,6 +2,7 @@
 # sbx-generator under systemd: the slices and prefix drop-ins it writes at daemon-reload, what a run
 # gets from them, invalid and edited profiles (fail closed), and the proof that the unit-file and D-Bus
 # renderings of a run's property table mean the same to systemd (render-check).
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -16,6 +16,7 @@
 #      SBX_COMPAT_SERIAL=1 outside, then inside (default: both at once)
 #      SBX_COMPAT_KEEP     directory to copy the logs and results into (default: none)
 #      SBX_COMPAT_FULL=1   the tasks' slower extra steps too (COMPAT_FULL=1 in the tasks)
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -2,6 +2,7 @@
 # The shipped profiles, each attacked where it says no: requests that try to loosen them, the
 # network a profile forbids, the files it hides, and the search path's own rules (masking, invalid
 # files). The offline profile's own boundary is test-20's.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -5,6 +5,7 @@
 # record's denied_syscalls, limit_events and network sections, the journal) that trace is checked too.
 # Then a few attacks from the host side that no other test makes: values that try to inject unit
 # properties, and requests that ask sbxd to reach what the caller cannot.
+# lane: both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

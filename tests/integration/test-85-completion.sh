@@ -3,6 +3,7 @@
 # the real search path, the run ids from the real sbxd, and nothing reaches the terminal when sbxd
 # cannot be reached. Each completion runs in a fresh bash, with bash-completion's helpers loaded (as
 # in an interactive shell) and without them.
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

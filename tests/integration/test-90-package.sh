@@ -6,6 +6,7 @@
 # (and its client, re-attached to the new sbxd, gets the result), and the upgraded package works.
 # Each dpkg call reads dpkg's whole database: about a minute in the VM testbed (TCG over 9p), so the
 # cases share them. Needs $SBX_DEB (this build) and $SBX_DEB_PREV (an earlier build of the package, a lower version).
+# lane: vm
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

@@ -6,6 +6,7 @@
 #   SBX_LOAD_CONCURRENT  runs at once (default 64)
 #   SBX_LOAD_SEQUENTIAL  runs one after the other (default 20 here; 1000 is the figure sbx is held to,
 #                        run by hand: SBX_LOAD_SEQUENTIAL=1000 SBX_TESTS=test-95-load.sh, ~15 min in TCG)
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

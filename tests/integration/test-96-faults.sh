@@ -13,6 +13,7 @@
 #                             idle median, its slowest answer this many times the idle slowest (10)
 #   SBX_FAULT_PROBE_FLOOR_MS  ... or this for the median, whichever is larger (50)
 #   SBX_FAULT_PROBE_MAX_MS    ... or this for the slowest answer, whichever is larger (1000)
+# lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

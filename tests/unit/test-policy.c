@@ -1140,6 +1140,38 @@ static void test_pool_plan(void **state) {
         assert_null(bad);
 }
 
+/* A testbed build on a host without some cgroup controllers (sbxd sets the request's unenforced_ceilings,
+ * src/shared/ceilings.h): the helper is told which of the run's ceilings may have no file, the record's
+ * limits say which went unenforced, and a pooled unit still serves the profile's runs. */
+static void test_compile_unenforced(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+        RunRequest plain = { .argv = ARGV("true") }, all = { .argv = ARGV("true"), .unenforced_ceilings = _CEILINGS_ALL },
+                   tasks = { .argv = ARGV("true"), .unenforced_ceilings = CEILING_TASKS },
+                   pool = { .pool = true, .unenforced_ceilings = _CEILINGS_ALL };
+        _cleanup_(run_plan_freep) RunPlan *a = compile_ok(p, &plain), *b = compile_ok(p, &all), *c = compile_ok(p, &tasks),
+                                          *m = compile_ok(p, &pool), *d = NULL;
+
+        assert_int_equal(a->limits.unenforced, 0);
+        STRV_FOREACH(o, a->exec_argv)
+                assert_false(strneq(*o, "--unenforced-ceilings", 21));
+        assert_int_equal(b->limits.unenforced, _CEILINGS_ALL);
+        assert_true(strv_index(b->exec_argv, "--unenforced-ceilings=memory,tasks,cpu") > 0);
+        assert_true(strv_index(b->exec_argv, "--unenforced-ceilings=memory,tasks,cpu") < strv_index(b->exec_argv, "--"));
+        assert_int_equal(c->limits.unenforced, CEILING_TASKS);
+        assert_true(strv_contains(c->exec_argv, "--unenforced-ceilings=tasks"));
+        /* the ceilings are what they would be: only their enforcement is said to be missing */
+        assert_int_equal(get(b, "MemoryMax")->u, get(a, "MemoryMax")->u);
+        assert_true(strv_contains(b->exec_argv, "--expect-memory-max=2147483648"));
+        /* no quota, nothing to leave unenforced of the CPU */
+        p->cpu_quota_percent = 0;
+        d = compile_ok(p, &all);
+        assert_int_equal(d->limits.unenforced, CEILING_MEMORY | CEILING_TASKS);
+        assert_true(strv_contains(d->exec_argv, "--unenforced-ceilings=memory,tasks"));
+        /* a pooled unit: what the claim sets, like the ceilings themselves */
+        pool_match(m, b, 1, NULL);
+        pool_match(m, a, 1, NULL);
+}
+
 static void test_sandbox_plan(void **state) {
         _cleanup_(profile_freep) Profile *p = profile_offline();
         RunRequest sb = { .sandbox = true };
@@ -2368,6 +2400,7 @@ int main(void) {
                 cmocka_unit_test(test_network_unit),
                 cmocka_unit_test(test_sandbox_plan),
                 cmocka_unit_test(test_pool_plan),
+                cmocka_unit_test(test_compile_unenforced),
                 cmocka_unit_test(test_network_netns_not),
                 cmocka_unit_test(test_network_modes),
                 cmocka_unit_test(test_network_public),

@@ -44,6 +44,8 @@ static void print_item(const char *what, const ExportItem *i) {
 /* The lines of one review (a run's, or one export of a live sandbox's): run_id is where held items are
  * approved, missing says what an absent source was. Returns true if the review did not finish. */
 static bool print_export_lines(const RunExport *e, const char *run_id, const char *missing) {
+        _cleanup_free_ char *dest = NULL;
+
         if (!e->reviewed) {
                 fprintf(stderr, "sbxctl: export: %s\n", e->error ?: "the review did not finish");
                 return true;
@@ -55,8 +57,12 @@ static bool print_export_lines(const RunExport *e, const char *run_id, const cha
         for (size_t i = 0; i < e->n_held; i++)
                 fprintf(stderr, "sbxctl: export: held %s (%s): sbxctl export approve %s %s\n", e->held[i].path,
                         strna(e->held[i].reason), run_id, e->held[i].id);
+        /* the record keeps the directory's name as it is: shown on one line, control characters escaped
+         * (n/a when out of memory) */
+        if (e->destination)
+                (void) line_escape(e->destination, 0, &dest);
         fprintf(stderr, "sbxctl: export: %zu file%s (%" PRIu64 " bytes) into %s%s%s%s%s\n", e->n_exported,
-                e->n_exported == 1 ? "" : "s", e->exported_bytes, strna(e->destination),
+                e->n_exported == 1 ? "" : "s", e->exported_bytes, strna(dest),
                 e->source_missing ? " (" : "", e->source_missing ? missing : "", e->source_missing ? ")" : "",
                 e->n_refused + e->n_held > 0 ? "; see above for what was not" : "");
         return false;

@@ -525,7 +525,9 @@ int run_export_from_json(json_object *o, RunExport **ret, char **ret_error) {
         if (json_object_object_get_ex(o, "destination", &v) && v) {
                 if (!json_object_is_type(v, json_type_string))
                         return error_setf(ret_error, -EBADMSG, "export.destination: expected a string");
-                if (!(e->destination = text_printable(json_object_get_string(v))))
+                /* not the reviewer's text but the caller's directory as sbxd resolved it, which approval
+                 * delivers into: kept byte for byte, as it was written */
+                if (!(e->destination = strdup(json_object_get_string(v))))
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(e);

@@ -1397,7 +1397,8 @@ static RunRecord *full_record(bool flip) {
         r->credentials->brokered_total = 72;
         r->credentials->gone = flip;
 
-        assert_int_equal(run_record_export_init(r, "/home/u/out"), 0);
+        /* a directory's name need not be UTF-8 or printable: approval opens it by this name */
+        assert_int_equal(run_record_export_init(r, "/home/u/caf\xe9/\x1b[1mout"), 0);
         r->export->reviewed = flip;
         r->export->source_missing = !flip;
         assert_non_null(r->export->error = strdup("the review stopped: \"disk full\""));

@@ -120,7 +120,7 @@ static int get_text(json_object *o, const char *key, bool required, char **ret) 
         return *ret ? 0 : -ENOMEM;
 }
 
-static int item_from_json(json_object *o, ExportItem *i) {
+static int item_from_json(json_object *o, size_t notes_max, ExportItem *i) {
         json_object *v;
         int k;
 
@@ -157,7 +157,7 @@ static int item_from_json(json_object *o, ExportItem *i) {
         if (json_object_object_get_ex(o, "notes", &v) && v) {
                 size_t n;
 
-                if (!json_object_is_type(v, json_type_array) || (n = json_object_array_length(v)) > NOTES_MAX)
+                if (!json_object_is_type(v, json_type_array) || (n = json_object_array_length(v)) > notes_max)
                         return -EBADMSG;
                 i->notes = calloc(n + 1, sizeof(char *));
                 if (!i->notes)
@@ -174,8 +174,8 @@ static int item_from_json(json_object *o, ExportItem *i) {
         return 0;
 }
 
-static int items_from_json(json_object *o, const char *key, bool held, ExportItem **ret, size_t *ret_n,
-                           char **ret_error) {
+static int items_from_json(json_object *o, const char *key, bool held, size_t notes_max, ExportItem **ret,
+                           size_t *ret_n, char **ret_error) {
         json_object *a;
         ExportItem *l;
         size_t n;
@@ -193,7 +193,7 @@ static int items_from_json(json_object *o, const char *key, bool held, ExportIte
         if (!l)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                k = item_from_json(json_object_array_get_idx(a, i), &l[i]);
+                k = item_from_json(json_object_array_get_idx(a, i), notes_max, &l[i]);
                 if (k == 0 && held && !l[i].id)
                         k = -EBADMSG;
                 if (k < 0) {
@@ -207,15 +207,19 @@ static int items_from_json(json_object *o, const char *key, bool held, ExportIte
 }
 
 /* The lists (and source_missing, error) of o, the report or the record's section, into e. */
-static int read_lists(json_object *o, RunExport *e, char **ret_error) {
+static int read_lists(json_object *o, bool record, RunExport *e, char **ret_error) {
+        /* approval adds a note ("approved") to an item a report gave: an exported item of a record may have
+         * one more than a report's, or the record would not read back */
+        size_t exported_notes_max = record ? NOTES_MAX + 1 : NOTES_MAX;
         json_object *v;
         int k;
 
         if (!json_object_is_type(o, json_type_object))
                 return error_setf(ret_error, -EBADMSG, "export: expected an object");
-        if ((k = items_from_json(o, "exported", false, &e->exported, &e->n_exported, ret_error)) < 0 ||
-            (k = items_from_json(o, "held", true, &e->held, &e->n_held, ret_error)) < 0 ||
-            (k = items_from_json(o, "refused", false, &e->refused, &e->n_refused, ret_error)) < 0)
+        if ((k = items_from_json(o, "exported", false, exported_notes_max, &e->exported, &e->n_exported,
+                                 ret_error)) < 0 ||
+            (k = items_from_json(o, "held", true, NOTES_MAX, &e->held, &e->n_held, ret_error)) < 0 ||
+            (k = items_from_json(o, "refused", false, NOTES_MAX, &e->refused, &e->n_refused, ret_error)) < 0)
                 return k;
         e->exported_bytes = 0;
         for (size_t i = 0; i < e->n_exported; i++)
@@ -242,7 +246,7 @@ int run_export_from_report(const char *json, RunExport **ret, char **ret_error) 
         o = json_tokener_parse(json);
         if (!o)
                 return error_setf(ret_error, -EBADMSG, "the reviewer's report is not JSON");
-        k = read_lists(o, e, ret_error);
+        k = read_lists(o, false, e, ret_error);
         if (k < 0)
                 return k;
         e->reviewed = !e->error;
@@ -516,7 +520,7 @@ int run_export_from_json(json_object *o, RunExport **ret, char **ret_error) {
 
         if (!e)
                 return -ENOMEM;
-        k = read_lists(o, e, ret_error);
+        k = read_lists(o, true, e, ret_error);
         if (k < 0)
                 return k;
         if (!json_object_object_get_ex(o, "reviewed", &v) || !json_object_is_type(v, json_type_boolean))

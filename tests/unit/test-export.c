@@ -484,6 +484,36 @@ static void test_record_append(void **state) {
         assert_int_equal(run_export_from_report("nope", &c, &error), -EBADMSG);
 }
 
+/* Approval adds a note: a held item with as many notes as a report may give still reads back from the
+ * record once approved. */
+static void test_record_approve_full_notes(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = run_record_new(), *back = NULL;
+        _cleanup_free_ char *report = json("{'held':[{'id':'h1','path':'p.html','reason':'r','notes':['1','2','3','4',"
+                                           "'5','6','7','8','9','10','11','12','13','14','15','16']}]}");
+        _cleanup_free_ char *too_many = json("{'exported':[{'path':'a','notes':['1','2','3','4','5','6','7','8','9',"
+                                             "'10','11','12','13','14','15','16','17']}]}");
+        _cleanup_free_ char *text = NULL, *error = NULL;
+
+        assert_non_null(r);
+        strcpy(r->run_id, RUN_ID);
+        strcpy(r->tenant, "fedcba9876543210fedcba9876543210");
+        r->profile = strdup("x");
+        r->started_at = 1;
+        assert_int_equal(run_record_export_init(r, "/home/u/out"), 0);
+        assert_int_equal(run_record_export_read_report(r, report, &error), 0);
+        assert_int_equal(run_export_approve(r->export, "h1"), 0);
+        assert_int_equal(strv_length(r->export->exported[0].notes), 17);
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        if (run_record_from_json(text, &back, &error) < 0)
+                fail_msg("%s", strna(error));
+        assert_int_equal(strv_length(back->export->exported[0].notes), 17);
+        assert_string_equal(back->export->exported[0].notes[16], "approved");
+        assert_int_equal(run_export_next_held_id(back->export), 2);
+
+        /* a report still may not give more than 16 */
+        assert_int_equal(run_record_export_read_report(r, too_many, &error), -EBADMSG);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_types),
@@ -492,6 +522,7 @@ int main(void) {
                 cmocka_unit_test(test_record),
                 cmocka_unit_test(test_compile_live),
                 cmocka_unit_test(test_record_append),
+                cmocka_unit_test(test_record_approve_full_notes),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

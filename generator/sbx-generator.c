@@ -34,7 +34,8 @@
  * to stderr. One write(2) per message either way, so lines never interleave with the parallel
  * generators. An invalid profile is also an event with a MESSAGE_ID: during a daemon-reload, when
  * journald is up, it goes to journald's native socket instead, as one non-blocking datagram (PID 1
- * waits for us: a busy journald must not hold it up), and to /dev/kmsg if that send fails. */
+ * waits for us: a busy journald must not hold it up), and to /dev/kmsg (or stderr, in a container
+ * without it) if that send fails. */
 
 static int log_fd = STDERR_FILENO;
 static bool log_kmsg = false;
@@ -49,12 +50,14 @@ static void gen_log_open(void) {
                 log_max = LOG_DEBUG;
         if (!getenv("SYSTEMD_SCOPE"))
                 return;
+        /* the event tries journald's socket whenever systemd runs us: also in a container, which has no
+         * /dev/kmsg (systemd-nspawn), and whose daemon-reloads find journald up */
+        log_journal = true;
         fd = open("/dev/kmsg", O_WRONLY | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
                 return; /* keep stderr: systemd connects it to the console or /dev/null */
         log_fd = fd;
         log_kmsg = true;
-        log_journal = true;
 }
 
 _printf_(3, 4) static int gen_log(int level, int error, const char *format, ...) {

@@ -6,14 +6,18 @@
 #   4. the .deb: packaging/deb/build.sh (lintian-clean; its own run of the unit tests is skipped: step 3
 #      ran them on this tree), and the same package relabelled with a lower version (VERSION~prev1) as
 #      the "earlier build" of the upgrade test
-#   5. integration tests, started in the background: testbed/vm.sh setup, then testbed/vm.sh run
-#      tests/integration/payload.sh with the repo shared into the VM; the payload installs the .deb
-#      there with dpkg -i (or, when this machine's PID 1 is systemd, payload.sh runs directly here: it
-#      installs sbx into this system!). Its output is shown when it ends.
+#   5. integration tests in two lanes (docs/testbed.md), started in the background: the vm lane
+#      (testbed/vm.sh setup, then testbed/vm.sh run tests/integration/payload.sh with the repo shared into
+#      the VM; the payload installs the .deb there with dpkg -i and runs the files of lanes vm and both),
+#      and beside it the native lane (the testbed build build-testbed, -Dtestbed-unenforced-limits=true,
+#      then an nspawn container on this machine's kernel runs the files of lanes native and both). When
+#      this machine's PID 1 is systemd, payload.sh runs every file directly here instead: it installs
+#      sbx into this system! Each lane's output is shown when it ends.
 #   6. while they run: packaging/rpm/build.sh + check-files.sh (the RPM, and its file list against what
-#      meson installs), then the unit tests again with ASan and UBSan (scripts/sanitize.sh) and each
-#      fuzzer of tests/fuzz for SBX_FUZZ_SECONDS (scripts/fuzz.sh), both in one clang build of their own
-#      (build-fuzz). The VM idles on timers and I/O much of the time; these use those cycles.
+#      meson installs), packaging/check-production.sh on the .deb and the RPM (never a testbed build, and
+#      the check tells the testbed build apart), then the unit tests again with ASan and UBSan
+#      (scripts/sanitize.sh) and each fuzzer of tests/fuzz for SBX_FUZZ_SECONDS (scripts/fuzz.sh), both in
+#      one clang build of their own (build-fuzz), at the lowest priority.
 #   7. a summary; the last line is "N passed, N failed, N skipped" (unit, sanitizer, fuzzer, package and
 #      integration cases)
 # Exit status: 0 only if every step passed.
@@ -22,10 +26,11 @@
 #      SBX_SKIP_FUZZ=1         no sanitizer build: neither the unit tests with ASan and UBSan nor the
 #                              fuzzers (reported as skipped)
 #      SBX_FUZZ_SECONDS        seconds each fuzzer runs (default 20; 0: its seeds and regressions only)
-#      SBX_TESTBED_KIND        vm | nspawn | host: where the integration tests run (default: host
-#                              when this machine's PID 1 is systemd, else vm; nspawn is quick but
-#                              does not enforce MemoryMax/TasksMax/CPUQuota)
-#      SBX_VM_TIMEOUT          seconds for the whole VM run (default 5100: the 90 minutes CI allows less the ~2 min of build and packages before it)
+#      SBX_TESTBED_KIND        host: every file on this machine, whose PID 1 must be systemd (the default
+#                              there); otherwise the lanes run
+#      SBX_LANES               the lanes to run: "native vm" (default), "native" or "vm"
+#      SBX_VM_TIMEOUT          seconds for the whole vm lane (default 5100: the 90 minutes CI allows less the ~2 min of build and packages before it)
+#      SBX_NATIVE_TIMEOUT      seconds for the whole native lane (default 2400)
 #      SBX_TESTS, SBX_TEST_TIMEOUT: passed to payload.sh (which test files; per-file timeout)
 set -uo pipefail
 # shellcheck source=scripts/common.sh

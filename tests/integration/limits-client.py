@@ -13,6 +13,7 @@ import sys
 from dbus_next import BusType, Variant
 from dbus_next.aio import MessageBus
 
+UINT64_MAX = (1 << 64) - 1
 NAME = "org.sbx.Manager1"
 failures = 0
 
@@ -41,6 +42,8 @@ async def main(name):
     sbx = obj.get_interface("org.sbx.Sandbox1")
     props = obj.get_interface("org.freedesktop.DBus.Properties")
     check(await run.get_limit_events() == [], "LimitEvents is empty while the sandbox runs")
+    mem = await run.get_memory_current()
+    check(0 < mem < UINT64_MAX, "MemoryCurrent is read from its cgroup while it runs: %d" % mem)
 
     changes = []
     got = asyncio.Event()

@@ -51,7 +51,12 @@ async def main(name):
     check(await sbx.get_name() == name, "Name")
     check(await sbx.get_detach() is True, "Detach")
     mem = await run.get_memory_current()
-    check(0 < mem < UINT64_MAX, "MemoryCurrent is read from its cgroup while it runs: %d" % mem)
+    if os.environ.get("SBX_LANE") == "native":
+        # a testbed build without the memory controller: none to read (limits-client.py, in the vm lane,
+        # reads it)
+        check(mem == UINT64_MAX, "MemoryCurrent is unknown without a memory controller: %d" % mem)
+    else:
+        check(0 < mem < UINT64_MAX, "MemoryCurrent is read from its cgroup while it runs: %d" % mem)
 
     changes = []
     got = asyncio.Event()

@@ -73,6 +73,8 @@ else
     echo "0 passed, 1 failed, 0 skipped"
     exit 1
   fi
+  # the journal's catalog, with sbx's (dpkg's trigger does this for the package)
+  journalctl --update-catalog || echo "== payload: journalctl --update-catalog failed"
   systemctl daemon-reload || echo "== payload: daemon-reload failed"
   # a daemon still running from an earlier install would serve the tests with its old code
   systemctl try-restart sbxd.service || echo "== payload: restarting sbxd failed"

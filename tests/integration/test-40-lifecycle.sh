@@ -203,7 +203,10 @@ assert_eq 0 "$rc" "the client's exit status"
 assert_eq '$HOME|a$$b|${PATH}' "$(cat "$WS/out.txt" 2>/dev/null)" "arguments with \$ reach the command as given"
 assert_eq "" "$(find "$WS" ! -uid 0 -o ! -gid 0)" "files not owned by the caller after the run"
 journalctl -q -b -u "$unit" -o cat | grep -q "Refusing\|Unknown key" && _t_err "systemd could not read the unit back: $(journalctl -q -b -u "$unit" -o cat | grep "Refusing\|Unknown key")"
-[ "$(record_get "$id" .resources.memory_peak_bytes)" != null ] || _t_err "no memory peak in the record: the figures were lost"
+# (the native lane has no memory controller, so no peak; there limit_events come from the figures reader
+# alone, sbxd's own reading at stop-post needing the controllers: they prove the reader ran)
+[ "$(t_lane)" = native ] || [ "$(record_get "$id" .resources.memory_peak_bytes)" != null ] ||
+  _t_err "no memory peak in the record: the figures were lost"
 [ "$(record_get "$id" .limit_events)" != null ] || _t_err "no limit_events in the record: the figures were lost"
 # the cleanup measured: the dynamic user released, the workspace handed back
 assert_eq "true" "$(record_get "$id" .cleanup.user_gone)" "cleanup.user_gone"

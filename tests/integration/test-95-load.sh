@@ -18,8 +18,8 @@ SEQ=${SBX_LOAD_SEQUENTIAL:-20}
 # libraries' pages, which a burst touches once and which do not grow with the number of runs
 sbxd_rss() { awk '/^RssAnon:/ {print $2}' "/proc/$(systemctl show -P MainPID sbxd.service)/status"; }
 sbxd_vmrss() { awk '/^VmRSS:/ {print $2}' "/proc/$(systemctl show -P MainPID sbxd.service)/status"; }
-# every record of these ids finished with cleanup.completed
-records_complete() {
+# how many records of these ids are not finished with cleanup.completed (and limit events)
+count_incomplete() {
   local id bad=0 files=() out
   # one jq over the records on disk first (every program started costs under emulation); the records
   # as sbxctl shows them, one by one, only to name what is wrong
@@ -56,7 +56,7 @@ done
 assert_eq 0 "$wrong" "runs whose output was not their own"
 mapfile -t ids < <(sbxctl list --no-legend | tail -n +"$((before + 1))" | awk '{print $1}')
 assert_eq "$CONC" "${#ids[@]}" "new records"
-assert_eq 0 "$(records_complete "${ids[@]}")" "records not complete"
+assert_eq 0 "$(count_incomplete "${ids[@]}")" "records not complete"
 echo "  $CONC concurrent runs in ${el} ms ($(( CONC * 1000000 / (el > 0 ? el : 1) )) runs per 1000 s)" >&2
 assert_clean "after $CONC concurrent runs"
 
@@ -79,7 +79,7 @@ rss1=$(sbxd_rss)
 assert_eq 0 "$fail" "failed runs of $SEQ"
 mapfile -t ids < <(sbxctl list --no-legend | tail -n +"$((before + 1))" | awk '{print $1}')
 assert_eq "$SEQ" "${#ids[@]}" "new records"
-assert_eq 0 "$(records_complete "${ids[@]}")" "records not complete"
+assert_eq 0 "$(count_incomplete "${ids[@]}")" "records not complete"
 echo "  $SEQ sequential runs in ${el} ms ($(( el / SEQ )) ms each)" >&2
 assert_clean "after $SEQ sequential runs"
 echo "  sbxd RssAnon: ${rss0} kB before, ${rss1} kB after (VmRSS now $(sbxd_vmrss) kB)" >&2

@@ -1,35 +1,22 @@
 #!/usr/bin/env bash
 # Faults (docs/scale.md, "Faults"): sbxctl killed outright; sbxd killed outright at named points of a run's
-# start and end; /var/lib/sbx full and read-only; journald stopped; the D-Bus daemon restarted; and six
-# adversaries at once (fork bomb, memory hog, yes past its output cap, dd past its disk cap, sleep past
-# its deadline, a spinner under a CPU quota) while a probe on the host keeps answering. After each:
-# every run bounded, every record complete (valid JSON, finished, a stop reason, cleanup completed),
-# nothing left behind.
+# start and end; /var/lib/sbx full and read-only; journald stopped; the D-Bus daemon restarted (six
+# adversaries at once, which need the ceilings: test-97). After each: every run bounded, every record
+# complete (valid JSON, finished, a stop reason, cleanup completed), nothing left behind.
 #   SBX_FAULT_POINTS          the sbxd kill points to go through: "all" (11), or names of them (default:
 #                             rename1 after-start running renamed2; see the list below)
 #   SBX_FAULT_ROUNDS          passes over them (default 1)
 #   SBX_FAULT_CLIENT_STOP_MS  how soon a run's processes must be gone once its sbxctl is killed (2000)
-#   SBX_FAULT_PROBE_RATIO     the probe under the adversaries: its median at most this many times the
-#                             idle median, its slowest answer this many times the idle slowest (10)
-#   SBX_FAULT_PROBE_FLOOR_MS  ... or this for the median, whichever is larger (50)
-#   SBX_FAULT_PROBE_MAX_MS    ... or this for the slowest answer, whichever is larger (1000)
 # lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary
 W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
-PY=/usr/bin/python3
 ROUNDS=${SBX_FAULT_ROUNDS:-1}
 POINTS=${SBX_FAULT_POINTS:-rename1 after-start running renamed2}
 STOP_MS=${SBX_FAULT_CLIENT_STOP_MS:-2000}
-PROBE_MAX_MS=${SBX_FAULT_PROBE_MAX_MS:-1000}
-PROBE_RATIO=${SBX_FAULT_PROBE_RATIO:-10}
-PROBE_FLOOR_MS=${SBX_FAULT_PROBE_FLOOR_MS:-50}
-RUNPROF=/run/sbx/profiles.d
-PROF=sbxtest_faults
 OFFLINE_CG=/sys/fs/cgroup/sbx.slice/sbx-offline.slice
 
-ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 sbxd_pid() { systemctl show -P MainPID sbxd.service; }
 # sbxd_wait_back OLDPID: sbxd runs again, with another main process (max ~30 s)
 sbxd_wait_back() {
@@ -45,15 +32,6 @@ sbxd_wait_back() {
 wait_pid() {
   local i
   for i in $(seq $(($2 * 10))); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
-  return 1
-}
-records() { find "$SBX_RUNS_DIR" -maxdepth 1 -name '*.json' -printf '%f\n' | sort; }
-# record_complete FILE: the record on disk is valid JSON, finished, with a stop reason, an end and a
-# completed cleanup (prints what is wrong otherwise)
-record_complete() {
-  jq -e '.state == "finished" and .stop_reason != null and .ended_at != null and .cleanup.completed == true' \
-    "$1" > /dev/null 2>&1 && return 0
-  echo "$(basename "$1"): $(jq -c '{state, stop_reason, ended_at, cleanup, error}' "$1" 2>&1 | head -c 300)"
   return 1
 }
 # wait_complete FILE SECONDS
@@ -83,23 +61,6 @@ kill_gone() {
   done
 }
 stray_temp_records() { find "$SBX_RUNS_DIR" -maxdepth 1 -name '.#*' | head -3; }
-# records_complete NAME.json...: each record complete; one whose cleanup was still under way when it was
-# written (a space not yet removed after 5 s on a loaded host) must be completed by the reaper's next pass
-records_complete() {
-  local f bad=() files=()
-  # one jq over all of them first (every program started costs under emulation)
-  for f in "$@"; do files+=("$SBX_RUNS_DIR/$f"); done
-  f=$(jq -r 'select((.state == "finished" and .stop_reason != null and .ended_at != null and .cleanup.completed == true) | not)
-             | input_filename' "${files[@]}" 2>&1) && [ -z "$f" ] && return 0
-  for f in "$@"; do record_complete "$SBX_RUNS_DIR/$f" > /dev/null || bad+=("$f"); done
-  [ "${#bad[@]}" = 0 ] && return 0
-  t_log "records with a cleanup still under way when written: ${bad[*]}; the reaper measures them again"
-  sbxctl gc > /dev/null
-  for f in "${bad[@]}"; do
-    record_complete "$SBX_RUNS_DIR/$f" > "$W/rc.txt" || _t_err "record not complete: $(cat "$W/rc.txt")"
-  done
-}
-
 systemctl reset-failed sbxd.service 2>/dev/null
 systemctl start sbxd.service
 
@@ -154,105 +115,6 @@ t_log "the non-detached sandbox's processes were gone ${gone:-never (30 s)} ms a
   _t_err "the sandbox's processes ($pids) gone after ${gone:-more than 30000} ms (bound ${STOP_MS})"
 wait_complete "$SBX_RUNS_DIR/$sb2.json" 30 > /dev/null || records_complete "$sb2.json"
 assert_clean
-
-# ---------------------------------------------------------------------------------------------------
-t_begin "six adversaries at once are each contained with the right record and line; the host keeps answering"
-if t_require_controller memory && t_require_controller pids && t_require_controller cpu; then
-  mkdir -p "$RUNPROF"
-  cat > "$RUNPROF/$PROF.json" <<'EOF'
-{
-  "version": 1,
-  "description": "sbx test: faults (an output cap and a disk cap)",
-  "network": { "mode": "none" },
-  "resources": { "memory": "512M", "tasks": 128, "cpu": "100%", "wall_time": "2min", "output": 65536,
-                 "output_action": "cut", "disk": "16M" },
-  "request": { "memory": { "min": "16M" }, "tasks": { "min": 4 }, "wall_time": { "min": "1s" },
-               "cpu": { "min": "10%" } }
-}
-EOF
-  t_on_exit "rm -f '$RUNPROF/$PROF.json'; rmdir '$RUNPROF' /run/sbx 2>/dev/null; systemctl daemon-reload"
-  # the generator writes the profile's slice and drop-in (sbxctl profile reload is the same over D-Bus,
-  # whose 25 s timeout a daemon-reload can outlast under emulation)
-  assert_rc 0 systemctl daemon-reload
-  # the probe, on the host (outside sbx.slice): /bin/true then sleep 0.1, over and over; each answer is
-  # the time from one /bin/true to the next less the 100 ms of sleep (two forks and execs: a host that
-  # stalls at any moment shows)
-  probe() {
-    local s p=""
-    while :; do
-      s=${EPOCHREALTIME/./}
-      [ -n "$p" ] && echo $(((s - p) / 1000 - 100))
-      p=$s; /bin/true; sleep 0.1
-    done
-  }
-  # pstats FILE: "median max count" of the probe's answers in ms
-  pstats() { sort -n "$1" | awk '{a[NR]=$1} END {if (NR == 0) print "0 0 0"; else print a[int((NR + 1) / 2)], a[NR], NR}'; }
-  probe > "$W/probe.idle" & ppid=$!
-  sleep 5; kill "$ppid"; wait "$ppid" 2>/dev/null
-  read -r idle_med idle_max idle_n < <(pstats "$W/probe.idle")
-  before=$(records)
-  probe > "$W/probe.load" & ppid=$!
-  t0=$(ms)
-  P=(-p "$PROF")
-  sbxctl run "${P[@]}" --tasks 32 --timeout 60s -- bash -c "$SBX_FORK_BOMB" > "$W/a.bomb" 2>&1 & a1=$!
-  sbxctl run "${P[@]}" --memory 64M -- $PY -c 'x = bytearray(300 << 20); print("ALLOCATED")' > "$W/a.hog" 2>&1 & a2=$!
-  sbxctl run "${P[@]}" -- sh -c 'yes | head -c 2000000' > "$W/a.yes.out" 2> "$W/a.yes" & a3=$!
-  sbxctl run "${P[@]}" -- dd if=/dev/zero of=/tmp/fill bs=1M count=64 > "$W/a.dd" 2>&1 & a4=$!
-  sbxctl run "${P[@]}" --timeout 3s -- sleep infinity > "$W/a.sleep" 2>&1 & a5=$!
-  sbxctl run "${P[@]}" --cpu 20% -- $PY -c '
-import time
-end = time.time() + 4
-while time.time() < end: pass' > "$W/a.spin" 2>&1 & a6=$!
-  rcs=()
-  for p in $a1 $a2 $a3 $a4 $a5 $a6; do wait "$p"; rcs+=($?); done
-  el=$(($(ms) - t0))
-  sleep 1; kill "$ppid"; wait "$ppid" 2>/dev/null
-  read -r load_med load_max load_n < <(pstats "$W/probe.load")
-  t_log "probe: idle median ${idle_med} ms, max ${idle_max} ms ($idle_n answers);" \
-    "with the six adversaries (${el} ms) median ${load_med} ms, max ${load_max} ms ($load_n answers)"
-  bound=$((idle_med * PROBE_RATIO)); [ "$bound" -ge "$PROBE_FLOOR_MS" ] || bound=$PROBE_FLOOR_MS
-  [ "$load_med" -le "$bound" ] || _t_err "probe median ${load_med} ms under the adversaries, above ${bound} ms"
-  maxb=$((idle_max * PROBE_RATIO)); [ "$maxb" -ge "$PROBE_MAX_MS" ] || maxb=$PROBE_MAX_MS
-  [ "$load_max" -le "$maxb" ] || _t_err "probe's slowest answer ${load_max} ms, above ${maxb} ms"
-  [ "$load_n" -ge 10 ] || _t_err "only $load_n probe answers in ${el} ms"
-  assert_eq "2 137 0 1 124 0" "${rcs[*]}" "exit statuses (bomb, hog, yes, dd, sleep, spinner)"
-  # each run's record, found by its limits
-  mapfile -t new < <(comm -13 <(echo "$before") <(records))
-  assert_eq 6 "${#new[@]}" "new records"
-  (cd "$SBX_RUNS_DIR" && jq -c '{stop_reason, code: .exit.code, tasks: .limits.tasks, mem: .limits.memory_bytes,
-    wall: .limits.wall_time_usec, cpu: .limits.cpu_percent, out: .resources.output_bytes, cut: .output_truncated,
-    disk: .disk, ev: .limit_events}' "${new[@]}") | sed 's/^/  # /'
-  records_complete "${new[@]}"
-  rec() { (cd "$SBX_RUNS_DIR" && jq -c "select($1)" "${new[@]}"); }
-  r=$(rec '.limits.tasks == 32')
-  assert_eq "exit-code true 32" "$(jq -r '"\(.stop_reason) \(.limit_events.fork_refused > 0) \(.resources.tasks_peak)"' <<< "$r")" "fork bomb: stop_reason, fork_refused > 0, tasks_peak"
-  assert_contains "$(cat "$W/a.bomb")" "sbx: fork refused " "fork bomb's output"
-  assert_contains "$(cat "$W/a.bomb")" "task limit 32 reached" "fork bomb's output"
-  r=$(rec ".limits.memory_bytes == $((64 << 20))")
-  assert_eq "oom-kill" "$(jq -r .stop_reason <<< "$r")" "memory hog: stop_reason"
-  assert_contains "$(cat "$W/a.hog")" "sbx: stopped: memory limit 64M reached" "memory hog's output"
-  assert_not_contains "$(cat "$W/a.hog")" "ALLOCATED" "memory hog's output"
-  r=$(rec '.output_truncated == true')
-  assert_eq "success 2000000 65536" "$(jq -r '"\(.stop_reason) \(.resources.output_bytes) \(.limits.output_bytes)"' <<< "$r")" "yes: stop_reason, output_bytes, output limit"
-  assert_eq 65536 "$(stat -c %s "$W/a.yes.out")" "bytes of yes the caller got"
-  assert_contains "$(cat "$W/a.yes")" "sbx: output cut at the limit " "yes's stderr"
-  r=$(rec '.exit.code == 1')
-  assert_eq "exit-code 16777216" "$(jq -r '"\(.stop_reason) \(.disk.max_bytes)"' <<< "$r")" "dd: stop_reason, disk cap"
-  assert_contains "$(cat "$W/a.dd")" "No space left on device" "dd's output"
-  # full, as the figures reader found the space; unknown (null) when it could not read it, never guessed
-  if [ "$(jq -r .disk.used_bytes <<< "$r")" = null ]; then
-    t_log "dd: the figures reader could not read the run's space (disk.used_bytes null, full unknown)"
-  else
-    assert_eq true "$(jq -r .disk.full <<< "$r")" "dd: disk.full"
-  fi
-  r=$(rec '.limits.wall_time_usec == 3000000')
-  assert_eq timeout "$(jq -r .stop_reason <<< "$r")" "sleep infinity: stop_reason"
-  assert_contains "$(cat "$W/a.sleep")" "sbx: stopped: wall-time limit 3s reached" "sleep infinity's output"
-  r=$(rec '.limits.cpu_percent == 20')
-  assert_eq "success true" "$(jq -r '"\(.stop_reason) \(.limit_events.cpu_throttled > 0)"' <<< "$r")" "spinner: stop_reason, cpu_throttled > 0"
-  assert_contains "$(cat "$W/a.spin")" "sbx: cpu limit 20% reached: throttled " "spinner's output"
-  assert_clean "after the adversaries"
-fi
 
 # ---------------------------------------------------------------------------------------------------
 # kill -9 of sbxd at named points. strace attached to sbxd delivers SIGKILL on entry to the Nth call of a

@@ -162,6 +162,7 @@ static void assert_limits_equal(const RunLimits *a, const RunLimits *b) {
         assert_int_equal(a->tasks_raise, b->tasks_raise);
         assert_int_equal(a->cpu_percent_raise, b->cpu_percent_raise);
         assert_int_equal(a->wall_time_raise, b->wall_time_raise);
+        assert_int_equal(a->unenforced, b->unenforced);
 }
 
 static void assert_limit_events_equal(const RunLimitEvents *a, const RunLimitEvents *b) {
@@ -1383,7 +1384,7 @@ static RunRecord *full_record(bool flip) {
 
         r->limits = (RunLimits) { .known = true, .memory = 51, .tasks = 52, .cpu_percent = 53, .wall_time = 54,
                                   .output = 55, .memory_raise = 56, .tasks_raise = 57, .cpu_percent_raise = 58,
-                                  .wall_time_raise = 59 };
+                                  .wall_time_raise = 59, .unenforced = flip ? CEILING_TASKS : CEILING_MEMORY | CEILING_CPU };
         r->limit_events = (RunLimitEvents) { .known = true, .memory_max = 61, .oom = 62, .oom_kill = 63,
                                              .fork_refused = 64, .cpu_throttled = 65, .cpu_throttled_usec = 66 };
         r->capture = (RunCapture) { .enabled_at = T_START + 67, .until = T_START + 68,

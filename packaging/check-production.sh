@@ -16,19 +16,19 @@ MARK=testbed-unenforced-limits
 [ "$#" -gt 0 ] || { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 check() {   # NAME DIR: the files below DIR
-  local name=$1 dir=$2 f bad=() progs=0 out v
+  local name=$1 dir=$2 f bad=() progs=() out v
   while IFS= read -r -d '' f; do
     [ "$(head -c 4 "$f" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ] || continue
     grep -qaF -- "$MARK" "$f" && bad+=("${f#"$dir"/}")
+    case ${f##*/} in sbxd|sbxctl|sbx-exec) progs+=("$f") ;; esac
   done < <(find "$dir" -type f -print0)
-  for f in $(find "$dir" -type f \( -name sbxd -o -name sbxctl -o -name sbx-exec \) | sort); do
-    progs=$((progs + 1))
+  for f in "${progs[@]}"; do
     out=$("$f" --version 2>&1) || { bad+=("${f#"$dir"/} (--version failed: $out)"); continue; }
     v=${out%%$'\n'*}
     [[ $v =~ ^(sbxd|sbxctl|sbx-exec)\ [0-9][A-Za-z0-9.+~]*$ ]] || bad+=("${f#"$dir"/} (--version: $v)")
   done
-  if [ "$progs" != 3 ]; then
-    echo "FAIL $name: found $progs of sbxd, sbxctl and sbx-exec"; return 1
+  if [ "${#progs[@]}" != 3 ]; then
+    echo "FAIL $name: found ${#progs[@]} programs named sbxd, sbxctl or sbx-exec, expected 3: ${progs[*]#"$dir"/}"; return 1
   elif [ "${#bad[@]}" -gt 0 ]; then
     echo "FAIL $name: a testbed build (-Dtestbed-unenforced-limits=true): ${bad[*]}"; return 1
   fi

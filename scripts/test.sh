@@ -132,8 +132,9 @@ INT_PIDS=()       # "lane|pid|t0|output|results"
 start_lane() {    # LANE COMMAND...: in the background, its output and results files named after the lane
   local lane=$1 out=$BUILD/integration-$1.out res=$BUILD/integration-$1.log
   shift
-  rm -f "$out" "$res"
-  SBX_RESULTS=$res "$@" > "$out" 2>&1 &
+  rm -f "$out" "$res" "$out.end"
+  # (its end time in OUT.end: the lanes are waited for one after the other)
+  { SBX_RESULTS=$res "$@"; rc=$?; now > "$out.end"; exit "$rc"; } > "$out" 2>&1 &
   INT_PIDS+=("$lane|$!|$(now)|$out|$res")
   echo "integration tests running ($lane lane), output in $out; shown when they end"
 }
@@ -194,7 +195,7 @@ if [ "$DEB_OK" = 1 ]; then
   say "production builds"
   t=$(now)
   pkgs=("$SBX_DEB")
-  for r in "$PKG"/rpm/sbx-[0-9]*.rpm; do [ -f "$r" ] && pkgs+=("$r"); done
+  for r in "$PKG"/rpm/sbx-[0-9]*.rpm; do [ -f "$r" ] && [[ $r != *.src.rpm ]] && pkgs+=("$r"); done
   if ! packaging/check-production.sh "${pkgs[@]}"; then
     record "production builds" FAIL "$t" "a package is a testbed build"; counts "0 passed, 1 failed, 0 skipped"
   elif [ -x "$BUILD_TESTBED/sbxd/sbxd" ] && packaging/check-production.sh "$BUILD_TESTBED" >/dev/null 2>&1; then
@@ -241,6 +242,8 @@ fi
 for l in "${INT_PIDS[@]}"; do
   IFS='|' read -r lane pid t0 out res <<< "$l"
   wait "$pid"; rc=$?
+  # the lane's own time, from its start to its end (record counts from T0 to now)
+  [ -s "$out.end" ] && t0=$(echo "$t0 + $(now) - $(cat "$out.end")" | bc)
   say "integration tests ($lane lane)"
   cat "$out"
   if [ -f "$res" ]; then

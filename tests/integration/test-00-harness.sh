@@ -39,6 +39,25 @@ assert_contains "$T_OUT" "FAIL b: test file exited with status 7"
 assert_contains "$T_OUT" "0 passed, 2 failed, 0 skipped"
 t_pass
 
+t_begin "harness: a case that needs a missing controller fails in a native-lane file, is skipped in a both file"
+: > "$TMP/none"
+for lane in native both vm; do
+  child "# lane: $lane
+t_begin needs-memory; if t_require_controller memory; then t_pass; fi
+t_summary"
+  out=$(SBX_LANE=native T_CGROUP_CONTROLLERS=$TMP/none bash "$TMP/child.sh" 2>&1)
+  case $lane in
+    native) assert_contains "$out" "FAIL needs-memory: needs the cgroup controller 'memory', which the native lane lacks: this case belongs in a file of the vm lane" "a native file in the native lane" ;;
+    both) assert_contains "$out" "SKIP needs-memory: needs the cgroup controller 'memory', which the native lane lacks: the vm lane runs this case" "a both file in the native lane" ;;
+    vm) assert_contains "$out" "FAIL needs-memory" "a vm file forced into the native lane" ;;
+  esac
+  # the vm lane, where the controller is there
+  echo "cpu memory pids" > "$TMP/all"
+  out=$(SBX_LANE=vm T_CGROUP_CONTROLLERS=$TMP/all bash "$TMP/child.sh" 2>&1)
+  assert_contains "$out" "PASS needs-memory" "the $lane file in the vm lane"
+done
+t_pass
+
 # ---- the testbed itself: inside one (SBX_TESTBED set by testbed/vm.sh or nspawn.sh) these must hold
 t_begin "testbed: systemd is PID 1"
 if [ -z "${SBX_TESTBED:-}" ] && [ "$(t_testbed)" = none ]; then

@@ -55,7 +55,8 @@ not_here() {
 
 # The payload, run as root inside the lane's testbed: installs sbx (the build dir given), then each bench
 # into $SBX_BENCH_OUT/NAME.txt.
-PAYLOAD=$(mktemp /tmp/sbx-bench-lanes.XXXXXX)
+mkdir -p "$OUT"
+PAYLOAD=$OUT/payload.sh   # in the repo, which both testbeds see at its own path
 trap 'rm -f "$PAYLOAD"' EXIT
 cat > "$PAYLOAD" <<'EOP'
 set -u

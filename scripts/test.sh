@@ -162,7 +162,8 @@ else
     fi
     if [[ " $LANES " = *" native "* ]]; then
       t=$(now)
-      if build_testbed > "$BUILD/build-testbed.log" 2>&1; then
+      # at the lowest priority: the VM, booting and installing the .deb meanwhile, is the long pole
+      if nice -n 19 bash -c ". '$REPO/scripts/common.sh' && build_testbed" > "$BUILD/build-testbed.log" 2>&1; then
         record "testbed build" ok "$t" "$BUILD_TESTBED (-Dtestbed-unenforced-limits=true)"
         start_lane native run_native_lane "${SBX_NATIVE_TIMEOUT:-2400}"
       else

@@ -1,15 +1,15 @@
 # tests/integration/pool.sh - the warm pool's helpers (sourced by test-49 and test-32, after sbx.sh). The
 # sourcing file sets PROF, the pool's profile.
 
-# write_profile NAME SIZE [DESCRIPTION]: a profile without network, 6 s of wall time, whose runs may
-# lower memory, tasks and CPU
+# write_profile NAME SIZE [DESCRIPTION]: a profile without network, POOL_WALL_TIME of wall time (4s),
+# whose runs may lower memory, tasks and CPU
 write_profile() {
   cat > "$RUNPROF/$1.json" <<EOF
 {
   "version": 1,
   "description": "${3:-sbx test: a warm pool}",
   "network": { "mode": "none" },
-  "resources": { "memory": "512M", "tasks": 64, "cpu": "100%", "wall_time": "4s" },
+  "resources": { "memory": "512M", "tasks": 64, "cpu": "100%", "wall_time": "${POOL_WALL_TIME:-4s}" },
   "pool": { "size": $2 },
   "request": { "memory": { "min": "16M" }, "tasks": { "min": 4 }, "cpu": { "min": "10%" },
                "wall_time": { "min": "1s" } }

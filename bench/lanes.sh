@@ -80,7 +80,7 @@ done
 EOP
 
 run_lane() {   # LANE: builds, boots, runs the payload; output in $OUT/LANE
-  local lane=$1 list="" a b why name rc
+  local lane=$1 list="" a b why rc
   rm -rf "${OUT:?}/$lane"; mkdir -p "$OUT/$lane"
   for b in $BENCHES; do
     why=$(not_here "$lane" "$b")
@@ -92,18 +92,13 @@ run_lane() {   # LANE: builds, boots, runs the payload; output in $OUT/LANE
   case $lane in
     native)
       build_testbed > "$OUT/native/build.txt" 2>&1 || { echo "bench/lanes.sh: the testbed build failed"; return 1; }
-      name=sbx-bench-$$
-      SBX_NSPAWN_NAME=$name SBX_STATE=/run/$name SBX_BIND=$REPO testbed/nspawn.sh start || return 1
-      SBX_NSPAWN_NAME=$name SBX_STATE=/run/$name SBX_BUILD=$BUILD_TESTBED \
-        SBX_NSPAWN_ENV="SBX_BENCHES SBX_BENCH_OUT SBX_REPO SBX_BUILD" testbed/nspawn.sh exec bash "$PAYLOAD"
-      rc=$?
-      SBX_NSPAWN_NAME=$name SBX_STATE=/run/$name testbed/nspawn.sh stop > /dev/null
-      rm -rf "/run/$name" ;;
+      SBX_TESTBED_KIND=nspawn BUILD=$BUILD_TESTBED SBX_PASS_ENV="SBX_BENCHES SBX_BENCH_OUT SBX_REPO" \
+        run_payload "$PAYLOAD" 3600
+      rc=$? ;;
     vm)
       build > "$OUT/vm/build.txt" 2>&1 || { echo "bench/lanes.sh: the build failed"; return 1; }
       testbed/vm.sh setup > "$OUT/vm/setup.txt" 2>&1 || { echo "bench/lanes.sh: testbed/vm.sh setup failed"; return 1; }
-      SBX_SHARE=$REPO SBX_BUILD=$BUILD SBX_VM_ENV="SBX_BENCHES SBX_BENCH_OUT SBX_REPO SBX_BUILD" \
-        testbed/vm.sh run "$PAYLOAD" 3600
+      SBX_TESTBED_KIND=vm SBX_PASS_ENV="SBX_BENCHES SBX_BENCH_OUT SBX_REPO" run_payload "$PAYLOAD" 3600
       rc=$? ;;
   esac
   return "$rc"

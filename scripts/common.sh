@@ -43,19 +43,9 @@ build_testbed() {
 }
 
 # The native lane: a throw-away nspawn container on this machine's kernel runs payload.sh with SBX_LANE=native
-# on the testbed build (installed with meson install). $1 timeout (seconds). Variables named in SBX_PASS_ENV
-# are passed too. Exit status: the payload's (125: no container).
+# on the testbed build (installed with meson install). $1 timeout (seconds). Exit status: the payload's.
 run_native_lane() {
-  local tmo=$1 name=sbx-native-$$ rc
-  local pass="SBX_BUILD SBX_TESTS SBX_TEST_TIMEOUT SBX_RESULTS SBX_LANE ${SBX_PASS_ENV:-}"
-  SBX_NSPAWN_NAME=$name SBX_STATE=/run/$name SBX_BIND=$REPO "$REPO/testbed/nspawn.sh" start || return 125
-  SBX_NSPAWN_NAME=$name SBX_STATE=/run/$name SBX_LANE=native SBX_BUILD=$BUILD_TESTBED \
-    SBX_PAYLOAD=$REPO/tests/integration/payload.sh SBX_NSPAWN_ENV="SBX_PAYLOAD $pass" \
-    timeout -k 10 "$tmo" "$REPO/testbed/nspawn.sh" exec bash "$REPO/tests/integration/payload.sh" "$BUILD_TESTBED"
-  rc=$?
-  SBX_NSPAWN_NAME=$name SBX_STATE=/run/$name "$REPO/testbed/nspawn.sh" stop >/dev/null
-  rm -rf "/run/$name"
-  return "$rc"
+  SBX_TESTBED_KIND=nspawn SBX_LANE=native BUILD=$BUILD_TESTBED run_payload "$REPO/tests/integration/payload.sh" "$1"
 }
 
 # run a payload (a bash script) as root with systemd as PID 1: in the VM testbed, with the repo

@@ -1606,9 +1606,9 @@ static int unenforced_from_json(json_object *x, unsigned *ret, char **ret_error)
                         return error_setf(ret_error, -EBADMSG, "limits.unenforced[%zu]: expected memory, tasks or cpu", i);
                 mask |= (unsigned) c;
         }
-        if ((enforced && json_object_get_boolean(enforced)) != (mask == 0) && (enforced || mask != 0))
+        if (enforced && json_object_get_boolean(enforced) != (mask == 0))
                 return error_setf(ret_error, -EBADMSG, "limits.enforced: %s with %s unenforced ceilings",
-                                  enforced && json_object_get_boolean(enforced) ? "true" : "false", mask ? "some" : "no");
+                                  mask ? "true" : "false", mask ? "some" : "no");
         *ret = mask;
         return 0;
 }

@@ -1,5 +1,5 @@
 # tests/integration/pool.sh - the warm pool's helpers (sourced by test-49 and test-32, after sbx.sh). The
-# sourcing file sets PROF, the pool's profile.
+# sourcing file sets PROF, the pool's profile, and may set COLD, a profile of its own without a pool.
 
 # write_profile NAME SIZE [DESCRIPTION]: a profile without network, POOL_WALL_TIME of wall time (4s),
 # whose runs may lower memory, tasks and CPU
@@ -48,4 +48,19 @@ unit_gone() {   # UNIT: until systemd forgot it (max ~30 s)
     sleep 0.1
   done
   return 1
+}
+
+# the profiles PROF and COLD gone, and systemd told (also at exit: t_on_exit pool_remove_profiles)
+pool_remove_profiles() {
+  rm -f "$RUNPROF/$PROF.json" ${COLD:+"$RUNPROF/$COLD.json"}
+  rmdir "$RUNPROF" /run/sbx 2>/dev/null
+  systemctl daemon-reload
+}
+# pool_off: pool.size 0, the waiting units gone, then the profiles; nothing of sbx is left
+pool_off() {
+  write_profile "$PROF" 0
+  assert_rc 0 sbxctl profile reload
+  wait_pool 0
+  pool_remove_profiles
+  assert_clean "after the pool"
 }

@@ -19,6 +19,13 @@ t_add_profile() {
   [ "${#T_PROFILES[@]}" -gt 0 ] || t_on_exit t_remove_profiles
   [[ " ${T_PROFILES[*]} " == *" $RUNPROF/$1.json "* ]] || T_PROFILES+=("$RUNPROF/$1.json")
 }
+# a profile the generator and sbxd refuse: its memory is not a size (test-65, test-66)
+INVALID_PROFILE='{
+  "version": 1,
+  "description": "invalid on purpose: memory is not a size",
+  "network": { "mode": "none" },
+  "resources": { "memory": true, "tasks": 8, "wall_time": "1min" }
+}'
 t_remove_profiles() {
   [ "${#T_PROFILES[@]}" -gt 0 ] || return 0
   rm -f "${T_PROFILES[@]}"

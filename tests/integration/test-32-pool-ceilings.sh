@@ -11,12 +11,7 @@ PROF=sbxtest_poolcg
 # time enough for a memory hog to meet its ceiling on a loaded, emulated machine (test-49's pool has 4 s,
 # for its case about the wall time)
 POOL_WALL_TIME=60s
-cleanup_profiles() {
-  rm -f "$RUNPROF/$PROF.json"
-  rmdir "$RUNPROF" /run/sbx 2>/dev/null
-  systemctl daemon-reload
-}
-t_on_exit cleanup_profiles
+t_on_exit pool_remove_profiles
 mkdir -p "$RUNPROF"
 
 t_begin "the run's lower ceilings are set on the pooled unit and hold in the kernel"
@@ -43,11 +38,7 @@ if t_require_controller memory && t_require_controller pids && t_require_control
   [ "$kills" != null ] && [ "$kills" -ge 1 ] || _t_err "limit_events.oom_kill '$kills' of a pooled run"
   assert_eq "$((64 << 20))" "$(record_get "$id" .limits.memory_bytes)" "limits.memory_bytes of a pooled run"
   # the pool off: nothing of it is left
-  write_profile "$PROF" 0
-  assert_rc 0 sbxctl profile reload
-  wait_pool 0
-  cleanup_profiles
-  assert_clean "after the pool"
+  pool_off
 fi
 
 t_summary

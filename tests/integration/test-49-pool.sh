@@ -13,12 +13,7 @@ RUNPROF=/run/sbx/profiles.d
 PROF=sbxtest_pool
 COLD=sbxtest_nopool
 W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
-cleanup_profiles() {
-  rm -f "$RUNPROF/$PROF.json" "$RUNPROF/$COLD.json"
-  rmdir "$RUNPROF" /run/sbx 2>/dev/null
-  systemctl daemon-reload
-}
-t_on_exit cleanup_profiles
+t_on_exit pool_remove_profiles
 mkdir -p "$RUNPROF"
 
 t_begin "pool.size is refused for a profile whose runs get a network, or that has caches"
@@ -159,10 +154,6 @@ assert_rc 0 sbxctl run -p "$PROF" -- true
 assert_eq pool "$(record_get "$(last_run_id)" .start)" "record start"
 
 t_begin "pool.size 0: the waiting units stop; the profile gone: nothing of the pool is left"
-write_profile "$PROF" 0
-assert_rc 0 sbxctl profile reload
-wait_pool 0
-cleanup_profiles
-assert_clean "after the pool"
+pool_off
 
 t_summary

@@ -96,14 +96,7 @@ assert_clean
 
 t_begin "an invalid profile is logged, gets nothing, and does not stop the others"
 mark_journal
-add_profile brokenprof <<'EOF'
-{
-  "version": 1,
-  "description": "invalid on purpose: memory is not a size",
-  "network": { "mode": "none" },
-  "resources": { "memory": true, "tasks": 8, "wall_time": "1min" }
-}
-EOF
+add_profile brokenprof <<< "$INVALID_PROFILE"
 assert_rc 0 systemctl daemon-reload
 [ -e "$GENDIR/sbx-brokenprof.slice" ] && _t_err "sbx-brokenprof.slice was written"
 [ -e "$GENDIR/sbx-brokenprof-.service.d" ] && _t_err "a drop-in was written for brokenprof"

@@ -16,14 +16,7 @@ t_begin "without journald (early boot) the generator logs to /dev/kmsg"
 if [ -z "$GEN" ]; then
   t_fail "sbx-generator is not installed in a system-generators directory"
 else
-  t_add_profile brokenprof <<'EOP'
-{
-  "version": 1,
-  "description": "invalid on purpose: memory is not a size",
-  "network": { "mode": "none" },
-  "resources": { "memory": true, "tasks": 8, "wall_time": "1min" }
-}
-EOP
+  t_add_profile brokenprof <<< "$INVALID_PROFILE"
   want="$RUNPROF/brokenprof.json: resources.memory"
   since=$(date '+%Y-%m-%d %H:%M:%S'); sleep 1
   out=$(mktemp -d "$W/gen.XXXXXX")

@@ -52,9 +52,14 @@ else
   assert_eq refused "$(record_get "$id" .stop_reason)" "stop reason"
   assert_eq true "$(record_get "$id" .limits.enforced)" "limits.enforced (a production build claims every ceiling)"
   assert_eq $((before + 1)) "$(record_count)" "records: one more"
-  # a sandbox and a pooled unit go the same way
+  # a sandbox goes the same way
   assert_rc 123 sbxctl create --name prod-refused
   assert_contains "$T_OUT" "MemoryMax cannot be enforced" "sbxctl create's message"
+  # nor can the package's helper be told that a ceiling may go unenforced: helper_unit (sbx.sh) passes
+  # --unenforced-ceilings in this lane, as a testbed sbxd would, and the helper stops at its arguments
+  # (no status: it refused before any check)
+  assert_eq "rc=123 status=" "$(helper_unit sbxt-prod-helper 'exit 7' -p DynamicUser=yes -- \
+    --expect-memory-max=104857600 --expect-tasks-max=50 --expect-network=none)" "the package's helper told a ceiling may go unenforced"
   assert_clean
   t_pass
 fi

@@ -56,7 +56,7 @@ stamp T1
 [ -e "$D/fail" ] && { echo "bench: a concurrent exec failed" >&2; exit 1; }
 for f in "$D"/*.*; do L+=("$(cat "$f")"); done
 total=$(( C * R ))
-persec=$(echo "scale=1; $total / (($T1 - $T0) / 1000000000)" | bc)
+persec=$(echo "scale=1; $total * 1000 / $(ms "$T0" "$T1")" | bc)   # (seconds at scale 1 would round a native round to 0)
 c50=$(pct 50 "${L[@]}"); c99=$(pct 99 "${L[@]}")
 cr=$(echo "scale=2; $c99 / $c50" | bc)
 

@@ -11,7 +11,6 @@
  * (--seccomp-filter=, --output-max=; supervise.h). */
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <signal.h>
@@ -28,54 +27,19 @@
 #include "exit-codes.h"
 #include "ceilings.h"
 #include "fileio.h"
-#include "cache-prune.h"
 #include "cache.h"
 #include "handover.h"
 #include "image-mount.h"
 #include "landlock.h"
 #include "netns.h"
+#include "options.h"
 #include "macro.h"
 #include "policy.h"
 #include "serve.h"
 #include "space.h"
 #include "supervise.h"
 
-static uint64_t arg_expect_memory_max = UINT64_MAX;
-static uint64_t arg_expect_tasks_max = UINT64_MAX;
-static uint64_t arg_expect_swap_max = 0;
-static uint64_t arg_expect_cpu_percent = 0; /* 0: no quota promised */
-static unsigned arg_unenforced = 0;            /* Ceiling bits a testbed build may find without a file */
-static const char *arg_expect_network = NULL; /* "none", "egress" */
-static bool arg_expect_egress = false;          /* sbx's egress programs judge this run's sockets */
-static uint64_t arg_expect_netns_not = 0;       /* inode of the host's network namespace */
-static const char *arg_netns_op = NULL;         /* "create:PATH", "remove:PATH" (the network unit) */
-static const char *arg_figures = NULL;          /* write the cgroup's figures there (ExecStopPost=+) */
-static const char *arg_bpffs = NULL;            /* mount the BPF file system there (sbx-bpffs.service) */
-static const char *arg_expect_profile_digest = NULL;
-static char **arg_caches = NULL; /* "STATEDIR:PATH" pairs: HOME/PATH becomes a link to STATEDIR */
-static bool arg_workspace_private = true;
-static const char *arg_handover = NULL;   /* "in" or "out": privileged ExecStartPre=+/ExecStopPost=+ mode */
-static uid_t arg_owner_uid = (uid_t) -1;
-static gid_t arg_owner_gid = (gid_t) -1;
-static dev_t arg_owner_dev = 0;
-static ino_t arg_owner_ino = 0;
-static mode_t arg_workspace_mode = (mode_t) -1; /* the workspace's mode sbxd found: restored at hand-over out */
-static char **arg_expect_denied = NULL; /* addresses a datagram to must fail with EPERM */
-static char **arg_expect_dirs = NULL; /* "PATH:DEV:INO": PATH must be the directory sbxd checked */
-static const char *arg_seccomp_filter = NULL; /* hex of the program for the profile's syscall rules */
-static uint64_t arg_output_max = 0;           /* bytes of stdout+stderr; 0: not limited */
-static bool arg_output_cut = false;            /* past it: drop the rest and go on (else end the command) */
-static bool arg_serve = false;                 /* a sandbox: no command; serve sbxd's on stdin (serve.h) */
-static bool arg_pool = false;                  /* a pooled unit: wait for one run's command on stdin */
-static uint64_t arg_expect_disk_max = 0;       /* the run's space: HOME, /tmp... on one tmpfs this big */
-static bool arg_remove_caches = false;         /* remove the caches named by the arguments (the reaper) */
-static const char *arg_space_op = NULL;        /* "create:PATH", "remove:PATH" (the space unit) */
-static uint64_t arg_space_size = 0;
-static char **arg_cache_images = NULL; /* "OWNER/PROFILE/CACHE:SIZE": the space unit mounts their file systems */
-static bool arg_export_out = false;            /* make HOME/out, reviewed out of the run at its end */
-static LandlockMode arg_landlock = _LANDLOCK_MODE_INVALID; /* not given: no Landlock ruleset */
-static char **arg_landlock_ro = NULL;          /* read and execute below these */
-static char **arg_landlock_rw = NULL;          /* everything below these */
+static ExecOptions arg = EXEC_OPTIONS_INIT;
 static int landlock_abi_found = 0;             /* the kernel's Landlock ABI; 0: none (best-effort) */
 static int landlock_fd = -EBADF;               /* the ruleset, enforced in the command's child */
 
@@ -280,7 +244,7 @@ static bool system_has_swap(void) {
  * for on this host and named in --unenforced-ceilings, which only a testbed build takes
  * (src/shared/ceilings.h); the run's record says so. */
 static bool ceiling_goes_unenforced(Ceiling c, int r) {
-        return r == -ENOENT && (arg_unenforced & c);
+        return r == -ENOENT && (arg.unenforced & c);
 }
 
 static int check_confinement(const char *cg) {
@@ -301,22 +265,22 @@ static int check_confinement(const char *cg) {
         if (syscall(SYS_io_uring_setup, 0, NULL) >= 0 || errno != EPERM)
                 return refuse("the syscall filter is not the one promised (io_uring_setup is not denied: %m)");
 
-        if (arg_expect_memory_max != UINT64_MAX &&
+        if (arg.expect_memory_max != UINT64_MAX &&
             !ceiling_goes_unenforced(CEILING_MEMORY, r = read_cgroup_u64(cg, "memory.max", &v))) {
                 if (r < 0)
                         return refuse("MemoryMax cannot be enforced: %s/memory.max: %s (no memory controller?)", cg,
                                       strerror(-r));
-                if (v != arg_expect_memory_max)
+                if (v != arg.expect_memory_max)
                         return refuse("MemoryMax is %" PRIu64 " in the kernel, expected %" PRIu64, v,
-                                      arg_expect_memory_max);
+                                      arg.expect_memory_max);
                 r = read_cgroup_u64(cg, "memory.swap.max", &v);
-                if (r >= 0 && v != arg_expect_swap_max)
+                if (r >= 0 && v != arg.expect_swap_max)
                         return refuse("MemorySwapMax is %" PRIu64 " in the kernel, expected %" PRIu64, v,
-                                      arg_expect_swap_max);
-                if (r < 0 && (arg_expect_swap_max != 0 || r != -ENOENT || system_has_swap()))
+                                      arg.expect_swap_max);
+                if (r < 0 && (arg.expect_swap_max != 0 || r != -ENOENT || system_has_swap()))
                         return refuse("MemorySwapMax cannot be enforced: %s/memory.swap.max: %s", cg, strerror(-r));
         }
-        if (arg_expect_cpu_percent > 0 &&
+        if (arg.expect_cpu_percent > 0 &&
             !ceiling_goes_unenforced(CEILING_CPU, r = read_cgroup_attr(cg, "cpu.max", &cpu_max))) {
                 uint64_t quota, period;
                 char tail;
@@ -325,39 +289,39 @@ static int check_confinement(const char *cg) {
                         return refuse("CPUQuota cannot be enforced: %s/cpu.max: %s (no cpu controller?)", cg,
                                       strerror(-r));
                 if (sscanf(cpu_max, "%" SCNu64 " %" SCNu64 "%c", &quota, &period, &tail) != 2 || period == 0 ||
-                    quota * 100 / period != arg_expect_cpu_percent)
+                    quota * 100 / period != arg.expect_cpu_percent)
                         return refuse("CPUQuota is '%s' in the kernel, expected %" PRIu64 "%%", cpu_max,
-                                      arg_expect_cpu_percent);
+                                      arg.expect_cpu_percent);
         }
-        if (arg_expect_tasks_max != UINT64_MAX &&
+        if (arg.expect_tasks_max != UINT64_MAX &&
             !ceiling_goes_unenforced(CEILING_TASKS, r = read_cgroup_u64(cg, "pids.max", &v))) {
                 if (r < 0)
                         return refuse("TasksMax cannot be enforced: %s/pids.max: %s (no pids controller?)", cg,
                                       strerror(-r));
-                if (v != arg_expect_tasks_max)
+                if (v != arg.expect_tasks_max)
                         return refuse("TasksMax is %" PRIu64 " in the kernel, expected %" PRIu64, v,
-                                      arg_expect_tasks_max);
+                                      arg.expect_tasks_max);
         }
-        if (streq_ptr(arg_expect_network, "none")) {
+        if (streq_ptr(arg.expect_network, "none")) {
                 r = only_loopback();
                 if (r < 0)
                         return refuse("cannot list network interfaces: %s", strerror(-r));
                 if (r == 0)
                         return refuse("the network namespace is not private (interfaces other than lo are visible)");
-        } else if (streq_ptr(arg_expect_network, "egress")) {
+        } else if (streq_ptr(arg.expect_network, "egress")) {
                 struct stat st;
 
                 if (stat("/proc/self/ns/net", &st) < 0)
                         return refuse("cannot identify the network namespace: %m");
-                if (arg_expect_netns_not != 0 && (uint64_t) st.st_ino == arg_expect_netns_not)
+                if (arg.expect_netns_not != 0 && (uint64_t) st.st_ino == arg.expect_netns_not)
                         return refuse("the run is in the host's network namespace, not one of its own");
         }
-        if (arg_expect_egress) {
+        if (arg.expect_egress) {
                 r = probe_egress();
                 if (r != 0) /* refuse()'s exit status */
                         return r;
                 /* the host's own addresses, which sbxd added to the deny-list for this run */
-                STRV_FOREACH(a, arg_expect_denied) {
+                STRV_FOREACH(a, arg.expect_denied) {
                         r = probe_ip_deny(*a);
                         if (r < 0)
                                 return refuse("the host's own address %s is not denied (a datagram to it was not "
@@ -366,17 +330,17 @@ static int check_confinement(const char *cg) {
         }
         /* One cap for everything the run can write outside its workspace: without its space, HOME, /tmp
          * and /var/tmp would be unbounded (/tmp and /var/tmp on the host's disk). */
-        if (arg_expect_disk_max > 0) {
+        if (arg.expect_disk_max > 0) {
                 _cleanup_free_ char *why = NULL;
 
-                r = space_check(arg_expect_disk_max, &why);
+                r = space_check(arg.expect_disk_max, &why);
                 if (r < 0)
                         return refuse("the disk cap is not in force: %s", why ?: strerror(-r));
         }
         /* Landlock (helper/landlock.h): the ruleset is built later, once HOME holds what it links to. */
-        if (arg_landlock >= 0) {
+        if (arg.landlock >= 0) {
                 r = landlock_abi();
-                if (r < 0 && arg_landlock == LANDLOCK_MODE_REQUIRED)
+                if (r < 0 && arg.landlock == LANDLOCK_MODE_REQUIRED)
                         return refuse("Landlock is not available in this kernel (%s) and the profile requires it "
                                       "(files.landlock \"required\")",
                                       r == -EOPNOTSUPP ? "not enabled at boot" : r == -ENOSYS ? "not built in" :
@@ -385,16 +349,16 @@ static int check_confinement(const char *cg) {
         }
         /* The generator's drop-in for the profile carries the profile's digest: without it the fixed
          * hardening that no transient property can weaken is missing, or stale. */
-        if (arg_expect_profile_digest) {
+        if (arg.expect_profile_digest) {
                 const char *d = getenv("SBX_PROFILE_DIGEST");
 
                 if (!d)
                         return refuse("the profile's drop-in is missing (no SBX_PROFILE_DIGEST): the profile is "
                                       "invalid or systemd has not been reloaded since it was installed "
                                       "(run 'sbxctl profile reload')");
-                if (!streq(d, arg_expect_profile_digest))
+                if (!streq(d, arg.expect_profile_digest))
                         return refuse("the profile changed since the last daemon-reload (drop-in %s, profile %s); "
-                                      "run 'sbxctl profile reload'", d, arg_expect_profile_digest);
+                                      "run 'sbxctl profile reload'", d, arg.expect_profile_digest);
         }
         return 0;
 }
@@ -403,7 +367,7 @@ static int check_confinement(const char *cg) {
  * directory it checked (same device and inode), or a parent swapped for a symlink in between took the
  * bind mount elsewhere. */
 static int check_bound_dirs(void) {
-        STRV_FOREACH(e, arg_expect_dirs) {
+        STRV_FOREACH(e, arg.expect_dirs) {
                 _cleanup_free_ char *path = strdup(*e);
                 uint64_t dev, ino;
                 struct stat st;
@@ -430,7 +394,7 @@ static int check_bound_dirs(void) {
  * created here as that user (directories systemd would create on the way to a mount point in HOME
  * would be root's, and tools could not add their own files beside the cache). */
 static int link_caches(void) {
-        STRV_FOREACH(c, arg_caches) {
+        STRV_FOREACH(c, arg.caches) {
                 _cleanup_free_ char *target = strdup(*c), *link = NULL;
                 char *colon, *slash;
 
@@ -452,295 +416,6 @@ static int link_caches(void) {
                         return refuse("cannot link cache %s as %s: %m", target, link);
         }
         return 0;
-}
-
-static int parse_u64_arg(const char *s, uint64_t *ret) {
-        char *end;
-
-        errno = 0;
-        *ret = strtoull(s, &end, 10);
-        return errno == 0 && end != s && *end == 0 ? 0 : -EINVAL;
-}
-
-static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_MEM = 0x100, ARG_TASKS, ARG_NET, ARG_WS, ARG_HANDOVER, ARG_OWNER, ARG_WORKSPACE_MODE, ARG_SWAP,
-               ARG_DIGEST, ARG_CACHE, ARG_EXPECT_DIR, ARG_EXPECT_DENIED, ARG_CPU, ARG_EXPECT_EGRESS, ARG_EXPECT_NETNS_NOT, ARG_NETNS, ARG_BPFFS,
-               ARG_SECCOMP, ARG_OUTPUT, ARG_SERVE, ARG_POOL, ARG_FIGURES, ARG_DISK, ARG_SPACE, ARG_SPACE_SIZE,
-               ARG_REMOVE_CACHES, ARG_EXPORT_OUT, ARG_CACHE_IMAGE, ARG_LANDLOCK, ARG_LANDLOCK_RO, ARG_LANDLOCK_RW, ARG_UNENFORCED };
-        static const struct option options[] = {
-                { "expect-memory-max", required_argument, NULL, ARG_MEM },
-                { "expect-tasks-max", required_argument, NULL, ARG_TASKS },
-                { "expect-network", required_argument, NULL, ARG_NET },
-                { "expect-swap-max", required_argument, NULL, ARG_SWAP },
-                { "expect-profile-digest", required_argument, NULL, ARG_DIGEST },
-                { "cache", required_argument, NULL, ARG_CACHE },
-                { "expect-dir", required_argument, NULL, ARG_EXPECT_DIR },
-                { "expect-denied", required_argument, NULL, ARG_EXPECT_DENIED },
-                { "expect-cpu-quota", required_argument, NULL, ARG_CPU },
-                { "unenforced-ceilings", required_argument, NULL, ARG_UNENFORCED },
-                { "expect-egress", no_argument, NULL, ARG_EXPECT_EGRESS },
-                { "expect-netns-not", required_argument, NULL, ARG_EXPECT_NETNS_NOT },
-                { "expect-disk-max", required_argument, NULL, ARG_DISK },
-                { "space", required_argument, NULL, ARG_SPACE },
-                { "space-size", required_argument, NULL, ARG_SPACE_SIZE },
-                { "remove-caches", no_argument, NULL, ARG_REMOVE_CACHES },
-                { "export-out", no_argument, NULL, ARG_EXPORT_OUT },
-                { "cache-image", required_argument, NULL, ARG_CACHE_IMAGE },
-                { "netns", required_argument, NULL, ARG_NETNS },
-                { "serve", no_argument, NULL, ARG_SERVE },
-                { "pool", no_argument, NULL, ARG_POOL },
-                { "bpffs", required_argument, NULL, ARG_BPFFS },
-                { "figures", required_argument, NULL, ARG_FIGURES },
-                { "workspace", required_argument, NULL, ARG_WS },
-                { "handover", required_argument, NULL, ARG_HANDOVER },
-                { "owner", required_argument, NULL, ARG_OWNER },
-                { "workspace-mode", required_argument, NULL, ARG_WORKSPACE_MODE },
-                { "seccomp-filter", required_argument, NULL, ARG_SECCOMP },
-                { "output-max", required_argument, NULL, ARG_OUTPUT },
-                { "landlock", required_argument, NULL, ARG_LANDLOCK },
-                { "landlock-ro", required_argument, NULL, ARG_LANDLOCK_RO },
-                { "landlock-rw", required_argument, NULL, ARG_LANDLOCK_RW },
-                {}
-        };
-        int c;
-
-        while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0)
-                switch (c) {
-                case ARG_MEM:
-                        if (parse_u64_arg(optarg, &arg_expect_memory_max) < 0)
-                                return -EINVAL;
-                        break;
-                case ARG_TASKS:
-                        if (parse_u64_arg(optarg, &arg_expect_tasks_max) < 0)
-                                return -EINVAL;
-                        break;
-                case ARG_NET:
-                        if (!streq(optarg, "none") && !streq(optarg, "egress"))
-                                return -EINVAL;
-                        arg_expect_network = optarg;
-                        break;
-                case ARG_SWAP:
-                        if (parse_u64_arg(optarg, &arg_expect_swap_max) < 0)
-                                return -EINVAL;
-                        break;
-                case ARG_CACHE: {
-                        size_t n = strv_length(arg_caches);
-                        char **l;
-
-                        if (!strchr(optarg, ':') || strstr(optarg, "..") || optarg[0] != '/')
-                                return -EINVAL;
-                        l = realloc(arg_caches, (n + 2) * sizeof(char *));
-                        if (!l)
-                                return -ENOMEM;
-                        l[n] = optarg; /* points into argv */
-                        l[n + 1] = NULL;
-                        arg_caches = l;
-                        break;
-                }
-                case ARG_DIGEST:
-                        if (!strneq(optarg, "sha256:", 7))
-                                return -EINVAL;
-                        arg_expect_profile_digest = optarg;
-                        break;
-                case ARG_SECCOMP:
-                        arg_seccomp_filter = optarg; /* decoded in main(), so that a bad one is refused */
-                        break;
-                case ARG_OUTPUT: { /* N or N:cut */
-                        _cleanup_free_ char *n = strndup(optarg, strcspn(optarg, ":"));
-                        const char *action = optarg + strcspn(optarg, ":");
-
-                        if (!n || parse_u64_arg(n, &arg_output_max) < 0 || (*action && !streq(action, ":cut")))
-                                return -EINVAL;
-                        arg_output_cut = *action != 0;
-                        break;
-                }
-                case ARG_WS:
-                        if (!streq(optarg, "private") && !streq(optarg, "bound"))
-                                return -EINVAL;
-                        arg_workspace_private = streq(optarg, "private");
-                        break;
-                case ARG_HANDOVER:
-                        if (!streq(optarg, "in") && !streq(optarg, "out"))
-                                return -EINVAL;
-                        arg_handover = optarg;
-                        break;
-                case ARG_OWNER: {
-                        unsigned u, g;
-                        uint64_t dev, ino;
-                        int n = 0;
-
-                        /* UID:GID, or UID:GID:DEV:INO of the directory sbxd checked */
-                        if (sscanf(optarg, "%u:%u:%" SCNu64 ":%" SCNu64 "%n", &u, &g, &dev, &ino, &n) == 4 &&
-                            optarg[n] == 0) {
-                                arg_owner_dev = (dev_t) dev;
-                                arg_owner_ino = (ino_t) ino;
-                        } else if (n = 0, sscanf(optarg, "%u:%u%n", &u, &g, &n) != 2 || optarg[n] != 0)
-                                return -EINVAL;
-                        arg_owner_uid = (uid_t) u;
-                        arg_owner_gid = (gid_t) g;
-                        break;
-                }
-                case ARG_WORKSPACE_MODE: {
-                        char *end;
-                        unsigned long m;
-
-                        errno = 0;
-                        m = strtoul(optarg, &end, 8);
-                        if (errno != 0 || end == optarg || *end != 0 || m > 07777)
-                                return -EINVAL;
-                        arg_workspace_mode = (mode_t) m;
-                        break;
-                }
-                case ARG_CPU:
-                        if (parse_u64_arg(optarg, &arg_expect_cpu_percent) < 0)
-                                return -EINVAL;
-                        break;
-                case ARG_UNENFORCED:
-                        /* only a testbed build goes without a ceiling: any other refuses the run */
-                        if (!ceilings_may_go_unenforced()) {
-                                fprintf(stderr, "sbx-exec: --unenforced-ceilings: this build enforces every ceiling\n");
-                                return -EINVAL;
-                        }
-                        if (ceilings_from_list(optarg, &arg_unenforced) < 0)
-                                return -EINVAL;
-                        break;
-                case ARG_EXPECT_EGRESS:
-                        arg_expect_egress = true;
-                        break;
-                case ARG_EXPECT_NETNS_NOT:
-                        if (parse_u64_arg(optarg, &arg_expect_netns_not) < 0)
-                                return -EINVAL;
-                        break;
-                case ARG_DISK:
-                        if (parse_u64_arg(optarg, &arg_expect_disk_max) < 0 || arg_expect_disk_max == 0)
-                                return -EINVAL;
-                        break;
-                case ARG_SPACE_SIZE:
-                        if (parse_u64_arg(optarg, &arg_space_size) < 0 || arg_space_size == 0)
-                                return -EINVAL;
-                        break;
-                case ARG_SPACE: {
-                        const char *p = strchr(optarg, ':');
-
-                        /* SBX_SPACE_DIR/RUN, one component */
-                        if ((!strneq(optarg, "create:", 7) && !strneq(optarg, "remove:", 7)) || !p ||
-                            !strneq(p + 1, SBX_SPACE_DIR "/", strlen(SBX_SPACE_DIR) + 1) ||
-                            isempty(p + 1 + strlen(SBX_SPACE_DIR) + 1) ||
-                            strchr(p + 1 + strlen(SBX_SPACE_DIR) + 1, '/') || strstr(optarg, ".."))
-                                return -EINVAL;
-                        arg_space_op = optarg;
-                        break;
-                }
-                case ARG_SERVE:
-                        arg_serve = true;
-                        break;
-                case ARG_REMOVE_CACHES:
-                        arg_remove_caches = true;
-                        break;
-                case ARG_EXPORT_OUT:
-                        arg_export_out = true;
-                        break;
-                case ARG_CACHE_IMAGE: {
-                        const char *colon = strrchr(optarg, ':');
-                        _cleanup_free_ char *dir = colon ? strndup(optarg, (size_t) (colon - optarg)) : NULL;
-                        uint64_t size;
-                        char *copy;
-
-                        if (!dir || !cache_dir_is_valid(dir) || parse_u64_arg(colon + 1, &size) < 0 || size == 0)
-                                return -EINVAL;
-                        if (!(copy = strdup(optarg)) || strv_push_take(&arg_cache_images, copy) < 0)
-                                return -ENOMEM;
-                        break;
-                }
-                case ARG_POOL:
-                        arg_pool = true;
-                        break;
-                case ARG_LANDLOCK:
-                        arg_landlock = landlock_mode_from_string(optarg);
-                        if (arg_landlock < 0)
-                                return -EINVAL;
-                        break;
-                case ARG_LANDLOCK_RO:
-                case ARG_LANDLOCK_RW: {
-                        char *copy;
-
-                        if (optarg[0] != '/' || strstr(optarg, "/.."))
-                                return -EINVAL;
-                        if (!(copy = strdup(optarg)) ||
-                            strv_push_take(c == ARG_LANDLOCK_RO ? &arg_landlock_ro : &arg_landlock_rw, copy) < 0)
-                                return -ENOMEM;
-                        break;
-                }
-                case ARG_FIGURES:
-                        if (!streq(optarg, SBX_FIGURES_DIR))
-                                return -EINVAL;
-                        arg_figures = optarg;
-                        break;
-                case ARG_BPFFS:
-                        if (!streq(optarg, "/sys/fs/bpf"))
-                                return -EINVAL;
-                        arg_bpffs = optarg;
-                        break;
-                case ARG_NETNS:
-                        if ((!strneq(optarg, "create:/", 8) && !strneq(optarg, "remove:/", 8) &&
-                             !strneq(optarg, "serve:/", 7)) ||
-                            !strneq(strchr(optarg, ':') + 1, SBX_NETNS_DIR "/", strlen(SBX_NETNS_DIR) + 1) ||
-                            strstr(optarg, "/.."))
-                                return -EINVAL;
-                        arg_netns_op = optarg;
-                        break;
-                case ARG_EXPECT_DENIED: {
-                        size_t k = strv_length(arg_expect_denied);
-                        char **l = realloc(arg_expect_denied, (k + 2) * sizeof(char *));
-
-                        if (!l)
-                                return -ENOMEM;
-                        l[k] = optarg; /* points into argv */
-                        l[k + 1] = NULL;
-                        arg_expect_denied = l;
-                        break;
-                }
-                case ARG_EXPECT_DIR: {
-                        size_t k = strv_length(arg_expect_dirs);
-                        char **l;
-
-                        if (optarg[0] != '/' || !strchr(optarg, ':'))
-                                return -EINVAL;
-                        l = realloc(arg_expect_dirs, (k + 2) * sizeof(char *));
-                        if (!l)
-                                return -ENOMEM;
-                        l[k] = optarg; /* points into argv */
-                        l[k + 1] = NULL;
-                        arg_expect_dirs = l;
-                        break;
-                }
-                default:
-                        return -EINVAL;
-                }
-        if (arg_netns_op && strneq(arg_netns_op, "serve:", 6)) /* the bridge's command line follows */
-                return optind < argc ? optind : -EINVAL;
-        if (arg_serve && arg_pool)
-                return -EINVAL;
-        if (arg_space_op && (arg_netns_op || arg_bpffs || arg_figures || arg_serve || arg_pool || arg_handover ||
-                             (strneq(arg_space_op, "create:", 7)) != (arg_space_size > 0)))
-                return -EINVAL;
-        if (arg_cache_images && !arg_space_op)
-                return -EINVAL;
-        if ((arg_landlock_ro || arg_landlock_rw) && arg_landlock < 0)
-                return -EINVAL;
-        if (arg_remove_caches) { /* the caches follow, nothing else */
-                if (arg_netns_op || arg_bpffs || arg_figures || arg_serve || arg_pool || arg_space_op || arg_handover ||
-                    optind >= argc)
-                        return -EINVAL;
-                for (int i = optind; i < argc; i++)
-                        if (!cache_dir_is_valid(argv[i]))
-                                return -EINVAL;
-                return optind;
-        }
-        if (arg_handover) /* the workspace follows */
-                return optind < argc ? optind : -EINVAL;
-        /* nothing else: a run's command comes on stdin (sandbox-proto.h) */
-        return optind == argc ? optind : -EINVAL;
 }
 
 _noreturn_ static void child(char **argv, char **env, Supervisor *sup) {
@@ -808,7 +483,7 @@ static void end_leftovers(const char *cg) {
 /* What the command's supervisor alone knows (denied calls, output: supervise.h). The resource figures
  * come from the unit's privileged figures reader (run_figures()) and from systemd, not from here. */
 static void report(const char *extra) {
-        if (arg_landlock >= 0) /* the Landlock ABI the command ran under; 0: none (best-effort) */
+        if (arg.landlock >= 0) /* the Landlock ABI the command ran under; 0: none (best-effort) */
                 (void) sd_notifyf(0, "STATUS=finished%s landlock=%d", extra ?: "", landlock_abi_found);
         else
                 (void) sd_notifyf(0, "STATUS=finished%s", extra ?: "");
@@ -934,12 +609,12 @@ static int run_handover(const char *dir) {
         uid_t uid = 0;
         int r;
 
-        if (arg_owner_uid == (uid_t) -1 || dir[0] != '/') {
+        if (arg.owner_uid == (uid_t) -1 || dir[0] != '/') {
                 fprintf(stderr, "sbx: workspace hand-over: invalid arguments\n");
                 return SBX_EXIT_FAILURE;
         }
         r = resolve_dynamic_user(&uid);
-        if (r < 0 || uid == 0 || uid == arg_owner_uid) {
+        if (r < 0 || uid == 0 || uid == arg.owner_uid) {
                 fprintf(stderr, "sbx: workspace hand-over: cannot resolve the run's dynamic user '%s'\n", strna(user));
                 return SBX_EXIT_FAILURE;
         }
@@ -948,23 +623,23 @@ static int run_handover(const char *dir) {
          * mount at the workspace path (its own path may be hidden, e.g. under /home or /tmp). */
         if (access(SBX_WORKSPACE, F_OK) >= 0)
                 dir = SBX_WORKSPACE;
-        if (arg_owner_ino != 0) {
+        if (arg.owner_ino != 0) {
                 struct stat st;
 
-                if (stat(dir, &st) < 0 || st.st_dev != arg_owner_dev || st.st_ino != arg_owner_ino) {
+                if (stat(dir, &st) < 0 || st.st_dev != arg.owner_dev || st.st_ino != arg.owner_ino) {
                         fprintf(stderr, "sbx: workspace hand-over: %s is not the directory sbxd checked\n", dir);
                         return SBX_EXIT_FAILURE;
                 }
         }
         /* While the run owns the workspace no one else enters it (other tenants' runs see the host's
          * tree); its mode is given back with it, whatever the run made of it. */
-        if (streq(arg_handover, "in"))
-                r = handover_tree(dir, arg_owner_uid, arg_owner_gid, uid, (gid_t) uid,
-                                  arg_workspace_mode == (mode_t) -1 ? (mode_t) -1 : 0700, &n);
+        if (streq(arg.handover, "in"))
+                r = handover_tree(dir, arg.owner_uid, arg.owner_gid, uid, (gid_t) uid,
+                                  arg.workspace_mode == (mode_t) -1 ? (mode_t) -1 : 0700, &n);
         else
-                r = handover_tree(dir, uid, (gid_t) uid, arg_owner_uid, arg_owner_gid, arg_workspace_mode, &n);
+                r = handover_tree(dir, uid, (gid_t) uid, arg.owner_uid, arg.owner_gid, arg.workspace_mode, &n);
         if (r < 0) {
-                fprintf(stderr, "sbx: workspace hand-over (%s) of %s failed: %s\n", arg_handover, dir, strerror(-r));
+                fprintf(stderr, "sbx: workspace hand-over (%s) of %s failed: %s\n", arg.handover, dir, strerror(-r));
                 return SBX_EXIT_FAILURE;
         }
         return 0;
@@ -983,26 +658,26 @@ int main(int argc, char *argv[]) {
         /* sbx-image@DIGEST.service: a base image's mount (helper/image-mount.c) */
         if (argc == 2 && (strneq(argv[1], "--image-mount=", 14) || strneq(argv[1], "--image-umount=", 15)))
                 return image_mount_main(argv[1]);
-        r = parse_argv(argc, argv);
+        r = exec_options_parse(&arg, argc, argv);
         if (r < 0) {
                 fprintf(stderr, "sbx-exec: invalid arguments (this program is started by sbxd)\n");
                 return SBX_EXIT_FAILURE;
         }
         argv += r;
 
-        if (arg_handover)
+        if (arg.handover)
                 return argv[1] ? SBX_EXIT_FAILURE : run_handover(argv[0]);
-        if (arg_figures)
-                return run_figures(arg_figures);
-        if (arg_bpffs) {
-                r = bpffs_ensure(arg_bpffs);
+        if (arg.figures)
+                return run_figures(arg.figures);
+        if (arg.bpffs) {
+                r = bpffs_ensure(arg.bpffs);
                 if (r < 0) {
-                        fprintf(stderr, "sbx: cannot mount the BPF file system at %s: %s\n", arg_bpffs, strerror(-r));
+                        fprintf(stderr, "sbx: cannot mount the BPF file system at %s: %s\n", arg.bpffs, strerror(-r));
                         return SBX_EXIT_FAILURE;
                 }
                 return 0;
         }
-        if (arg_remove_caches) {
+        if (arg.remove_caches) {
                 int failed = 0;
 
                 r = cache_remove_leftovers();
@@ -1017,59 +692,59 @@ int main(int argc, char *argv[]) {
                 }
                 return failed > 0 ? SBX_EXIT_FAILURE : 0;
         }
-        if (arg_space_op) {
-                bool create = strneq(arg_space_op, "create:", 7);
+        if (arg.space_op) {
+                bool create = strneq(arg.space_op, "create:", 7);
 
-                r = create ? space_create(arg_space_op + 7, arg_space_size) : space_remove(arg_space_op + 7);
+                r = create ? space_create(arg.space_op + 7, arg.space_size) : space_remove(arg.space_op + 7);
                 if (r < 0) {
                         fprintf(stderr, "sbx: cannot %s the run's space %s: %s\n", create ? "make" : "remove",
-                                arg_space_op + 7, strerror(-r));
+                                arg.space_op + 7, strerror(-r));
                         return SBX_EXIT_FAILURE;
                 }
                 /* the caches' own file systems: mounted for the run, unmounted after it (also after a failed
                  * start: the remove command runs then too) */
-                STRV_FOREACH(c, arg_cache_images) {
+                STRV_FOREACH(c, arg.cache_images) {
                         _cleanup_free_ char *dir = strndup(*c, (size_t) (strrchr(*c, ':') - *c));
                         uint64_t size = 0;
 
                         if (!dir)
                                 return SBX_EXIT_FAILURE;
-                        (void) parse_u64_arg(strrchr(*c, ':') + 1, &size);
+                        (void) exec_parse_u64(strrchr(*c, ':') + 1, &size);
                         r = create ? cache_image_attach(dir, size) : cache_image_detach(dir);
                         if (r < 0) {
                                 fprintf(stderr, "sbx: cannot %s the file system of cache %s: %s\n",
                                         create ? "mount" : "unmount", dir, strerror(-r));
                                 if (!create)
                                         continue;
-                                STRV_FOREACH(d, arg_cache_images) {
+                                STRV_FOREACH(d, arg.cache_images) {
                                         _cleanup_free_ char *e = strndup(*d, (size_t) (strrchr(*d, ':') - *d));
 
                                         if (e)
                                                 (void) cache_image_detach(e);
                                 }
-                                (void) space_remove(arg_space_op + 7);
+                                (void) space_remove(arg.space_op + 7);
                                 return SBX_EXIT_FAILURE;
                         }
                 }
                 return 0;
         }
-        if (arg_netns_op && strneq(arg_netns_op, "serve:", 6)) {
-                r = netns_serve(arg_netns_op + 6, argv, 10 * USEC_PER_SEC);
+        if (arg.netns_op && strneq(arg.netns_op, "serve:", 6)) {
+                r = netns_serve(arg.netns_op + 6, argv, 10 * USEC_PER_SEC);
                 if (r < 0) {
                         fprintf(stderr, "sbx: cannot connect the run's network namespace %s with %s: %s\n",
-                                arg_netns_op + 6, argv[0], r == -ETIMEDOUT ? "no answer within 10 s" :
+                                arg.netns_op + 6, argv[0], r == -ETIMEDOUT ? "no answer within 10 s" :
                                 r == -ECHILD ? "it exited" : strerror(-r));
                         return SBX_EXIT_FAILURE;
                 }
                 return 0;
         }
-        if (arg_netns_op) {
-                bool create = strneq(arg_netns_op, "create:", 7);
+        if (arg.netns_op) {
+                bool create = strneq(arg.netns_op, "create:", 7);
 
-                r = create ? netns_create(arg_netns_op + 7) : netns_remove(arg_netns_op + 7);
+                r = create ? netns_create(arg.netns_op + 7) : netns_remove(arg.netns_op + 7);
                 if (r < 0) {
                         fprintf(stderr, "sbx: cannot %s the run's network namespace %s: %s\n",
-                                create ? "create" : "remove", arg_netns_op + 7, strerror(-r));
+                                create ? "create" : "remove", arg.netns_op + 7, strerror(-r));
                         return SBX_EXIT_FAILURE;
                 }
                 return 0;
@@ -1090,9 +765,9 @@ int main(int argc, char *argv[]) {
                 return r;
 
         /* empty: the run's space is new */
-        if (arg_export_out && mkdir(SBX_EXPORT_OUT, 0700) < 0)
+        if (arg.export_out && mkdir(SBX_EXPORT_OUT, 0700) < 0)
                 return refuse("cannot create the export directory %s: %m", SBX_EXPORT_OUT);
-        if (arg_workspace_private && mkdir(SBX_WORKSPACE, 0755) < 0 && errno != EEXIST)
+        if (arg.workspace_private && mkdir(SBX_WORKSPACE, 0755) < 0 && errno != EEXIST)
                 return refuse("cannot create the private workspace %s: %m", SBX_WORKSPACE);
         if (chdir(SBX_WORKSPACE) < 0)
                 return refuse("cannot enter the workspace %s: %m", SBX_WORKSPACE);
@@ -1100,7 +775,7 @@ int main(int argc, char *argv[]) {
          * without scoping there, so that one command's processes can still signal another's and reach its
          * abstract sockets, as in any shell (docs/security.md). */
         if (landlock_abi_found > 0) {
-                r = landlock_ruleset_make(landlock_abi_found, arg_landlock_ro, arg_landlock_rw, SBX_HOME, !arg_serve,
+                r = landlock_ruleset_make(landlock_abi_found, arg.landlock_ro, arg.landlock_rw, SBX_HOME, !arg.serve,
                                           &error);
                 if (r < 0)
                         return refuse("%s", error ?: strerror(-r));
@@ -1120,9 +795,9 @@ int main(int argc, char *argv[]) {
         sigaddset(&mask, SIGPIPE);
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
 
-        if (arg_serve) {
-                ServeConfig cfg = { .seccomp_hex = arg_seccomp_filter, .output_max = arg_output_max,
-                                    .output_cut = arg_output_cut, .exec_child = child };
+        if (arg.serve) {
+                ServeConfig cfg = { .seccomp_hex = arg.seccomp_filter, .output_max = arg.output_max,
+                                    .output_cut = arg.output_cut, .exec_child = child };
                 _cleanup_close_ int ctl = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3), null = -EBADF;
 
                 /* the channel is fd 0 as systemd gave it: moved out of every command's reach */
@@ -1146,12 +821,12 @@ int main(int argc, char *argv[]) {
 
                 if (ctl < 0)
                         return refuse("cannot take the unit's control channel: %m");
-                r = serve_wait_one(ctl, arg_pool, &cmd_argv, &cmd_env, fds);
-                if ((r == 0 || r == -ECANCELED) && arg_pool) /* sbxd let it go: never used */
+                r = serve_wait_one(ctl, arg.pool, &cmd_argv, &cmd_env, fds);
+                if ((r == 0 || r == -ECANCELED) && arg.pool) /* sbxd let it go: never used */
                         return 0;
                 if (r == -ECANCELED) /* stopped before its command started: sbxd records why */
                         return SBX_EXIT_FAILURE;
-                if (r < 0 && arg_pool) {
+                if (r < 0 && arg.pool) {
                         fprintf(stderr, "sbx: the pooled unit's control channel failed: %s\n", strerror(-r));
                         return SBX_EXIT_FAILURE;
                 }
@@ -1167,20 +842,20 @@ int main(int argc, char *argv[]) {
                 ctl = safe_close(ctl);
                 argv = cmd_argv;
                 /* without it the unit stays "activating" and its RuntimeMaxSec= never starts: fail closed */
-                r = arg_pool ? sd_notify(0, "READY=1") : 1;
+                r = arg.pool ? sd_notify(0, "READY=1") : 1;
                 if (r <= 0)
                         return refuse("cannot tell systemd that the run's command starts (READY=1): %s",
                                       r < 0 ? strerror(-r) : "no notify socket");
         }
 
         /* The syscall rules' program and the output relay (supervise.h). */
-        r = supervisor_prepare(&sup, arg_seccomp_filter, arg_output_max, arg_output_cut, &error);
+        r = supervisor_prepare(&sup, arg.seccomp_filter, arg.output_max, arg.output_cut, &error);
         if (r < 0)
                 return refuse("%s", error ?: strerror(-r));
         /* Temporary elevated capture (docs/capture.md): offered where the output is relayed. Where it cannot be,
          * the run goes on as it would (nothing is said on the caller's stderr) and sbxd refuses to capture it:
          * it finds no pipe to open. */
-        if (arg_output_max > 0)
+        if (arg.output_max > 0)
                 (void) supervisor_offer_capture(&sup);
 
         pid = fork();

@@ -645,110 +645,110 @@ static int run_handover(const char *dir) {
         return 0;
 }
 
-int main(int argc, char *argv[]) {
-        _cleanup_(supervisor_done) Supervisor sup = SUPERVISOR_INIT;
-        _cleanup_free_ char *cg = NULL, *error = NULL, *extra = NULL;
-        char **cmd_argv = NULL, **cmd_env = NULL;
-        sigset_t mask;
-        pid_t pid;
-        int r, status;
+/* sbx-bpffs.service */
+static int run_bpffs(const char *path) {
+        int r = bpffs_ensure(path);
 
-        if (argc == 2 && streq(argv[1], "--version"))
-                return printf("sbx-exec %s%s\n", PACKAGE_VERSION, SBX_BUILD_KIND) < 0 ? SBX_EXIT_FAILURE : 0;
-        /* sbx-image@DIGEST.service: a base image's mount (helper/image-mount.c) */
-        if (argc == 2 && (strneq(argv[1], "--image-mount=", 14) || strneq(argv[1], "--image-umount=", 15)))
-                return image_mount_main(argv[1]);
-        r = exec_options_parse(&arg, argc, argv);
         if (r < 0) {
-                fprintf(stderr, "sbx-exec: invalid arguments (this program is started by sbxd)\n");
+                fprintf(stderr, "sbx: cannot mount the BPF file system at %s: %s\n", path, strerror(-r));
                 return SBX_EXIT_FAILURE;
         }
-        argv += r;
+        return 0;
+}
 
-        if (arg.handover)
-                return argv[1] ? SBX_EXIT_FAILURE : run_handover(argv[0]);
-        if (arg.figures)
-                return run_figures(arg.figures);
-        if (arg.bpffs) {
-                r = bpffs_ensure(arg.bpffs);
+/* The reaper's: the caches named by the arguments. */
+static int run_remove_caches(char **dirs) {
+        int failed = 0, r;
+
+        r = cache_remove_leftovers();
+        if (r < 0)
+                fprintf(stderr, "sbx: cannot remove what an earlier removal of caches left: %s\n", strerror(-r));
+        STRV_FOREACH(d, dirs) {
+                r = cache_remove(*d);
                 if (r < 0) {
-                        fprintf(stderr, "sbx: cannot mount the BPF file system at %s: %s\n", arg.bpffs, strerror(-r));
+                        fprintf(stderr, "sbx: cannot remove the cache %s: %s\n", *d, strerror(-r));
+                        failed++;
+                }
+        }
+        return failed > 0 ? SBX_EXIT_FAILURE : 0;
+}
+
+/* "OWNER/PROFILE/CACHE:SIZE": the cache's directory */
+static char *cache_image_dir(const char *c) {
+        return strndup(c, (size_t) (strrchr(c, ':') - c));
+}
+
+/* The space unit's: the run's space made or removed (op "create:PATH", "remove:PATH"). */
+static int run_space(const char *op) {
+        bool create = strneq(op, "create:", 7);
+        int r;
+
+        r = create ? space_create(op + 7, arg.space_size) : space_remove(op + 7);
+        if (r < 0) {
+                fprintf(stderr, "sbx: cannot %s the run's space %s: %s\n", create ? "make" : "remove", op + 7,
+                        strerror(-r));
+                return SBX_EXIT_FAILURE;
+        }
+        /* the caches' own file systems: mounted for the run, unmounted after it (also after a failed
+         * start: the remove command runs then too) */
+        STRV_FOREACH(c, arg.cache_images) {
+                _cleanup_free_ char *dir = cache_image_dir(*c);
+                uint64_t size = 0;
+
+                if (!dir)
+                        return SBX_EXIT_FAILURE;
+                (void) exec_parse_u64(strrchr(*c, ':') + 1, &size);
+                r = create ? cache_image_attach(dir, size) : cache_image_detach(dir);
+                if (r < 0) {
+                        fprintf(stderr, "sbx: cannot %s the file system of cache %s: %s\n",
+                                create ? "mount" : "unmount", dir, strerror(-r));
+                        if (!create)
+                                continue;
+                        STRV_FOREACH(d, arg.cache_images) {
+                                _cleanup_free_ char *e = cache_image_dir(*d);
+
+                                if (e)
+                                        (void) cache_image_detach(e);
+                        }
+                        (void) space_remove(op + 7);
                         return SBX_EXIT_FAILURE;
                 }
-                return 0;
         }
-        if (arg.remove_caches) {
-                int failed = 0;
+        return 0;
+}
 
-                r = cache_remove_leftovers();
-                if (r < 0)
-                        fprintf(stderr, "sbx: cannot remove what an earlier removal of caches left: %s\n", strerror(-r));
-                STRV_FOREACH(d, argv) {
-                        r = cache_remove(*d);
-                        if (r < 0) {
-                                fprintf(stderr, "sbx: cannot remove the cache %s: %s\n", *d, strerror(-r));
-                                failed++;
-                        }
-                }
-                return failed > 0 ? SBX_EXIT_FAILURE : 0;
-        }
-        if (arg.space_op) {
-                bool create = strneq(arg.space_op, "create:", 7);
+/* The network unit's: the run's network namespace made, removed, or connected with the bridge whose
+ * command line argv is (op "create:PATH", "remove:PATH", "serve:PATH"). */
+static int run_netns(const char *op, char **argv) {
+        bool create = strneq(op, "create:", 7);
+        int r;
 
-                r = create ? space_create(arg.space_op + 7, arg.space_size) : space_remove(arg.space_op + 7);
+        if (strneq(op, "serve:", 6)) {
+                r = netns_serve(op + 6, argv, 10 * USEC_PER_SEC);
                 if (r < 0) {
-                        fprintf(stderr, "sbx: cannot %s the run's space %s: %s\n", create ? "make" : "remove",
-                                arg.space_op + 7, strerror(-r));
-                        return SBX_EXIT_FAILURE;
-                }
-                /* the caches' own file systems: mounted for the run, unmounted after it (also after a failed
-                 * start: the remove command runs then too) */
-                STRV_FOREACH(c, arg.cache_images) {
-                        _cleanup_free_ char *dir = strndup(*c, (size_t) (strrchr(*c, ':') - *c));
-                        uint64_t size = 0;
-
-                        if (!dir)
-                                return SBX_EXIT_FAILURE;
-                        (void) exec_parse_u64(strrchr(*c, ':') + 1, &size);
-                        r = create ? cache_image_attach(dir, size) : cache_image_detach(dir);
-                        if (r < 0) {
-                                fprintf(stderr, "sbx: cannot %s the file system of cache %s: %s\n",
-                                        create ? "mount" : "unmount", dir, strerror(-r));
-                                if (!create)
-                                        continue;
-                                STRV_FOREACH(d, arg.cache_images) {
-                                        _cleanup_free_ char *e = strndup(*d, (size_t) (strrchr(*d, ':') - *d));
-
-                                        if (e)
-                                                (void) cache_image_detach(e);
-                                }
-                                (void) space_remove(arg.space_op + 7);
-                                return SBX_EXIT_FAILURE;
-                        }
-                }
-                return 0;
-        }
-        if (arg.netns_op && strneq(arg.netns_op, "serve:", 6)) {
-                r = netns_serve(arg.netns_op + 6, argv, 10 * USEC_PER_SEC);
-                if (r < 0) {
-                        fprintf(stderr, "sbx: cannot connect the run's network namespace %s with %s: %s\n",
-                                arg.netns_op + 6, argv[0], r == -ETIMEDOUT ? "no answer within 10 s" :
+                        fprintf(stderr, "sbx: cannot connect the run's network namespace %s with %s: %s\n", op + 6,
+                                argv[0], r == -ETIMEDOUT ? "no answer within 10 s" :
                                 r == -ECHILD ? "it exited" : strerror(-r));
                         return SBX_EXIT_FAILURE;
                 }
                 return 0;
         }
-        if (arg.netns_op) {
-                bool create = strneq(arg.netns_op, "create:", 7);
-
-                r = create ? netns_create(arg.netns_op + 7) : netns_remove(arg.netns_op + 7);
-                if (r < 0) {
-                        fprintf(stderr, "sbx: cannot %s the run's network namespace %s: %s\n",
-                                create ? "create" : "remove", arg.netns_op + 7, strerror(-r));
-                        return SBX_EXIT_FAILURE;
-                }
-                return 0;
+        r = create ? netns_create(op + 7) : netns_remove(op + 7);
+        if (r < 0) {
+                fprintf(stderr, "sbx: cannot %s the run's network namespace %s: %s\n", create ? "create" : "remove",
+                        op + 7, strerror(-r));
+                return SBX_EXIT_FAILURE;
         }
+        return 0;
+}
+
+/* Everything the command runs in, checked and made before it comes: the confinement, the bound
+ * directories, the caches' links, the workspace, the Landlock ruleset. Returns 0 with the unit's cgroup
+ * in *ret_cg, or refuse()'s exit status. */
+static int set_up(char **ret_cg) {
+        _cleanup_free_ char *cg = NULL, *error = NULL;
+        sigset_t mask;
+        int r;
 
         r = own_cgroup(&cg);
         if (r < 0)
@@ -795,76 +795,94 @@ int main(int argc, char *argv[]) {
         sigaddset(&mask, SIGPIPE);
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
 
-        if (arg.serve) {
-                ServeConfig cfg = { .seccomp_hex = arg.seccomp_filter, .output_max = arg.output_max,
-                                    .output_cut = arg.output_cut, .exec_child = child };
-                _cleanup_close_ int ctl = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3), null = -EBADF;
+        *ret_cg = TAKE_PTR(cg);
+        return 0;
+}
 
-                /* the channel is fd 0 as systemd gave it: moved out of every command's reach */
-                null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-                if (ctl < 0 || null < 0 || dup2(null, STDIN_FILENO) < 0)
-                        return refuse("cannot take the sandbox's control channel: %m");
-                r = serve(ctl, &cfg);
-                if (r < 0)
-                        fprintf(stderr, "sbx: the sandbox's control channel failed: %s\n", strerror(-r));
-                end_leftovers(cg);
-                report(NULL);
-                return r < 0 ? SBX_EXIT_FAILURE : 0;
+/* A sandbox: no command of its own, sbxd's come on the control channel (serve.h). */
+static int run_sandbox(const char *cg) {
+        ServeConfig cfg = { .seccomp_hex = arg.seccomp_filter, .output_max = arg.output_max,
+                            .output_cut = arg.output_cut, .exec_child = child };
+        _cleanup_close_ int ctl = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3), null = -EBADF;
+        int r;
+
+        /* the channel is fd 0 as systemd gave it: moved out of every command's reach */
+        null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (ctl < 0 || null < 0 || dup2(null, STDIN_FILENO) < 0)
+                return refuse("cannot take the sandbox's control channel: %m");
+        r = serve(ctl, &cfg);
+        if (r < 0)
+                fprintf(stderr, "sbx: the sandbox's control channel failed: %s\n", strerror(-r));
+        end_leftovers(cg);
+        report(NULL);
+        return r < 0 ? SBX_EXIT_FAILURE : 0;
+}
+
+/* The command comes on stdin, the channel sbxd queued it on (sandbox-proto.h): for a run at once,
+ * for a pooled unit when a run is asked for, everything above checked before (docs/pool.md). Its
+ * stdio replace the channel; a pooled unit's READY=1 starts its RuntimeMaxSec= from here. Returns 0
+ * with the command in *ret_argv and *ret_env, or the exit status with *ret_argv left NULL. */
+static int take_command(char ***ret_argv, char ***ret_env) {
+        _cleanup_close_ int ctl = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+        char **cmd_argv = NULL, **cmd_env = NULL;
+        int fds[3] = { -EBADF, -EBADF, -EBADF };
+        int r;
+
+        if (ctl < 0)
+                return refuse("cannot take the unit's control channel: %m");
+        r = serve_wait_one(ctl, arg.pool, &cmd_argv, &cmd_env, fds);
+        if ((r == 0 || r == -ECANCELED) && arg.pool) /* sbxd let it go: never used */
+                return 0;
+        if (r == -ECANCELED) /* stopped before its command started: sbxd records why */
+                return SBX_EXIT_FAILURE;
+        if (r < 0 && arg.pool) {
+                fprintf(stderr, "sbx: the pooled unit's control channel failed: %s\n", strerror(-r));
+                return SBX_EXIT_FAILURE;
         }
+        if (r <= 0)
+                return refuse("cannot read the run's command from its control channel: %s",
+                              r < 0 ? strerror(-r) : "closed");
+        for (int i = 0; i < 3; i++)
+                if (dup2(fds[i], i) < 0)
+                        return refuse("cannot take the run's standard input and output: %m");
+        for (int i = 0; i < 3; i++)
+                if (fds[i] > 2)
+                        (void) close(fds[i]);
+        ctl = safe_close(ctl);
+        /* without it the unit stays "activating" and its RuntimeMaxSec= never starts: fail closed */
+        r = arg.pool ? sd_notify(0, "READY=1") : 1;
+        if (r <= 0)
+                return refuse("cannot tell systemd that the run's command starts (READY=1): %s",
+                              r < 0 ? strerror(-r) : "no notify socket");
+        *ret_argv = cmd_argv;
+        *ret_env = cmd_env;
+        return 0;
+}
 
-        /* The command comes on stdin, the channel sbxd queued it on (sandbox-proto.h): for a run at once,
-         * for a pooled unit when a run is asked for, everything above checked before (docs/pool.md). Its
-         * stdio replace the channel; a pooled unit's READY=1 starts its RuntimeMaxSec= from here. */
-        {
-                _cleanup_close_ int ctl = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
-                int fds[3] = { -EBADF, -EBADF, -EBADF };
-
-                if (ctl < 0)
-                        return refuse("cannot take the unit's control channel: %m");
-                r = serve_wait_one(ctl, arg.pool, &cmd_argv, &cmd_env, fds);
-                if ((r == 0 || r == -ECANCELED) && arg.pool) /* sbxd let it go: never used */
-                        return 0;
-                if (r == -ECANCELED) /* stopped before its command started: sbxd records why */
-                        return SBX_EXIT_FAILURE;
-                if (r < 0 && arg.pool) {
-                        fprintf(stderr, "sbx: the pooled unit's control channel failed: %s\n", strerror(-r));
-                        return SBX_EXIT_FAILURE;
-                }
-                if (r <= 0)
-                        return refuse("cannot read the run's command from its control channel: %s",
-                                      r < 0 ? strerror(-r) : "closed");
-                for (int i = 0; i < 3; i++)
-                        if (dup2(fds[i], i) < 0)
-                                return refuse("cannot take the run's standard input and output: %m");
-                for (int i = 0; i < 3; i++)
-                        if (fds[i] > 2)
-                                (void) close(fds[i]);
-                ctl = safe_close(ctl);
-                argv = cmd_argv;
-                /* without it the unit stays "activating" and its RuntimeMaxSec= never starts: fail closed */
-                r = arg.pool ? sd_notify(0, "READY=1") : 1;
-                if (r <= 0)
-                        return refuse("cannot tell systemd that the run's command starts (READY=1): %s",
-                                      r < 0 ? strerror(-r) : "no notify socket");
-        }
+/* Runs the command as our child under the supervisor and waits for it; then ends what it left behind
+ * and reports. Returns 0 with its wait status in *ret_status, or refuse()'s exit status. */
+static int supervise_command(Supervisor *sup, const char *cg, char **argv, char **env, int *ret_status) {
+        _cleanup_free_ char *error = NULL, *extra = NULL;
+        pid_t pid;
+        int r, status;
 
         /* The syscall rules' program and the output relay (supervise.h). */
-        r = supervisor_prepare(&sup, arg.seccomp_filter, arg.output_max, arg.output_cut, &error);
+        r = supervisor_prepare(sup, arg.seccomp_filter, arg.output_max, arg.output_cut, &error);
         if (r < 0)
                 return refuse("%s", error ?: strerror(-r));
         /* Temporary elevated capture (docs/capture.md): offered where the output is relayed. Where it cannot be,
          * the run goes on as it would (nothing is said on the caller's stderr) and sbxd refuses to capture it:
          * it finds no pipe to open. */
         if (arg.output_max > 0)
-                (void) supervisor_offer_capture(&sup);
+                (void) supervisor_offer_capture(sup);
 
         pid = fork();
         if (pid < 0)
                 return refuse("fork failed: %m");
         if (pid == 0)
-                child(argv, cmd_env, &sup);
+                child(argv, env, sup);
 
-        r = supervisor_start(&sup, &error);
+        r = supervisor_start(sup, &error);
         if (r < 0) {
                 /* The child could not install the program and ends without running the command. (Had it
                  * got as far as execve() all the same, the program would be in force without a
@@ -874,21 +892,27 @@ int main(int argc, char *argv[]) {
                 return refuse("%s", error ?: strerror(-r));
         }
         /* Until the command ends: answers the caught syscalls, relays the output, reaps orphans. */
-        r = supervisor_wait(&sup, pid, &status);
+        r = supervisor_wait(sup, pid, &status);
         if (r < 0)
                 return refuse("waitpid failed: %s", strerror(-r));
 
         end_leftovers(cg);
-        supervisor_finish(&sup);
-        if (supervisor_status(&sup, &extra) < 0)
+        supervisor_finish(sup);
+        if (supervisor_status(sup, &extra) < 0)
                 extra = NULL;
         report(extra);
+        *ret_status = status;
+        return 0;
+}
 
+/* Our exit status is the command's, or we end by its signal. */
+static int exit_as(int status) {
         if (WIFEXITED(status))
                 return WEXITSTATUS(status);
         if (WIFSIGNALED(status)) {
                 int sig = WTERMSIG(status);
                 struct rlimit rl = {};
+                sigset_t mask;
 
                 (void) setrlimit(RLIMIT_CORE, &rl);
                 (void) signal(sig, SIG_DFL);
@@ -899,4 +923,51 @@ int main(int argc, char *argv[]) {
                 /* a signal that does not terminate (SIGCHLD...) cannot have ended the child */
         }
         return SBX_EXIT_FAILURE;
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_(supervisor_done) Supervisor sup = SUPERVISOR_INIT;
+        _cleanup_free_ char *cg = NULL;
+        char **cmd_argv = NULL, **cmd_env = NULL;
+        int r, status;
+
+        if (argc == 2 && streq(argv[1], "--version"))
+                return printf("sbx-exec %s%s\n", PACKAGE_VERSION, SBX_BUILD_KIND) < 0 ? SBX_EXIT_FAILURE : 0;
+        /* sbx-image@DIGEST.service: a base image's mount (helper/image-mount.c) */
+        if (argc == 2 && (strneq(argv[1], "--image-mount=", 14) || strneq(argv[1], "--image-umount=", 15)))
+                return image_mount_main(argv[1]);
+        r = exec_options_parse(&arg, argc, argv);
+        if (r < 0) {
+                fprintf(stderr, "sbx-exec: invalid arguments (this program is started by sbxd)\n");
+                return SBX_EXIT_FAILURE;
+        }
+        argv += r;
+
+        /* The privileged commands of the other units sbxd starts: each does one thing and exits. */
+        if (arg.handover)
+                return argv[1] ? SBX_EXIT_FAILURE : run_handover(argv[0]);
+        if (arg.figures)
+                return run_figures(arg.figures);
+        if (arg.bpffs)
+                return run_bpffs(arg.bpffs);
+        if (arg.remove_caches)
+                return run_remove_caches(argv);
+        if (arg.space_op)
+                return run_space(arg.space_op);
+        if (arg.netns_op)
+                return run_netns(arg.netns_op, argv);
+
+        /* A run's or a sandbox's main process. */
+        r = set_up(&cg);
+        if (r != 0)
+                return r;
+        if (arg.serve)
+                return run_sandbox(cg);
+        r = take_command(&cmd_argv, &cmd_env);
+        if (!cmd_argv)
+                return r;
+        r = supervise_command(&sup, cg, cmd_argv, cmd_env, &status);
+        if (r != 0)
+                return r;
+        return exit_as(status);
 }

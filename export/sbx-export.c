@@ -976,143 +976,149 @@ static int add_glob(char ***l, const char *option, const char *glob) {
         return nl[n] ? 0 : log_oom();
 }
 
-static int parse_argv(int argc, char *argv[]) {
-        enum {
-                ARG_REVIEW = 0x100, ARG_CHECK, ARG_APPROVE, ARG_SOURCE_ROOT, ARG_SOURCE, ARG_STAGING, ARG_REPORT, ARG_DEST,
-                ARG_DEST_ID, ARG_OWNER, ARG_MAX_FILES, ARG_MAX_BYTES, ARG_MAX_FILE_BYTES, ARG_ALLOW_TYPE,
-                ARG_APPROVE_TYPE, ARG_ACTIVE, ARG_ARCHIVES, ARG_KEEP_EXEC, ARG_FIRST_HELD_ID, ARG_VERSION,
-        };
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
-                { "review", no_argument, NULL, ARG_REVIEW },
-                { "check", no_argument, NULL, ARG_CHECK },
-                { "approve", required_argument, NULL, ARG_APPROVE },
-                { "source-root", required_argument, NULL, ARG_SOURCE_ROOT },
-                { "source", required_argument, NULL, ARG_SOURCE },
-                { "staging", required_argument, NULL, ARG_STAGING },
-                { "report", required_argument, NULL, ARG_REPORT },
-                { "dest", required_argument, NULL, ARG_DEST },
-                { "dest-id", required_argument, NULL, ARG_DEST_ID },
-                { "owner", required_argument, NULL, ARG_OWNER },
-                { "max-files", required_argument, NULL, ARG_MAX_FILES },
-                { "max-bytes", required_argument, NULL, ARG_MAX_BYTES },
-                { "max-file-bytes", required_argument, NULL, ARG_MAX_FILE_BYTES },
-                { "allow-type", required_argument, NULL, ARG_ALLOW_TYPE },
-                { "approve-type", required_argument, NULL, ARG_APPROVE_TYPE },
-                { "active", required_argument, NULL, ARG_ACTIVE },
-                { "archives", required_argument, NULL, ARG_ARCHIVES },
-                { "keep-exec", no_argument, NULL, ARG_KEEP_EXEC },
-                { "first-held-id", required_argument, NULL, ARG_FIRST_HELD_ID },
-                {}
-        };
+/* One row an option: its long form, whether it takes a value, the function that checks and stores the
+ * value in field, and what a bad value is not (for the message). A function returns < 0 on a bad
+ * value (said once, here), 0 to go on, OPTION_STOP when the program has done all it was asked
+ * (--help, --version). */
+typedef struct ExportOption ExportOption;
+typedef int (*ExportOptionParse)(const ExportOption *o, const char *value);
+
+struct ExportOption {
+        const char *name;
+        int has_arg;
+        ExportOptionParse parse;
+        void *field;
+        const char *invalid;    /* "--NAME: INVALID: VALUE" */
+        bool (*check)(const char *value);
+};
+
+#define OPTION_STOP 1
+
+static int option_invalid(const ExportOption *o, const char *value) {
+        return log_error_errno(-EINVAL, "--%s: %s: %s", o->name, o->invalid, value);
+}
+
+static int option_help(const ExportOption *o, const char *value) {
+        help();
+        return OPTION_STOP;
+}
+
+static int option_version(const ExportOption *o, const char *value) {
+        printf("sbx-export %s\n", PACKAGE_VERSION);
+        return OPTION_STOP;
+}
+
+static int option_flag(const ExportOption *o, const char *value) {
+        *(bool *) o->field = true;
+        return 0;
+}
+
+static int option_check(const ExportOption *o, const char *value) {
+        arg_review = arg_check = true;
+        return 0;
+}
+
+/* kept as given (it points into argv), once it passes the row's check if any */
+static int option_string(const ExportOption *o, const char *value) {
+        if (o->check && !o->check(value))
+                return option_invalid(o, value);
+        *(const char **) o->field = value;
+        return 0;
+}
+
+static bool relative_path_is_valid(const char *s) {
+        return !isempty(s) && s[0] != '/';
+}
+
+static bool file_name_is_valid(const char *s) {
+        return !isempty(s) && s[strlen(s) - 1] != '/';
+}
+
+static int option_dest_id(const ExportOption *o, const char *value) {
         uint64_t a, b;
-        int c, r;
 
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case ARG_VERSION:
-                        printf("sbx-export %s\n", PACKAGE_VERSION);
-                        return 0;
-                case ARG_REVIEW:
-                        arg_review = true;
-                        break;
-                case ARG_CHECK:
-                        arg_review = arg_check = true;
-                        break;
-                case ARG_APPROVE:
-                        if (!held_id_is_valid(optarg))
-                                return log_error_errno(-EINVAL, "--approve: not the id of a held file: %s", optarg);
-                        arg_approve = optarg;
-                        break;
-                case ARG_SOURCE_ROOT:
-                        arg_source_root = optarg;
-                        break;
-                case ARG_SOURCE:
-                        if (isempty(optarg) || optarg[0] == '/')
-                                return log_error_errno(-EINVAL, "--source: not a relative path: %s", optarg);
-                        arg_source = optarg;
-                        break;
-                case ARG_STAGING:
-                        arg_staging = optarg;
-                        break;
-                case ARG_REPORT:
-                        if (isempty(optarg) || optarg[strlen(optarg) - 1] == '/')
-                                return log_error_errno(-EINVAL, "--report: not a file name: %s", optarg);
-                        arg_report = optarg;
-                        break;
-                case ARG_DEST:
-                        arg_dest = optarg;
-                        break;
-                case ARG_DEST_ID:
-                        if (parse_pair(optarg, &a, &b) < 0)
-                                return log_error_errno(-EINVAL, "--dest-id: not DEV:INO: %s", optarg);
-                        arg_dest_dev = a;
-                        arg_dest_ino = b;
-                        arg_have_dest_id = true;
-                        break;
-                case ARG_OWNER:
-                        if (parse_pair(optarg, &a, &b) < 0 || a >= UINT32_MAX || b >= UINT32_MAX)
-                                return log_error_errno(-EINVAL, "--owner: not UID:GID: %s", optarg);
-                        arg_uid = a;
-                        arg_gid = b;
-                        break;
-                case ARG_MAX_FILES:
-                case ARG_MAX_BYTES:
-                case ARG_MAX_FILE_BYTES: {
-                        uint64_t *p = c == ARG_MAX_FILES ? &arg_max_files : c == ARG_MAX_BYTES ? &arg_max_bytes : &arg_max_file_bytes;
-                        const char *name = c == ARG_MAX_FILES ? "max-files" : c == ARG_MAX_BYTES ? "max-bytes" : "max-file-bytes";
-                        if (parse_size(optarg, p) < 0)
-                                return log_error_errno(-EINVAL, "--%s: not a number: %s", name, optarg);
-                        break;
-                }
-                case ARG_ALLOW_TYPE:
-                        r = add_glob(&arg_policy.allow, "allow-type", optarg);
-                        if (r < 0)
-                                return r;
-                        break;
-                case ARG_APPROVE_TYPE:
-                        r = add_glob(&arg_policy.approve, "approve-type", optarg);
-                        if (r < 0)
-                                return r;
-                        break;
-                case ARG_ACTIVE:
-                        arg_policy.active = export_active_mode_from_string(optarg);
-                        if (arg_policy.active < 0)
-                                return log_error_errno(-EINVAL, "--active: not reject, approve or allow: %s", optarg);
-                        break;
-                case ARG_ARCHIVES:
-                        arg_policy.archives = export_archive_mode_from_string(optarg);
-                        if (arg_policy.archives < 0)
-                                return log_error_errno(-EINVAL, "--archives: not normalize or reject: %s", optarg);
-                        break;
-                case ARG_KEEP_EXEC:
-                        arg_policy.keep_exec = true;
-                        break;
-                case ARG_FIRST_HELD_ID: {
-                        char *end;
+        if (parse_pair(value, &a, &b) < 0)
+                return option_invalid(o, value);
+        arg_dest_dev = a;
+        arg_dest_ino = b;
+        arg_have_dest_id = true;
+        return 0;
+}
 
-                        errno = 0;
-                        arg_first_held_id = isdigit((unsigned char) optarg[0]) ? strtoull(optarg, &end, 10) : 0;
-                        if (errno != 0 || arg_first_held_id == 0 || arg_first_held_id > HELD_ID_MAX || *end != 0)
-                                return log_error_errno(-EINVAL, "--first-held-id: not a number from 1 to %" PRIu64 ": %s",
-                                                       HELD_ID_MAX, optarg);
-                        break;
-                }
-                case '?':
-                        if (optopt >= ARG_REVIEW)
-                                return log_error_errno(-EINVAL, "%s: needs a value", argv[optind - 1]);
-                        return log_error_errno(-EINVAL, "Unknown option: %s", argv[optind - 1]);
-                default:
-                        return -EINVAL;
-                }
-        if (optind < argc)
-                return log_error_errno(-EINVAL, "Unexpected argument: %s", argv[optind]);
+static int option_owner(const ExportOption *o, const char *value) {
+        uint64_t a, b;
 
+        if (parse_pair(value, &a, &b) < 0 || a >= UINT32_MAX || b >= UINT32_MAX)
+                return option_invalid(o, value);
+        arg_uid = a;
+        arg_gid = b;
+        return 0;
+}
+
+static int option_size(const ExportOption *o, const char *value) {
+        if (parse_size(value, o->field) < 0)
+                return option_invalid(o, value);
+        return 0;
+}
+
+static int option_glob(const ExportOption *o, const char *value) {
+        return add_glob(o->field, o->name, value);
+}
+
+static int option_active(const ExportOption *o, const char *value) {
+        arg_policy.active = export_active_mode_from_string(value);
+        if (arg_policy.active < 0)
+                return option_invalid(o, value);
+        return 0;
+}
+
+static int option_archives(const ExportOption *o, const char *value) {
+        arg_policy.archives = export_archive_mode_from_string(value);
+        if (arg_policy.archives < 0)
+                return option_invalid(o, value);
+        return 0;
+}
+
+static int option_first_held_id(const ExportOption *o, const char *value) {
+        char *end;
+
+        errno = 0;
+        arg_first_held_id = isdigit((unsigned char) value[0]) ? strtoull(value, &end, 10) : 0;
+        if (errno != 0 || arg_first_held_id == 0 || arg_first_held_id > HELD_ID_MAX || *end != 0)
+                return log_error_errno(-EINVAL, "--first-held-id: not a number from 1 to %" PRIu64 ": %s",
+                                       HELD_ID_MAX, value);
+        return 0;
+}
+
+/* --help comes first: it is also -h */
+static const ExportOption export_options[] = {
+        { "help", no_argument, option_help },
+        { "version", no_argument, option_version },
+        { "review", no_argument, option_flag, &arg_review },
+        { "check", no_argument, option_check },
+        { "approve", required_argument, option_string, &arg_approve, "not the id of a held file", held_id_is_valid },
+        { "source-root", required_argument, option_string, &arg_source_root },
+        { "source", required_argument, option_string, &arg_source, "not a relative path", relative_path_is_valid },
+        { "staging", required_argument, option_string, &arg_staging },
+        { "report", required_argument, option_string, &arg_report, "not a file name", file_name_is_valid },
+        { "dest", required_argument, option_string, &arg_dest },
+        { "dest-id", required_argument, option_dest_id, NULL, "not DEV:INO" },
+        { "owner", required_argument, option_owner, NULL, "not UID:GID" },
+        { "max-files", required_argument, option_size, &arg_max_files, "not a number" },
+        { "max-bytes", required_argument, option_size, &arg_max_bytes, "not a number" },
+        { "max-file-bytes", required_argument, option_size, &arg_max_file_bytes, "not a number" },
+        { "allow-type", required_argument, option_glob, &arg_policy.allow },
+        { "approve-type", required_argument, option_glob, &arg_policy.approve },
+        { "active", required_argument, option_active, NULL, "not reject, approve or allow" },
+        { "archives", required_argument, option_archives, NULL, "not normalize or reject" },
+        { "keep-exec", no_argument, option_flag, &arg_policy.keep_exec },
+        { "first-held-id", required_argument, option_first_held_id },
+};
+
+#define OPTION_BASE 0x100
+
+/* What the options ask for must go together. */
+static int check_options(void) {
         if (arg_review == !!arg_approve)
                 return log_error_errno(-EINVAL, "Either --review, --check or --approve=ID is needed.");
         if (!arg_staging)
@@ -1133,6 +1139,45 @@ static int parse_argv(int argc, char *argv[]) {
                 return log_error_errno(-EINVAL, "--owner is needed with --dest.");
         if (arg_max_files == 0)
                 return log_error_errno(-EINVAL, "--max-files: must be at least 1.");
+        return 0;
+}
+
+/* Returns 1 to go on, 0 when done (--help, --version), or < 0. */
+static int parse_argv(int argc, char *argv[]) {
+        struct option options[ELEMENTSOF(export_options) + 1] = {};
+        int c, r;
+
+        for (size_t i = 0; i < ELEMENTSOF(export_options); i++)
+                options[i] = (struct option) { export_options[i].name, export_options[i].has_arg, NULL,
+                                               i == 0 ? 'h' : OPTION_BASE + (int) i };
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                const ExportOption *o;
+
+                if (c == '?') {
+                        if (optopt >= OPTION_BASE)
+                                return log_error_errno(-EINVAL, "%s: needs a value", argv[optind - 1]);
+                        return log_error_errno(-EINVAL, "Unknown option: %s", argv[optind - 1]);
+                }
+                if (c == 'h')
+                        o = &export_options[0];
+                else if (c >= OPTION_BASE && c < OPTION_BASE + (int) ELEMENTSOF(export_options))
+                        o = &export_options[c - OPTION_BASE];
+                else
+                        return -EINVAL;
+                r = o->parse(o, optarg);
+                if (r < 0)
+                        return r;
+                if (r == OPTION_STOP)
+                        return 0;
+        }
+        if (optind < argc)
+                return log_error_errno(-EINVAL, "Unexpected argument: %s", argv[optind]);
+
+        r = check_options();
+        if (r < 0)
+                return r;
         arg_policy.have_dest = arg_dest;
         return 1;
 }

@@ -156,16 +156,14 @@ static int unit_escape_path(const char *path, char **ret) {
         return 0;
 }
 
-/* The slice sbx-NAME.slice: the aggregate ceilings of all the profile's runs. path: the profile's file
- * (named in the header comment); source: the same, escaped for a directive (unit_escape_path). */
-static int render_slice(const Profile *p, const char *path, const char *source, char **ret) {
-        _cleanup_(prop_table_freep) PropTable *t = NULL;
+/* A unit file or drop-in from the table t: the header, [Unit] with unit_lines (each ending in a newline)
+ * and SourcePath=, then [section] with t's properties. path: the profile's file (named in the header
+ * comment); source: the same, escaped for a directive (unit_escape_path). */
+static int render_unit(PropTable *t, const char *path, const char *source, const char *unit_lines,
+                       const char *section, char **ret) {
         _cleanup_free_ char *props = NULL, *text = NULL;
         int r;
 
-        r = policy_compile_slice(p, &t);
-        if (r < 0)
-                return r;
         r = prop_table_render_text(t, &props);
         if (r < 0)
                 return r;
@@ -174,22 +172,36 @@ static int render_slice(const Profile *p, const char *path, const char *source, 
                      "# Source: %s\n"
                      "\n"
                      "[Unit]\n"
-                     "Description=sbx runs of profile %s\n"
+                     "%s"
                      "SourcePath=%s\n"
                      "\n"
-                     "[Slice]\n"
+                     "[%s]\n"
                      "%s",
-                     path, p->name, source, props) < 0)
+                     path, unit_lines, source, section, props) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(text);
         return 0;
+}
+
+/* The slice sbx-NAME.slice: the aggregate ceilings of all the profile's runs. */
+static int render_slice(const Profile *p, const char *path, const char *source, char **ret) {
+        _cleanup_(prop_table_freep) PropTable *t = NULL;
+        _cleanup_free_ char *description = NULL;
+        int r;
+
+        if (asprintf(&description, "Description=sbx runs of profile %s\n", p->name) < 0)
+                return -ENOMEM;
+        r = policy_compile_slice(p, &t);
+        if (r < 0)
+                return r;
+        return render_unit(t, path, source, description, "Slice", ret);
 }
 
 /* The prefix drop-in sbx-NAME-.service.d/50-sbx-profile.conf: the fixed hardening of every run of the
  * profile, and the digest of the profile file it was compiled from. */
 static int render_dropin(const Profile *p, const char *path, const char *source, char **ret) {
         _cleanup_(prop_table_freep) PropTable *t = NULL;
-        _cleanup_free_ char *props = NULL, *text = NULL, *env = NULL;
+        _cleanup_free_ char *env = NULL;
         int r;
 
         r = policy_compile_fixed(p, &t);
@@ -200,22 +212,7 @@ static int render_dropin(const Profile *p, const char *path, const char *source,
         r = prop_table_add_strv(t, "Environment", (char *[]) { env, NULL });
         if (r < 0)
                 return r;
-        r = prop_table_render_text(t, &props);
-        if (r < 0)
-                return r;
-        if (asprintf(&text,
-                     HEADER
-                     "# Source: %s\n"
-                     "\n"
-                     "[Unit]\n"
-                     "SourcePath=%s\n"
-                     "\n"
-                     "[Service]\n"
-                     "%s",
-                     path, source, props) < 0)
-                return -ENOMEM;
-        *ret = TAKE_PTR(text);
-        return 0;
+        return render_unit(t, path, source, "", "Service", ret);
 }
 
 /* ---- output ---------------------------------------------------------------------------------------- */

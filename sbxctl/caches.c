@@ -9,8 +9,6 @@
 #include "profile.h"
 #include "sbxctl.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
-
 static int print_caches(sd_bus_message *reply, bool expiry) {
         _cleanup_(json_object_putp) json_object *a = NULL;
         int r;

@@ -20,58 +20,6 @@
 #include "record-export.h"
 #include "sbxctl.h"
 
-int get_record(const char *id, RunRecord **ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const char *json;
-        int r;
-
-        r = call_daemon_reply("Get", &reply, "s", id);
-        if (r != 0)
-                return r;
-        if (sd_bus_message_read(reply, "s", &json) < 0 || run_record_from_json(json, ret, NULL) < 0)
-                return failed("sbxd sent an invalid record");
-        return 0;
-}
-
-static void print_item(const char *what, const ExportItem *i) {
-        if (i->entry)
-                fprintf(stderr, "sbxctl: export: %s %s (archive entry '%s'): %s\n", what, i->path, i->entry,
-                        strna(i->reason));
-        else
-                fprintf(stderr, "sbxctl: export: %s %s: %s\n", what, i->path, strna(i->reason));
-}
-
-/* The lines of one review (a run's, or one export of a live sandbox's): run_id is where held items are
- * approved, missing says what an absent source was. Returns true if the review did not finish. */
-static bool print_export_lines(const RunExport *e, const char *run_id, const char *missing) {
-        _cleanup_free_ char *dest = NULL;
-
-        if (!e->reviewed) {
-                fprintf(stderr, "sbxctl: export: %s\n", e->error ?: "the review did not finish");
-                return true;
-        }
-        if (arg_quiet)
-                return false;
-        for (size_t i = 0; i < e->n_refused; i++)
-                print_item("refused", &e->refused[i]);
-        for (size_t i = 0; i < e->n_held; i++)
-                fprintf(stderr, "sbxctl: export: held %s (%s): sbxctl export approve %s %s\n", e->held[i].path,
-                        strna(e->held[i].reason), run_id, e->held[i].id);
-        /* the record keeps the directory's name as it is: shown on one line, control characters escaped
-         * (n/a when out of memory) */
-        if (e->destination)
-                (void) line_escape(e->destination, 0, &dest);
-        fprintf(stderr, "sbxctl: export: %zu file%s (%" PRIu64 " bytes) into %s%s%s%s%s\n", e->n_exported,
-                e->n_exported == 1 ? "" : "s", e->exported_bytes, strna(dest),
-                e->source_missing ? " (" : "", e->source_missing ? missing : "", e->source_missing ? ")" : "",
-                e->n_refused + e->n_held > 0 ? "; see above for what was not" : "");
-        return false;
-}
-
-bool print_export_summary(const RunRecord *r) {
-        return r->export && print_export_lines(r->export, r->run_id, "the run left no ~/out");
-}
-
 /* ---- export from a live sandbox ---- */
 
 /* The run id of the caller's sandbox key (an id, or a name: its object's path ends with the id). */

@@ -15,8 +15,6 @@
 /* an import copies, hashes and builds dm-verity data of the whole image: minutes for a big one */
 #define IMPORT_TIMEOUT_USEC (30 * 60 * USEC_PER_SEC)
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
-
 static int image_import(const char *name, const char *path) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_close_ int fd = -EBADF;

@@ -25,6 +25,7 @@
 #include "profile-load.h"
 #include "observe.h"
 #include "record.h"
+#include "command-line.h"
 #include "sbxctl.h"
 
 

@@ -16,14 +16,3 @@ int verb_export(int argc, char **argv);
 
 /* sbxctl image (image.c) */
 int verb_image(int argc, char **argv);
-
-/* The command line and environment of run and exec (command.c). The options: 1, or minus the exit status. */
-int command_option_setenv(const char *spec);
-int command_option_env_file(const char *path);
-/* -E or --env-file was given */
-bool command_env_given(void);
-/* The environment entries of the options, and cmd and them checked as sbxd does (command.h). 0, or the
- * exit status (the error printed). */
-int command_prepare(char **cmd, char ***ret_env);
-/* Into an open a{sv}: "argv_bytes" (cmd) and, if any, "environment" (env), as byte arrays. */
-int command_append(sd_bus_message *m, char **cmd, char **env);

@@ -8,9 +8,10 @@
 #include <sys/resource.h>
 
 #include "command.h"
+#include "command-line.h"
 #include "exit-codes.h"
 #include "fileio.h"
-#include "sbxctl.h"
+#include "common.h"
 #include "util.h"
 
 static char **arg_setenv = NULL;   /* -E NAME=VALUE or NAME, in order */

@@ -4,9 +4,8 @@
 /* What sbxctl.c gives its verb files: the options after a subcommand, and the verbs it dispatches to. */
 
 #include "common.h"
+#include "options.h"
 
-/* The options after the first word (a subcommand's); 1 to go on, else minus the exit status. */
-int parse_argv_after_first(int argc, char *argv[]);
 
 /* sbxctl cache (caches.c) */
 int verb_cache(int argc, char **argv);

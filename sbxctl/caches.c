@@ -7,7 +7,9 @@
 
 #include "exit-codes.h"
 #include "profile.h"
-#include "sbxctl.h"
+#include "common.h"
+#include "options.h"
+#include "verbs.h"
 
 static int print_caches(sd_bus_message *reply, bool expiry) {
         _cleanup_(json_object_putp) json_object *a = NULL;

@@ -18,7 +18,9 @@
 #include "fileio.h"
 #include "policy.h"
 #include "record-export.h"
-#include "sbxctl.h"
+#include "common.h"
+#include "options.h"
+#include "verbs.h"
 
 /* ---- export from a live sandbox ---- */
 

@@ -10,7 +10,9 @@
 
 #include "exit-codes.h"
 #include "image.h"
-#include "sbxctl.h"
+#include "common.h"
+#include "options.h"
+#include "verbs.h"
 
 /* an import copies, hashes and builds dm-verity data of the whole image: minutes for a big one */
 #define IMPORT_TIMEOUT_USEC (30 * 60 * USEC_PER_SEC)

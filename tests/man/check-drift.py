@@ -350,7 +350,7 @@ def check(inp):
 
     # every page: the environment its program reads
     readers = {
-        "sbxctl.1": ["sbxctl/sbxctl.c", "sbxctl/common.c", "src/policy/profile-load.c", "src/shared/log.c"],
+        "sbxctl.1": ["sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "src/policy/profile-load.c", "src/shared/log.c"],
         "sbxd.8": ["sbxd/sbxd.c", "sbxd/manager.c", "sbxd/sandbox.c", "sbxd/network.c", "sbxd/store.c", "src/policy/profile-load.c",
                    "src/shared/log.c"],
         "sbx-generator.8": ["generator/sbx-generator.c", "src/policy/profile-load.c"],
@@ -368,7 +368,7 @@ def check(inp):
 SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "src/policy/grant.c", "src/policy/export-policy.c", "sbxd/manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
            "sbxd/objects.c",
            "sbxd/network.c", "sbxd/sbxd.c", "sbxd/store.c",
-           "src/policy/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "sbxctl/common.c", "generator/sbx-generator.c",
+           "src/policy/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "generator/sbx-generator.c",
            "src/shared/message-ids.h"]
 OPTIONAL = {"src/shared/message-ids.h"}
 PAGES = ["sbxctl.1", "sbx-profile.5", "sbxd.8", "sbx-generator.8"]

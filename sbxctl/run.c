@@ -1,0 +1,772 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sbxctl run and exec: a command in a new sandbox, or in a live one, its stdin, stdout and stderr passed
+ * as they are; and the path they share with create (the request, the wait for the end, Ctrl-C). */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <json-c/json.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "command-line.h"
+#include "common.h"
+#include "fileio.h"
+#include "log.h"
+#include "policy.h"
+#include "run.h"
+#include "verbs.h"
+
+/* One word for a POSIX shell (the login shell on the other end of ssh): in single quotes, ' as '\'' */
+static void shell_quote(FILE *f, const char *s) {
+        fputc('\'', f);
+        for (; *s; s++)
+                if (*s == '\'')
+                        fputs("'\\''", f);
+                else
+                        fputc(*s, f);
+        fputc('\'', f);
+}
+
+/* run and exec with -H. Their stdin, stdout and stderr are file descriptors passed in the D-Bus call, and D-Bus
+ * over ssh cannot carry file descriptors (systemd-stdio-bridge relays messages, not descriptors). So sbxctl runs
+ * itself on HOST with the same arguments but -H, and ssh carries what the descriptors would have: the streams,
+ * the terminal, Ctrl-C, the end of the connection (see watch_hangup()) and the exit status. */
+static int exec_over_ssh(void) {
+        _cleanup_free_ char *dest = NULL, *port = NULL, *machine = NULL, *cmdline = NULL;
+        const char *args[16];
+        size_t n = 0, size = 0;
+        FILE *f;
+        int r;
+
+        r = parse_host(arg_host, &dest, &port, &machine);
+        if (r == -ENOMEM)
+                return failed("out of memory");
+        if (r < 0)
+                return refused("--host: '%s' is not [USER@]HOST[:PORT][/MACHINE]", arg_host);
+        f = open_memstream(&cmdline, &size);
+        if (!f)
+                return failed("out of memory");
+        fputs("sbxctl", f);
+        if (machine) {
+                fputs(" -M ", f);
+                shell_quote(f, machine);
+        }
+        for (size_t i = 1; arg_argv[i]; i++)
+                if (!arg_host_word[i]) {
+                        fputc(' ', f);
+                        shell_quote(f, arg_argv[i]);
+                }
+        if (fclose(f) != 0 || !cmdline)
+                return failed("out of memory");
+
+        args[n++] = "ssh";
+        args[n++] = "-x";
+        /* a terminal on the other end only when this end is all terminal: otherwise the three streams stay
+         * apart and byte for byte what the command wrote */
+        args[n++] = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) ? "-t" : "-T";
+        args[n++] = "-o";
+        args[n++] = "BatchMode=yes";
+        args[n++] = "-o";
+        args[n++] = "LogLevel=ERROR"; /* errors, but no "Connection to HOST closed." after each command */
+        if (port) {
+                args[n++] = "-p";
+                args[n++] = port;
+        }
+        args[n++] = "--";
+        args[n++] = dest;
+        args[n++] = cmdline;
+        args[n] = NULL;
+        log_debug("on %s: ssh ... -- %s %s", arg_host, dest, cmdline);
+        fflush(stdout);
+        execvp("ssh", (char **) args);
+        return unreachable("cannot run ssh: %s", strerror(errno));
+}
+
+/* ---- run ------------------------------------------------------------------------------------------- */
+
+/* how long (in tries, a second apart) to wait for a new sbxd after the one the run was started with left */
+#define ATTACH_TRIES 20
+#define ATTACH_CALL_TIMEOUT_USEC (5 * USEC_PER_SEC)
+
+static int attach(RunState *s);
+
+static int on_finished(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        RunState *s = userdata;
+        const char *id, *json;
+        _cleanup_free_ char *err = NULL;
+
+        if (!s->run_id || !s->daemon || !streq_ptr(sd_bus_message_get_sender(msg), s->daemon))
+                return 0;
+        if (sd_bus_message_read(msg, "ss", &id, &json) < 0 || !streq(id, s->run_id))
+                return 0;
+        if (run_record_from_json(json, &s->record, &err) < 0)
+                log_error("sbxd sent an invalid record: %s", strna(err));
+        return sd_event_exit(s->event, 0);
+}
+
+static int on_name_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        RunState *s = userdata;
+        const char *name, *old, *new;
+
+        /* only the bus itself says who owns a name (a unicast signal from anyone else reaches us too) */
+        if (!streq_ptr(sd_bus_message_get_sender(msg), "org.freedesktop.DBus") ||
+            sd_bus_message_read(msg, "sss", &name, &old, &new) < 0)
+                return 0;
+        if (streq(name, SBX_BUS_NAME) && s->daemon && streq(old, s->daemon)) {
+                /* sbxd went away (an upgrade restarts it): the run is a unit of its own and goes on. The
+                 * next sbxd adopts it; ask it for the run. Not by D-Bus activation: an sbxd stopped on
+                 * purpose (the package being removed) must stay stopped. */
+                s->daemon = mfree(s->daemon);
+                s->attach_tries = 0;
+                return attach(s);
+        }
+        return 0;
+}
+
+/* Stop(run) to the sbxd we know, never by D-Bus activation (see attach()) */
+static int request_stop(RunState *s) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(s->bus, &m, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Stop");
+        if (r >= 0)
+                r = sd_bus_message_set_auto_start(m, false);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", s->run_id);
+        if (r >= 0)
+                r = sd_bus_call_async(s->bus, NULL, m, NULL, NULL, 0);
+        if (r < 0)
+                log_error_errno(r, "Failed to ask sbxd to stop run %s: %m", s->run_id);
+        return 0;
+}
+
+int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata) {
+        RunState *s = userdata;
+
+        if (s->got_signal == 0)
+                s->got_signal = (int) si->ssi_signo;
+        /* no run yet, or between two sbxds: asked for once there is one (on_attach_reply) */
+        if (!s->run_id || !s->daemon)
+                return 0;
+        return request_stop(s);
+}
+
+/* The signal of ours that is waiting to be read, if any: one that came with the end of the connection (Ctrl-C
+ * on a terminal reaches the ssh that sd-bus started for -H too, and that ends the connection). */
+static int pending_signal(void) {
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+        sigset_t set;
+
+        if (sigpending(&set) < 0)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+                if (sigismember(&set, sigs[i]) > 0)
+                        return sigs[i];
+        return 0;
+}
+
+/* sd-bus's own message when the connection ends: nothing more can come */
+static int on_run_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        RunState *s = userdata;
+
+        /* the bus is closing already: this one is sd-bus's own, nobody else's */
+        if (!sd_bus_message_is_signal(msg, "org.freedesktop.DBus.Local", "Disconnected") ||
+            sd_bus_is_open(sd_bus_message_get_bus(msg)) > 0)
+                return 0;
+        s->disconnected = true;
+        if (s->got_signal == 0)
+                s->got_signal = pending_signal();
+        return sd_event_exit(s->event, 0);
+}
+
+/* Started by sshd without a terminal ("sbxctl -H HOST run", or "ssh HOST sbxctl run"), sbxctl is not told when
+ * the connection ends: sshd signals nothing to a command without a terminal. What it does is close its ends of
+ * the pipes (or sockets) it gave as stdout and stderr. A reader gone is then a hangup: SIGHUP. */
+static int watch_hangup(sd_event *event, sd_event_io_handler_t handler, void *userdata) {
+        if (!getenv("SSH_CONNECTION") || getenv("SSH_TTY"))
+                return 0;
+        for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
+                struct stat st;
+                int r;
+
+                if (fstat(fd, &st) < 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+                        continue;
+                /* no events asked for: epoll reports EPOLLERR (a pipe without reader) and EPOLLHUP anyway */
+                r = sd_event_add_io(event, NULL, fd, 0, handler, userdata);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int on_run_hangup(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        (void) sd_event_source_set_enabled(src, SD_EVENT_OFF);
+        log_debug("stdout or stderr hung up (the ssh connection ended): stopping the run");
+        return on_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = SIGHUP }, userdata);
+}
+
+static int on_attach_retry(sd_event_source *src, uint64_t usec, void *userdata) {
+        return attach(userdata);
+}
+
+static int on_attach_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        RunState *s = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        _cleanup_(run_record_freep) RunRecord *rec = NULL;
+        _cleanup_free_ char *err = NULL;
+        const char *json;
+
+        if (e) {
+                /* sbxd is being restarted or not yet on the bus: try again a little later */
+                if (s->attach_tries < ATTACH_TRIES &&
+                    sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+                                           SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT) &&
+                    sd_event_add_time_relative(s->event, NULL, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_attach_retry,
+                                               s) >= 0)
+                        return 0;
+                log_debug("Attach failed: %s", e->message);
+                s->daemon_gone = true;
+                return sd_event_exit(s->event, 0);
+        }
+        if (sd_bus_message_read(reply, "s", &json) < 0 || run_record_from_json(json, &rec, &err) < 0 ||
+            !(s->daemon = strdup(sd_bus_message_get_sender(reply)))) {
+                s->daemon_gone = true;
+                return sd_event_exit(s->event, 0);
+        }
+        if (rec->finished) {  /* it ended while no sbxd was there to tell us */
+                s->record = TAKE_PTR(rec);
+                return sd_event_exit(s->event, 0);
+        }
+        if (s->got_signal > 0)  /* Ctrl-C while we were between two sbxds */
+                return request_stop(s);
+        return 0; /* Finished comes from this sbxd */
+}
+
+static int attach(RunState *s) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        s->attach_tries++;
+        r = sd_bus_message_new_method_call(s->bus, &m, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Attach");
+        if (r >= 0)
+                r = sd_bus_message_set_auto_start(m, false);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", s->run_id);
+        if (r >= 0)
+                r = sd_bus_call_async(s->bus, NULL, m, on_attach_reply, s, ATTACH_CALL_TIMEOUT_USEC);
+        if (r < 0) {
+                s->daemon_gone = true;
+                return sd_event_exit(s->event, 0);
+        }
+        return 0;
+}
+
+static int fd_or_null(int fd, int flags, int *ret_opened) {
+        /* A terminal as stdin goes read-only (a description of its own): opened for writing, the
+         * command could write to the caller's terminal past the output limit. */
+        if (fd == STDIN_FILENO && fd_is_writable_tty(fd)) {
+                *ret_opened = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+                if (*ret_opened >= 0)
+                        return *ret_opened;
+        }
+        if (fcntl(fd, F_GETFD) >= 0)
+                return fd;
+        *ret_opened = open("/dev/null", flags | O_CLOEXEC);
+        return *ret_opened;
+}
+
+/* --credential NAME=@FILE: FILE's content (at most SECRET_MAX bytes, checked by check_credential_files())
+ * in a sealed memfd, never its path. */
+static int file_to_memfd(const char *path, int *ret) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        int r;
+
+        r = read_file_at(AT_FDCWD, path, SECRET_MAX, &text, &size);
+        if (r >= 0)
+                r = memfd_sealed(text, size, ret);
+        if (text)
+                explicit_bzero(text, size);
+        return r;
+}
+
+/* --credential NAME=@FILE: FILE must be a regular file sbxctl can read, of 1 byte to 64 KiB. */
+int check_credential_files(void) {
+        for (char **i = arg_credential_files; i && i[0] && i[1]; i += 2) {
+                struct stat st;
+
+                if (stat(i[1], &st) < 0 || access(i[1], R_OK) < 0)
+                        return refused("--credential: cannot read '%s': %m", i[1]);
+                if (!S_ISREG(st.st_mode))
+                        return refused("--credential: '%s' is not a regular file", i[1]);
+                if (st.st_size < 1 || st.st_size > (off_t) SECRET_MAX)
+                        return refused("--credential: '%s' is empty or larger than %u KiB", i[1], SECRET_MAX / 1024);
+        }
+        return 0;
+}
+
+int append_request(sd_bus_message *m, const char *workspace, const char *dataset, int export_fd, bool sandbox,
+                          char **cmd, char **env) {
+        char *term = getenv("TERM");
+        int r;
+
+        r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0 && arg_profile)
+                r = sd_bus_message_append(m, "{sv}", "profile", "s", arg_profile);
+        if (r >= 0 && workspace)
+                r = sd_bus_message_append(m, "{sv}", "workspace", "s", workspace);
+        if (r >= 0 && dataset)
+                r = sd_bus_message_append(m, "{sv}", "dataset", "s", dataset);
+        if (r >= 0 && arg_image)
+                r = sd_bus_message_append(m, "{sv}", "image", "s", arg_image);
+        if (r >= 0 && export_fd >= 0)
+                r = sd_bus_message_append(m, "{sv}", "export_fd", "h", export_fd);
+        if (r >= 0 && arg_caches_ro) {
+                r = sd_bus_message_open_container(m, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", "caches_ro");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "as");
+                if (r >= 0)
+                        r = sd_bus_message_append_strv(m, arg_caches_ro);
+                for (int i = 0; i < 2 && r >= 0; i++)
+                        r = sd_bus_message_close_container(m);
+        }
+        if (r >= 0 && arg_network)
+                r = sd_bus_message_append(m, "{sv}", "network", "s", arg_network);
+        if (r >= 0 && arg_cpu > 0)
+                r = sd_bus_message_append(m, "{sv}", "cpu_percent", "t", arg_cpu);
+        if (r >= 0 && arg_memory > 0)
+                r = sd_bus_message_append(m, "{sv}", "memory", "t", arg_memory);
+        if (r >= 0 && arg_tasks > 0)
+                r = sd_bus_message_append(m, "{sv}", "tasks", "t", arg_tasks);
+        if (r >= 0 && arg_timeout > 0)
+                r = sd_bus_message_append(m, "{sv}", "timeout_usec", "t", arg_timeout);
+        /* TERM only for a terminal, and only a name sbxd would accept (else the run goes without it) */
+        if (r >= 0 && !sandbox && term && isatty(STDOUT_FILENO) && run_request_term_is_valid(term))
+                r = sd_bus_message_append(m, "{sv}", "term", "s", term);
+        if (r >= 0 && sandbox && arg_idle_timeout > 0)
+                r = sd_bus_message_append(m, "{sv}", "idle_timeout_usec", "t", arg_idle_timeout);
+        if (r >= 0 && sandbox && arg_name)
+                r = sd_bus_message_append(m, "{sv}", "name", "s", arg_name);
+        if (r >= 0 && sandbox && arg_detach)
+                r = sd_bus_message_append(m, "{sv}", "detach", "b", 1);
+        if (r >= 0 && arg_credentials) {
+                r = sd_bus_message_open_container(m, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", "credentials");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "as");
+                if (r >= 0)
+                        r = sd_bus_message_append_strv(m, arg_credentials);
+                for (int i = 0; i < 2 && r >= 0; i++)
+                        r = sd_bus_message_close_container(m);
+        }
+        if (r >= 0 && arg_credential_files) {
+                r = sd_bus_message_open_container(m, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", "credential_fds");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "a{sh}");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'a', "{sh}");
+                for (char **i = arg_credential_files; r >= 0 && i[0] && i[1]; i += 2) {
+                        _cleanup_close_ int fd = -EBADF;
+
+                        r = file_to_memfd(i[1], &fd);
+                        if (r >= 0)
+                                r = sd_bus_message_append(m, "{sh}", i[0], fd);
+                }
+                for (int i = 0; i < 3 && r >= 0; i++)
+                        r = sd_bus_message_close_container(m);
+        }
+        /* the command line as bytes: any execve() takes (the "as" argument stays empty) */
+        if (r >= 0 && cmd)
+                r = command_append(m, cmd, env);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+/* The directory's absolute path without symlinks: sbxd wants nothing else. */
+int resolve_dir(const char *what, const char *arg, char **ret) {
+        struct stat st;
+
+        /* a directory of the other machine: sbxd there checks it (this machine's file system says nothing) */
+        if (arg_host || arg_machine) {
+                if (arg[0] != '/')
+                        return refused("%s: '%s' is a directory%s: give it as an absolute path there", what, arg,
+                                       bus_owner());
+                *ret = strdup(arg);
+                return *ret ? 0 : failed("out of memory");
+        }
+        if (stat(arg, &st) < 0) {
+                if (errno == ENOENT)
+                        return refused("%s: '%s' does not exist", what, arg);
+                return refused("%s: '%s': %s", what, arg, strerror(errno));
+        }
+        if (!S_ISDIR(st.st_mode))
+                return refused("%s: '%s' is not a directory", what, arg);
+        *ret = realpath(arg, NULL);
+        if (!*ret)
+                return refused("%s: '%s': %s", what, arg, strerror(errno));
+        return 0;
+}
+
+/* Signals are handled from the event loop from here on. A shell may have started us with them ignored
+ * (a background job): take them back first. */
+static void take_signals(const int *sigs, size_t n) {
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        for (size_t i = 0; i < n; i++) {
+                (void) signal(sigs[i], SIG_DFL);
+                sigaddset(&mask, sigs[i]);
+        }
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+}
+
+/* The bus and event loop of a client waiting for a run's (or sandbox's) end: Finished, sbxd leaving
+ * (attach() to the next one), and Ctrl-C/SIGTERM/SIGHUP becoming Stop(). 0, or sbxctl's exit status. */
+int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event) {
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        int r;
+
+        r = check_systemd();
+        if (r != 0)
+                return r;
+        take_signals(sigs, ELEMENTSOF(sigs));
+        r = connect_bus(&bus);
+        if (r != 0)
+                return r;
+        r = sd_event_default(&event);
+        if (r < 0)
+                return failed("cannot create an event loop: %s", strerror(-r));
+        s->bus = bus;
+        s->event = event;
+        r = sd_bus_attach_event(bus, event, 0);
+        if (r >= 0)
+                r = match_signal(bus, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Finished", on_finished, s);
+        if (r >= 0)
+                r = match_signal(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged",
+                                 on_name_owner_changed, s);
+        if (r >= 0)
+                r = sd_bus_add_filter(bus, NULL, on_run_disconnected, s);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(sigs); i++)
+                r = sd_event_add_signal(event, NULL, sigs[i], on_signal, s);
+        if (r < 0)
+                return failed("cannot set up the bus connection: %s", strerror(-r));
+        *ret_bus = TAKE_PTR(bus);
+        *ret_event = TAKE_PTR(event);
+        return 0;
+}
+
+int verb_run(char **cmd) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *workspace = NULL, *dataset = NULL;
+        _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF, export_fd = -EBADF;
+        _cleanup_strv_free_ char **env = NULL;
+        RunState s = {};
+        bool export_failed = false;
+        const char *id;
+        int r, ret;
+
+        if (strv_length(cmd) == 0)
+                return refused("run: no command given (usage: sbxctl run [OPTIONS] -- CMD [ARGS...])");
+        if (arg_host)
+                return exec_over_ssh();
+        r = command_prepare(cmd, &env);
+        if (r != 0)
+                return r;
+
+        r = check_credential_files();
+        if (r != 0)
+                return r;
+        if (arg_workspace) {
+                r = resolve_dir("workspace", arg_workspace, &workspace);
+                if (r != 0)
+                        return r;
+        }
+        if (arg_dataset) {
+                r = resolve_dir("dataset", arg_dataset, &dataset);
+                if (r != 0)
+                        return r;
+        }
+        if (arg_export) {
+                if (arg_machine)
+                        return refused("--export: not with --machine (a directory of this machine cannot be passed "
+                                       "there)");
+                export_fd = open(arg_export, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (export_fd < 0)
+                        return refused("export: '%s': %s", arg_export,
+                                       errno == ENOTDIR ? "not a directory" : strerror(errno));
+        }
+
+        r = run_state_open(&s, &bus, &event);
+        if (r != 0)
+                return r;
+        r = check_fd_passing(bus);
+        if (r != 0)
+                return r;
+        r = watch_hangup(event, on_run_hangup, &s);
+        if (r < 0)
+                return failed("cannot watch stdout and stderr: %s", strerror(-r));
+
+        r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Run");
+        if (r >= 0)
+                r = append_request(call, workspace, dataset, export_fd, false, cmd, env);
+        if (r >= 0)
+                r = sd_bus_message_append(call, "as", 0);
+        if (r >= 0)
+                r = sd_bus_message_append(call, "hhh", fd_or_null(STDIN_FILENO, O_RDONLY, &null_in),
+                                          fd_or_null(STDOUT_FILENO, O_WRONLY, &null_out),
+                                          fd_or_null(STDERR_FILENO, O_WRONLY, &null_err));
+        if (r < 0)
+                return failed("cannot build the request: %s", strerror(-r));
+
+        r = sd_bus_call(bus, call, 60 * USEC_PER_SEC, &error, &reply);
+        if (r < 0)
+                return bus_failure(bus, &error, r);
+        r = sd_bus_message_read(reply, "s", &id);
+        if (r < 0 || !run_id_is_valid(id))
+                return failed("sbxd sent an invalid reply");
+        s.run_id = strdup(id);
+        s.daemon = strdup(sd_bus_message_get_sender(reply));
+        if (!s.run_id || !s.daemon)
+                return failed("out of memory");
+        if (s.got_signal)
+                (void) on_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s.got_signal }, &s);
+
+        r = sd_event_loop(event);
+        if (r >= 0 && s.record)
+                print_unenforced(s.record);
+        if (r >= 0 && s.record && !arg_quiet) {
+                print_observations(s.record);
+                print_egress_summary(s.record);
+        }
+        if (r >= 0 && s.record)
+                export_failed = print_export_summary(s.record);
+        if (r < 0)
+                ret = failed("event loop failed: %s", strerror(-r));
+        else if (s.disconnected)
+                ret = complain(arg_machine ? SBXCTL_EXIT_UNREACHABLE : SBX_EXIT_FAILURE,
+                               "the connection to the system bus%s ended during run %s, which ends with it",
+                               bus_owner(), s.run_id);
+        else if (s.daemon_gone)
+                ret = failed("sbxd went away during run %s; its outcome is unknown", s.run_id);
+        else if (!s.record)
+                ret = failed("no valid record for run %s", s.run_id);
+        else if (s.record->stop_reason == STOP_REFUSED || s.record->stop_reason == STOP_START_FAILED)
+                ret = failed("run %s did not start: %s", s.run_id, strna(s.record->error));
+        else if (s.record->stop_reason == STOP_LOST)
+                ret = failed("run %s ended with an outcome sbx does not know: %s", s.run_id,
+                             strna(s.record->error));
+        else if (s.record->stop_reason == STOP_CANCELLED && s.got_signal > 0)
+                ret = 128 + s.got_signal;
+        else
+                ret = run_record_exit_status(s.record); /* a limit that stopped it has its line above */
+        /* a command that succeeded, its output not delivered: not a success (the line is above) */
+        if (ret == 0 && export_failed)
+                ret = SBX_EXIT_FAILURE;
+
+        free(s.run_id);
+        free(s.daemon);
+        run_record_free(s.record);
+        return ret;
+}
+
+typedef struct ExecState {
+        sd_bus *bus;
+        sd_event *event;
+        const char *sandbox;
+        char *op;
+        char *daemon;
+        int got_signal;
+        int exit_status;     /* -1 until ExecFinished */
+        bool daemon_gone;
+        bool disconnected;
+} ExecState;
+
+static int on_exec_finished(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        ExecState *s = userdata;
+        const char *sb, *op, *json, *result;
+        json_object *o, *v;
+        int code = -1, sig = 0;
+
+        if (!s->op || !s->daemon || !streq_ptr(sd_bus_message_get_sender(msg), s->daemon))
+                return 0;
+        if (sd_bus_message_read(msg, "sss", &sb, &op, &json) < 0 || !streq(op, s->op))
+                return 0;
+        o = json_tokener_parse(json);
+        if (!o || !json_object_object_get_ex(o, "result", &v) || !(result = json_object_get_string(v))) {
+                json_object_put(o);
+                s->exit_status = failed("sbxd sent an invalid exec result");
+                return sd_event_exit(s->event, 0);
+        }
+        if (json_object_object_get_ex(o, "exit_code", &v) && v)
+                code = json_object_get_int(v);
+        if (json_object_object_get_ex(o, "exit_signal", &v) && v)
+                sig = json_object_get_int(v);
+        if (streq(result, "exited"))
+                s->exit_status = code >= 0 ? code : SBX_EXIT_FAILURE;
+        else if (streq(result, "signal"))
+                s->exit_status = 128 + sig;
+        else if (streq(result, "timeout"))
+                s->exit_status = complain(SBX_EXIT_TIMEOUT, "exec %s reached its time limit", s->op);
+        else if (streq(result, "output-limit"))
+                s->exit_status = complain(SBX_EXIT_OUTPUT_LIMIT, "exec %s was stopped at its output limit", s->op);
+        else if (streq(result, "busy"))
+                s->exit_status = failed("sandbox %s runs too many commands already", s->sandbox);
+        else if (streq(result, "lost"))
+                s->exit_status = failed("sandbox %s ended before the command did", s->sandbox);
+        else
+                s->exit_status = failed("the command could not be started in sandbox %s", s->sandbox);
+        json_object_put(o);
+        return sd_event_exit(s->event, 0);
+}
+
+static int on_exec_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata) {
+        ExecState *s = userdata;
+        int r;
+
+        if (s->got_signal == 0)
+                s->got_signal = (int) si->ssi_signo;
+        if (!s->op)
+                return 0;
+        r = sd_bus_call_method_async(s->bus, NULL, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "SignalExec", NULL,
+                                     NULL, "ssi", s->sandbox, s->op, (int32_t) si->ssi_signo);
+        if (r < 0)
+                log_error_errno(r, "Failed to pass the signal on: %m");
+        return 0;
+}
+
+static int on_exec_daemon_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        ExecState *s = userdata;
+        const char *name, *old, *new;
+
+        if (!streq_ptr(sd_bus_message_get_sender(msg), "org.freedesktop.DBus") ||
+            sd_bus_message_read(msg, "sss", &name, &old, &new) < 0)
+                return 0;
+        if (streq(name, SBX_BUS_NAME) && s->daemon && streq(old, s->daemon)) {
+                s->daemon_gone = true;
+                return sd_event_exit(s->event, 0);
+        }
+        return 0;
+}
+
+static int on_exec_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        ExecState *s = userdata;
+
+        if (!sd_bus_message_is_signal(msg, "org.freedesktop.DBus.Local", "Disconnected") ||
+            sd_bus_is_open(sd_bus_message_get_bus(msg)) > 0)
+                return 0;
+        s->disconnected = true;
+        return sd_event_exit(s->event, 0);
+}
+
+static int on_exec_hangup(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        (void) sd_event_source_set_enabled(src, SD_EVENT_OFF);
+        log_debug("stdout or stderr hung up (the ssh connection ended): SIGHUP to the command");
+        return on_exec_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = SIGHUP }, userdata);
+}
+
+int verb_exec(const char *sandbox, char **cmd) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
+        _cleanup_strv_free_ char **env = NULL;
+        ExecState s = { .sandbox = sandbox, .exit_status = -1 };
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH };
+        const char *op;
+        int r;
+
+        if (strv_length(cmd) == 0)
+                return refused("exec: no command given (usage: sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...])");
+        if (arg_host)
+                return exec_over_ssh();
+        r = command_prepare(cmd, &env);
+        if (r != 0)
+                return r;
+        r = check_systemd();
+        if (r != 0)
+                return r;
+        take_signals(sigs, ELEMENTSOF(sigs));
+        r = connect_bus(&bus);
+        if (r != 0)
+                return r;
+        r = check_fd_passing(bus);
+        if (r != 0)
+                return r;
+        r = sd_event_default(&event);
+        if (r < 0)
+                return failed("cannot create an event loop: %s", strerror(-r));
+        s.bus = bus;
+        s.event = event;
+        r = sd_bus_attach_event(bus, event, 0);
+        if (r >= 0)
+                r = match_signal(bus, SBX_BUS_PATH, SBX_BUS_INTERFACE, "ExecFinished", on_exec_finished, &s);
+        if (r >= 0)
+                r = match_signal(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged",
+                                 on_exec_daemon_gone, &s);
+        if (r >= 0)
+                r = sd_bus_add_filter(bus, NULL, on_exec_disconnected, &s);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(sigs); i++)
+                r = sd_event_add_signal(event, NULL, sigs[i], on_exec_signal, &s);
+        if (r >= 0)
+                r = watch_hangup(event, on_exec_hangup, &s);
+        if (r >= 0)
+                r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Exec");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "s", sandbox);
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "{sv}");
+        if (r >= 0 && arg_timeout > 0)
+                r = sd_bus_message_append(call, "{sv}", "timeout_usec", "t", arg_timeout);
+        if (r >= 0 && arg_output_max > 0)
+                r = sd_bus_message_append(call, "{sv}", "output_max", "t", arg_output_max);
+        if (r >= 0)
+                r = command_append(call, cmd, env);
+        if (r >= 0)
+                r = sd_bus_message_close_container(call);
+        if (r >= 0)
+                r = sd_bus_message_append(call, "as", 0);
+        if (r >= 0)
+                r = sd_bus_message_append(call, "hhh", fd_or_null(STDIN_FILENO, O_RDONLY, &null_in),
+                                          fd_or_null(STDOUT_FILENO, O_WRONLY, &null_out),
+                                          fd_or_null(STDERR_FILENO, O_WRONLY, &null_err));
+        if (r < 0)
+                return failed("cannot build the request: %s", strerror(-r));
+        r = sd_bus_call(bus, call, 60 * USEC_PER_SEC, &error, &reply);
+        if (r < 0)
+                return bus_failure(bus, &error, r);
+        r = sd_bus_message_read(reply, "s", &op);
+        if (r < 0 || !run_id_is_valid(op))
+                return failed("sbxd sent an invalid reply");
+        s.op = strdup(op);
+        s.daemon = strdup(sd_bus_message_get_sender(reply));
+        if (!s.op || !s.daemon)
+                return failed("out of memory");
+        if (s.got_signal)
+                (void) on_exec_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s.got_signal }, &s);
+        r = sd_event_loop(event);
+        free(s.daemon);
+        free(s.op);
+        if (r < 0)
+                return failed("event loop failed: %s", strerror(-r));
+        if (s.disconnected)
+                return complain(arg_machine ? SBXCTL_EXIT_UNREACHABLE : SBX_EXIT_FAILURE,
+                                "the connection to the system bus%s ended; the command got SIGHUP", bus_owner());
+        if (s.daemon_gone)
+                return failed("sbxd went away; the command's outcome is unknown");
+        return s.exit_status >= 0 ? s.exit_status : failed("no result for the command");
+}

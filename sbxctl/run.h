@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What run, exec and create share: the request to sbxd, and the wait for a run's (or a sandbox's) end. */
+
+#include <stdbool.h>
+#include <sys/signalfd.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "record.h"
+
+typedef struct RunState {
+        sd_bus *bus;
+        sd_event *event;
+        char *run_id;
+        char *daemon;          /* unique name of sbxd, from the Run reply */
+        RunRecord *record;
+        int got_signal;
+        bool daemon_gone;
+        bool disconnected;     /* the connection itself ended (with -H: ssh) */
+        unsigned attach_tries;
+} RunState;
+
+/* Ctrl-C, SIGTERM, SIGHUP: Stop() for the run, once there is one. */
+int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata);
+/* --credential NAME=@FILE: FILE must be a regular file sbxctl can read, of 1 byte to 64 KiB. */
+int check_credential_files(void);
+/* The directory's absolute path without symlinks: sbxd wants nothing else. */
+int resolve_dir(const char *what, const char *arg, char **ret);
+/* The bus and event loop of a client waiting for a run's (or sandbox's) end. 0, or sbxctl's exit status. */
+int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event);
+/* The request's a{sv} (Run, CreateSandbox) from the options. */
+int append_request(sd_bus_message *m, const char *workspace, const char *dataset, int export_fd, bool sandbox,
+                   char **cmd, char **env);

@@ -57,6 +57,27 @@ int complain(int code, const char *fmt, ...) {
         return code;
 }
 
+/* ---- verbs ------------------------------------------------------------------------------------------ */
+
+const Verb *verb_find(const Verb *verbs, const char *name) {
+        for (const Verb *v = verbs; v->name; v++)
+                if (streq(v->name, name))
+                        return v;
+        return NULL;
+}
+
+int verb_check_args(const Verb *v, const char *family, int argc, char **argv) {
+        const char *sp = family ? " " : "";
+
+        family = family ?: "";
+        if ((unsigned) argc < v->min_args || (v->usage && v->max_args != VERB_ANY && (unsigned) argc > v->max_args))
+                return refused("%s%s%s: %s", family, sp, v->name, v->usage);
+        if (v->max_args != VERB_ANY && (unsigned) argc > v->max_args)
+                return refused("%s%s%s: unexpected argument '%s'%s", family, sp, v->name, argv[v->max_args],
+                               strempty(v->hint));
+        return 0;
+}
+
 /* ---- machines: this one, another over ssh (-H), a local container (-M) -------------------------- */
 
 /* " of host HOST", " of machine MACHINE" or "", for messages about "the system bus" */

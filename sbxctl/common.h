@@ -5,6 +5,7 @@
  * sbxd runs on and the calls to it, and the lines printed at the end of a run. Includes no verb. */
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stdint.h>
 #include <json-c/json.h>
 #include <systemd/sd-bus.h>
@@ -49,6 +50,28 @@ extern const char *arg_host;            /* -H [USER@]HOST[:PORT][/MACHINE]: that
 extern const char *arg_machine;         /* -M MACHINE: the sbxd of a local container */
 extern char **arg_argv;                 /* the command line and, for each word, whether it was -H or its value: */
 extern bool *arg_host_word;             /* run and exec over ssh pass on everything else */
+
+/* ---- verbs: one table of them (sbxctl.c), and of a verb's subcommands ---- */
+#define VERB_ANY UINT_MAX
+
+typedef enum VerbFlags {
+        VERB_COMMAND = 1 << 0,  /* its arguments end in a command line: a leading "--" is the verb's to read */
+} VerbFlags;
+
+typedef struct Verb {
+        const char *name;
+        unsigned min_args, max_args;    /* the words after it; VERB_ANY: no bound */
+        int (*run)(int argc, char **argv);      /* the words after it: 0 or sbxctl's exit status */
+        VerbFlags flags;
+        const char *usage;      /* what is expected, said when the words are too few (or too many, if set) */
+        const char *hint;       /* after "unexpected argument 'WORD'" */
+} Verb;
+
+/* The verb called name in a table that ends with an empty entry, or NULL. */
+const Verb *verb_find(const Verb *verbs, const char *name);
+/* Whether argc words are within v's bounds: 0, or the exit status (the error printed, family first if
+ * given: "secret add: ..."). */
+int verb_check_args(const Verb *v, const char *family, int argc, char **argv);
 
 /* ---- errors ---- */
 /* One line on stderr ("sbxctl: ..."), and the exit code given back. */

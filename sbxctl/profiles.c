@@ -206,7 +206,8 @@ static int show_profile(const Profile *p) {
         return 0;
 }
 
-int verb_profile(char **args) {
+int verb_profile(int argc, char **argv) {
+        char **args = argv;
         int r;
 
         /* list, show and check read profile files: those of this machine. reload asks systemd over the bus. */

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sbxctl list, show, stop, gc and capture: runs and their records. */
 #include <arpa/inet.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
 
 #include "common.h"
+#include "options.h"
 #include "policy.h"
 #include "verbs.h"
 
@@ -20,7 +22,7 @@ static const char *exit_text(const RunRecord *r, char *buf, size_t l) {
         return buf;
 }
 
-int verb_list(void) {
+int verb_list(int argc, char **argv) {
         _cleanup_free_ char *json = NULL;
         json_object *arr;
         int r;
@@ -122,7 +124,8 @@ static void print_network(const RunRecord *rec) {
         printf("%-14s %s\n", "  map entries:", n->entries_removed ? "removed" : "NOT removed");
 }
 
-int verb_show(const char *id) {
+int verb_show(int argc, char **argv) {
+        const char *id = argv[0];
         _cleanup_free_ char *json = NULL;
         _cleanup_(run_record_freep) RunRecord *rec = NULL;
         char ts[TIMESTAMP_MAX], ex[16];
@@ -216,7 +219,7 @@ int verb_show(const char *id) {
 }
 
 /* One pass of sbxd's reaper (docs/reaper.md): what it stopped, measured again and removed. */
-int verb_gc(void) {
+int verb_gc(int argc, char **argv) {
         _cleanup_free_ char *json = NULL;
         json_object *o, *stopped = NULL, *incomplete = NULL, *caches, *v;
         uint64_t verified = 0, removed = 0, kept = 0;
@@ -275,7 +278,9 @@ int verb_gc(void) {
         return 0;
 }
 
-int verb_stop(const char *id) {
+int verb_stop(int argc, char **argv) {
+        const char *id = argv[0];
+
         if (!run_id_is_valid(id))
                 return refused("stop: '%s' is not a run id (32 hex characters)", id);
         return call_daemon("Stop", id, NULL);
@@ -283,12 +288,19 @@ int verb_stop(const char *id) {
 
 /* Temporary elevated capture (docs/capture.md): sbxd copies the run's output into a root-only file until
  * the expiry; the reaper deletes the file then. */
-int verb_capture(const char *id) {
+int verb_capture(int argc, char **argv) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *id = argv[0];
         char ts[TIMESTAMP_MAX];
         uint64_t until;
         int r;
 
+        /* options may also follow the run: "capture RUN --until 1h" */
+        r = parse_argv_after_first(argc, argv);
+        if (r <= 0)
+                return -r;
+        if (optind < argc)
+                return refused("capture: unexpected argument '%s'", argv[optind]);
         if (!run_id_is_valid(id))
                 return refused("capture: '%s' is not a run id (32 hex characters)", id);
         if (arg_until == 0)

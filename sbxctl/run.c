@@ -2,6 +2,7 @@
 /* sbxctl run and exec: a command in a new sandbox, or in a live one, its stdin, stdout and stderr passed
  * as they are; and the path they share with create (the request, the wait for the end, Ctrl-C). */
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -15,6 +16,7 @@
 #include "common.h"
 #include "fileio.h"
 #include "log.h"
+#include "options.h"
 #include "policy.h"
 #include "run.h"
 #include "verbs.h"
@@ -466,7 +468,7 @@ int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event) {
         return 0;
 }
 
-int verb_run(char **cmd) {
+int verb_run(int argc, char **argv) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
@@ -476,9 +478,12 @@ int verb_run(char **cmd) {
         _cleanup_strv_free_ char **env = NULL;
         RunState s = {};
         bool export_failed = false;
+        char **cmd = argv;
         const char *id;
         int r, ret;
 
+        if (argc > 0 && streq(argv[0], "--"))
+                cmd++;
         if (strv_length(cmd) == 0)
                 return refused("run: no command given (usage: sbxctl run [OPTIONS] -- CMD [ARGS...])");
         if (arg_host)
@@ -678,18 +683,29 @@ static int on_exec_hangup(sd_event_source *src, int fd, uint32_t revents, void *
         return on_exec_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = SIGHUP }, userdata);
 }
 
-int verb_exec(const char *sandbox, char **cmd) {
+int verb_exec(int argc, char **argv) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
         _cleanup_strv_free_ char **env = NULL;
-        ExecState s = { .sandbox = sandbox, .exit_status = -1 };
+        ExecState s = { .exit_status = -1 };
         static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH };
-        const char *op;
+        const char *sandbox, *op;
+        char **cmd;
         int r;
 
+        if (argc == 0 || streq(argv[0], "--"))
+                return refused("exec: no sandbox given (usage: sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...])");
+        /* options may also follow the sandbox: "exec SB --timeout 5s -- cmd" */
+        sandbox = s.sandbox = argv[0];
+        r = parse_argv_after_first(argc, argv);
+        if (r <= 0)
+                return -r;
+        cmd = argv + optind;
+        if (*cmd && streq(*cmd, "--"))
+                cmd++;
         if (strv_length(cmd) == 0)
                 return refused("exec: no command given (usage: sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...])");
         if (arg_host)

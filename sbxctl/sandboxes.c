@@ -10,7 +10,7 @@
 #include "run.h"
 #include "verbs.h"
 
-int verb_create(void) {
+int verb_create(int argc, char **argv) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
@@ -78,12 +78,10 @@ int verb_create(void) {
         return ret;
 }
 
-int verb_rm(char **ids) {
+int verb_rm(int argc, char **argv) {
         int ret = 0;
 
-        if (strv_length(ids) == 0)
-                return refused("rm: expected one or more sandbox ids or names");
-        STRV_FOREACH(id, ids) {
+        STRV_FOREACH(id, argv) {
                 int r = call_daemon("RemoveSandbox", *id, NULL);
 
                 if (r != 0 && ret == 0)

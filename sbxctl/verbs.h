@@ -1,25 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The verbs sbxctl.c dispatches to, one file a family: their arguments are the words after the verb. */
+/* The verbs sbxctl.c dispatches to, one file a family. argc and argv: the words after the verb, checked
+ * against its entry in the table. 0, or sbxctl's exit status. */
 
 /* run.c */
-int verb_run(char **cmd);
-int verb_exec(const char *sandbox, char **cmd);
+int verb_run(int argc, char **argv);
+int verb_exec(int argc, char **argv);
 
 /* sandboxes.c */
-int verb_create(void);
-int verb_rm(char **ids);
+int verb_create(int argc, char **argv);
+int verb_rm(int argc, char **argv);
 
 /* records.c */
-int verb_list(void);
-int verb_show(const char *id);
-int verb_stop(const char *id);
-int verb_gc(void);
-int verb_capture(const char *id);
+int verb_list(int argc, char **argv);
+int verb_show(int argc, char **argv);
+int verb_stop(int argc, char **argv);
+int verb_gc(int argc, char **argv);
+int verb_capture(int argc, char **argv);
 
 /* profiles.c */
-int verb_profile(char **args);
+int verb_profile(int argc, char **argv);
 
 /* secrets.c */
 int verb_secret(int argc, char **argv);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sbxctl's options: --help, and the parser that sets the options' values (common.h) before the verb and
- * after its first word. */
+ * after its first word, from one table of the options. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "command-line.h"
 #include "common.h"
@@ -95,202 +98,235 @@ static int help(void) {
         return 0;
 }
 
+/* ---- the options that need more than a value stored ---- */
+
+static int option_help(const char *arg, char **argv, int first) {
+        return help(), 0;
+}
+
+static int option_version(const char *arg, char **argv, int first) {
+        return printf("sbxctl %s%s\n", PACKAGE_VERSION, SBX_BUILD_KIND), 0;
+}
+
+static int option_host(const char *arg, char **argv, int first) {
+        if (parse_host(arg, NULL, NULL, NULL) < 0)
+                return -refused("--host: '%s' is not [USER@]HOST[:PORT][/MACHINE]", arg);
+        arg_host = arg;
+        /* the words that said it (-H HOST, -HHOST, --host=HOST): not for sbxctl on HOST */
+        for (int i = first; i < optind; i++)
+                if (arg_argv && argv + i >= arg_argv)
+                        arg_host_word[argv + i - arg_argv] = true;
+        return 1;
+}
+
+static int option_machine(const char *arg, char **argv, int first) {
+        if (!machine_name_ok(arg))
+                return -refused("--machine: '%s' is not a machine name", arg);
+        arg_machine = arg;
+        return 1;
+}
+
+static int option_credential(const char *arg, char **argv, int first) {
+        const char *eq = strchr(arg, '=');
+        _cleanup_free_ char *name = eq ? strndup(arg, (size_t) (eq - arg)) : strdup(arg);
+        char ***l = eq ? &arg_credential_files : &arg_credentials;
+        size_t n = strv_length(*l);
+        char **t;
+
+        if (!name)
+                return -failed("out of memory");
+        if (!credential_name_is_valid(name))
+                return -refused("--credential: '%s' is not a credential name ([a-z][a-z0-9_-]{0,63})", name);
+        /* (not the argument itself: it may be a value given by mistake) */
+        if (eq && (eq[1] != '@' || eq[2] == 0))
+                return -refused("--credential: expected %s or %s=@FILE", name, name);
+        if (eq && strv_length(arg_credential_files) / 2 >= SBX_CREDENTIAL_FDS_MAX)
+                return -refused("--credential: at most %u given as =@FILE", SBX_CREDENTIAL_FDS_MAX);
+        t = realloc(*l, (n + 3) * sizeof(char *));
+        if (!t)
+                return -failed("out of memory");
+        *l = t;
+        t[n] = TAKE_PTR(name);
+        t[n + 1] = eq ? strdup(eq + 2) : NULL;
+        t[n + 2] = NULL;
+        if (eq && !t[n + 1])
+                return -failed("out of memory");
+        return 1;
+}
+
+static int option_cache_ro(const char *arg, char **argv, int first) {
+        char *name;
+
+        if (!cache_name_is_valid(arg))
+                return -refused("--cache-ro: '%s' is not a cache name (1 to 32 of a-z, 0-9, _)", arg);
+        if (!(name = strdup(arg)) || strv_push_take(&arg_caches_ro, name) < 0)
+                return -failed("out of memory");
+        return 1;
+}
+
+static int option_setenv(const char *arg, char **argv, int first) {
+        return command_option_setenv(arg);
+}
+
+static int option_env_file(const char *arg, char **argv, int first) {
+        return command_option_env_file(arg);
+}
+
+static int option_cpu(const char *arg, char **argv, int first) {
+        char *end;
+
+        errno = 0;
+        arg_cpu = strtoull(arg, &end, 10);
+        if (errno != 0 || end == arg || (*end != 0 && !streq(end, "%")) || arg_cpu == 0 || arg_cpu > 100000)
+                return -refused("--cpu: '%s' is not a percentage (e.g. 50%%, 200%%)", arg);
+        return 1;
+}
+
+static int option_network(const char *arg, char **argv, int first) {
+        if (network_mode_from_string(arg) < 0)
+                return -refused("--network: '%s' is not a network mode (none, public, allowlist)", arg);
+        arg_network = arg;
+        return 1;
+}
+
+static int option_name(const char *arg, char **argv, int first) {
+        if (!sandbox_name_is_valid(arg) || run_id_is_valid(arg))
+                return -refused("--name: '%s' is not a sandbox name (1-64 of A-Z a-z 0-9 _ . -)", arg);
+        arg_name = arg;
+        return 1;
+}
+
+/* ---- the table ---- */
+
+typedef enum OptionKind {
+        OPTION_TRUE,            /* no argument: *value (bool) becomes true */
+        OPTION_FALSE,           /* no argument: *value (bool) becomes false */
+        OPTION_STRING,          /* *value (const char *) is the argument */
+        OPTION_SIZE,            /* *value (uint64_t) is the argument, a size above 0 (parse_size()) */
+        OPTION_DURATION,        /* *value (usec_t) is the argument, a duration above 0 */
+        OPTION_CALL,            /* call() reads the argument, if any (has_arg) */
+} OptionKind;
+
+typedef struct Option {
+        const char *name;
+        char short_name;        /* 0: none */
+        OptionKind kind;
+        void *value;
+        const char *expected;   /* SIZE, DURATION: what the argument is not when it is refused */
+        int (*call)(const char *arg, char **argv, int first);   /* 1 to go on, else minus the exit status */
+        bool has_arg;           /* CALL: takes an argument */
+} Option;
+
+/* In the order getopt_long() is given them (it names ambiguous abbreviations in this order). */
+static const Option options[] = {
+        { "help",         'h', OPTION_CALL,     .call = option_help },
+        { "version",      0,   OPTION_CALL,     .call = option_version },
+        { "profile",      'p', OPTION_STRING,   &arg_profile },
+        { "workspace",    'w', OPTION_STRING,   &arg_workspace },
+        { "memory",       0,   OPTION_SIZE,     &arg_memory, "a size (e.g. 512M, 2G)" },
+        { "tasks",        0,   OPTION_SIZE,     &arg_tasks, "a positive number" },
+        { "timeout",      0,   OPTION_DURATION, &arg_timeout, "a duration (e.g. 90s, 5min, 1h)" },
+        { "cpu",          0,   OPTION_CALL,     .call = option_cpu, .has_arg = true },
+        { "network",      0,   OPTION_CALL,     .call = option_network, .has_arg = true },
+        { "dataset",      0,   OPTION_STRING,   &arg_dataset },
+        { "idle-timeout", 0,   OPTION_DURATION, &arg_idle_timeout, "a duration (e.g. 10min)" },
+        { "name",         0,   OPTION_CALL,     .call = option_name, .has_arg = true },
+        { "detach",       0,   OPTION_TRUE,     &arg_detach },
+        { "output-max",   0,   OPTION_SIZE,     &arg_output_max, "a size (e.g. 1M)" },
+        { "until",        0,   OPTION_DURATION, &arg_until, "a duration (e.g. 30min, 2h)" },
+        { "json",         0,   OPTION_TRUE,     &arg_json },
+        { "quiet",        0,   OPTION_TRUE,     &arg_quiet },
+        { "no-legend",    0,   OPTION_FALSE,    &arg_legend },
+        { "all",          0,   OPTION_TRUE,     &arg_all },
+        { "host",         'H', OPTION_CALL,     .call = option_host, .has_arg = true },
+        { "machine",      'M', OPTION_CALL,     .call = option_machine, .has_arg = true },
+        { "credential",   0,   OPTION_CALL,     .call = option_credential, .has_arg = true },
+        { "replace",      0,   OPTION_TRUE,     &arg_replace },
+        { "export",       0,   OPTION_STRING,   &arg_export },
+        { "to",           0,   OPTION_STRING,   &arg_export_to },
+        { "cache-ro",     0,   OPTION_CALL,     .call = option_cache_ro, .has_arg = true },
+        { "image",        0,   OPTION_STRING,   &arg_image },
+        { "setenv",       'E', OPTION_CALL,     .call = option_setenv, .has_arg = true },
+        { "env-file",     0,   OPTION_CALL,     .call = option_env_file, .has_arg = true },
+};
+
+#define OPTION_VAL_BASE 0x100   /* getopt_long()'s value of options[i]: its short name, or OPTION_VAL_BASE + i */
+
+static bool option_has_arg(const Option *o) {
+        return o->kind == OPTION_CALL ? o->has_arg : o->kind != OPTION_TRUE && o->kind != OPTION_FALSE;
+}
+
+/* getopt_long()'s tables, made from options[] once */
+static void option_tables(struct option *longopts, char *shortopts) {
+        /* '+': stop at the first non-option, so "run -- cmd -x" keeps -x for cmd */
+        *shortopts++ = '+';
+        for (size_t i = 0; i < ELEMENTSOF(options); i++) {
+                const Option *o = &options[i];
+
+                longopts[i] = (struct option) { o->name, option_has_arg(o) ? required_argument : no_argument, NULL,
+                                                o->short_name ?: OPTION_VAL_BASE + (int) i };
+                if (o->short_name) {
+                        *shortopts++ = o->short_name;
+                        if (option_has_arg(o))
+                                *shortopts++ = ':';
+                }
+        }
+        longopts[ELEMENTSOF(options)] = (struct option) {};
+        *shortopts = 0;
+}
+
+static const Option *option_by_val(int c) {
+        if (c >= OPTION_VAL_BASE && c < OPTION_VAL_BASE + (int) ELEMENTSOF(options))
+                return &options[c - OPTION_VAL_BASE];
+        for (size_t i = 0; i < ELEMENTSOF(options); i++)
+                if (options[i].short_name && options[i].short_name == c)
+                        return &options[i];
+        return NULL;
+}
+
+/* One option and its argument: 1 to go on, else minus the exit status. */
+static int option_apply(const Option *o, const char *arg, char **argv, int first) {
+        switch (o->kind) {
+        case OPTION_TRUE:
+        case OPTION_FALSE:
+                *(bool *) o->value = o->kind == OPTION_TRUE;
+                return 1;
+        case OPTION_STRING:
+                *(const char **) o->value = arg;
+                return 1;
+        case OPTION_SIZE:
+                if (parse_size(arg, o->value) < 0 || *(uint64_t *) o->value == 0)
+                        return -refused("--%s: '%s' is not %s", o->name, arg, o->expected);
+                return 1;
+        case OPTION_DURATION:
+                if (parse_duration(arg, o->value) < 0 || *(usec_t *) o->value == 0)
+                        return -refused("--%s: '%s' is not %s", o->name, arg, o->expected);
+                return 1;
+        case OPTION_CALL:
+                return o->call(arg, argv, first);
+        }
+        return -SBX_EXIT_FAILURE;
+}
+
 int parse_argv(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100, ARG_JSON, ARG_NO_LEGEND, ARG_MEMORY, ARG_TASKS, ARG_TIMEOUT, ARG_CPU, ARG_NETWORK,
-               ARG_DATASET, ARG_IDLE_TIMEOUT, ARG_NAME, ARG_DETACH, ARG_OUTPUT_MAX, ARG_ALL, ARG_QUIET, ARG_UNTIL,
-               ARG_CREDENTIAL, ARG_REPLACE, ARG_EXPORT, ARG_TO, ARG_CACHE_RO, ARG_IMAGE, ARG_ENV_FILE };
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
-                { "profile", required_argument, NULL, 'p' },
-                { "workspace", required_argument, NULL, 'w' },
-                { "memory", required_argument, NULL, ARG_MEMORY },
-                { "tasks", required_argument, NULL, ARG_TASKS },
-                { "timeout", required_argument, NULL, ARG_TIMEOUT },
-                { "cpu", required_argument, NULL, ARG_CPU },
-                { "network", required_argument, NULL, ARG_NETWORK },
-                { "dataset", required_argument, NULL, ARG_DATASET },
-                { "idle-timeout", required_argument, NULL, ARG_IDLE_TIMEOUT },
-                { "name", required_argument, NULL, ARG_NAME },
-                { "detach", no_argument, NULL, ARG_DETACH },
-                { "output-max", required_argument, NULL, ARG_OUTPUT_MAX },
-                { "until", required_argument, NULL, ARG_UNTIL },
-                { "json", no_argument, NULL, ARG_JSON },
-                { "quiet", no_argument, NULL, ARG_QUIET },
-                { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
-                { "all", no_argument, NULL, ARG_ALL },
-                { "host", required_argument, NULL, 'H' },
-                { "machine", required_argument, NULL, 'M' },
-                { "credential", required_argument, NULL, ARG_CREDENTIAL },
-                { "replace", no_argument, NULL, ARG_REPLACE },
-                { "export", required_argument, NULL, ARG_EXPORT },
-                { "to", required_argument, NULL, ARG_TO },
-                { "cache-ro", required_argument, NULL, ARG_CACHE_RO },
-                { "image", required_argument, NULL, ARG_IMAGE },
-                { "setenv", required_argument, NULL, 'E' },
-                { "env-file", required_argument, NULL, ARG_ENV_FILE },
-                {}
-        };
+        static struct option longopts[ELEMENTSOF(options) + 1];
+        static char shortopts[1 + 2 * ELEMENTSOF(options) + 1];
         int c, before = optind;
 
-        /* '+': stop at the first non-option, so "run -- cmd -x" keeps -x for cmd */
-        for (; (c = getopt_long(argc, argv, "+hp:w:E:H:M:", options, NULL)) >= 0; before = optind)
-                switch (c) {
-                case 'H':
-                        if (parse_host(optarg, NULL, NULL, NULL) < 0)
-                                return -refused("--host: '%s' is not [USER@]HOST[:PORT][/MACHINE]", optarg);
-                        arg_host = optarg;
-                        /* the words that said it (-H HOST, -HHOST, --host=HOST): not for sbxctl on HOST */
-                        for (int i = before; i < optind; i++)
-                                if (arg_argv && argv + i >= arg_argv)
-                                        arg_host_word[argv + i - arg_argv] = true;
-                        break;
-                case 'M':
-                        if (!machine_name_ok(optarg))
-                                return -refused("--machine: '%s' is not a machine name", optarg);
-                        arg_machine = optarg;
-                        break;
-                case 'h':
-                        return help(), 0;
-                case ARG_VERSION:
-                        return printf("sbxctl %s%s\n", PACKAGE_VERSION, SBX_BUILD_KIND), 0;
-                case 'p':
-                        arg_profile = optarg;
-                        break;
-                case ARG_CREDENTIAL: {
-                        const char *eq = strchr(optarg, '=');
-                        _cleanup_free_ char *name = eq ? strndup(optarg, (size_t) (eq - optarg)) : strdup(optarg);
-                        char ***l = eq ? &arg_credential_files : &arg_credentials;
-                        size_t n = strv_length(*l);
-                        char **t;
+        if (!longopts[0].name)
+                option_tables(longopts, shortopts);
+        for (; (c = getopt_long(argc, argv, shortopts, longopts, NULL)) >= 0; before = optind) {
+                const Option *o = option_by_val(c);
+                int r;
 
-                        if (!name)
-                                return -failed("out of memory");
-                        if (!credential_name_is_valid(name))
-                                return -refused("--credential: '%s' is not a credential name ([a-z][a-z0-9_-]{0,63})",
-                                                name);
-                        /* (not the argument itself: it may be a value given by mistake) */
-                        if (eq && (eq[1] != '@' || eq[2] == 0))
-                                return -refused("--credential: expected %s or %s=@FILE", name, name);
-                        if (eq && strv_length(arg_credential_files) / 2 >= SBX_CREDENTIAL_FDS_MAX)
-                                return -refused("--credential: at most %u given as =@FILE", SBX_CREDENTIAL_FDS_MAX);
-                        t = realloc(*l, (n + 3) * sizeof(char *));
-                        if (!t)
-                                return -failed("out of memory");
-                        *l = t;
-                        t[n] = TAKE_PTR(name);
-                        t[n + 1] = eq ? strdup(eq + 2) : NULL;
-                        t[n + 2] = NULL;
-                        if (eq && !t[n + 1])
-                                return -failed("out of memory");
-                        break;
-                }
-                case ARG_REPLACE:
-                        arg_replace = true;
-                        break;
-                case ARG_EXPORT:
-                        arg_export = optarg;
-                        break;
-                case ARG_TO:
-                        arg_export_to = optarg;
-                        break;
-                case ARG_CACHE_RO: {
-                        char *name;
-
-                        if (!cache_name_is_valid(optarg))
-                                return -refused("--cache-ro: '%s' is not a cache name (1 to 32 of a-z, 0-9, _)", optarg);
-                        if (!(name = strdup(optarg)) || strv_push_take(&arg_caches_ro, name) < 0)
-                                return -failed("out of memory");
-                        break;
-                }
-                case ARG_IMAGE:
-                        arg_image = optarg;
-                        break;
-                case 'E': {
-                        int k = command_option_setenv(optarg);
-
-                        if (k <= 0)
-                                return k;
-                        break;
-                }
-                case ARG_ENV_FILE: {
-                        int k = command_option_env_file(optarg);
-
-                        if (k <= 0)
-                                return k;
-                        break;
-                }
-                case 'w':
-                        arg_workspace = optarg;
-                        break;
-                case ARG_MEMORY:
-                        if (parse_size(optarg, &arg_memory) < 0 || arg_memory == 0)
-                                return -refused("--memory: '%s' is not a size (e.g. 512M, 2G)", optarg);
-                        break;
-                case ARG_TASKS:
-                        if (parse_size(optarg, &arg_tasks) < 0 || arg_tasks == 0)
-                                return -refused("--tasks: '%s' is not a positive number", optarg);
-                        break;
-                case ARG_TIMEOUT:
-                        if (parse_duration(optarg, &arg_timeout) < 0 || arg_timeout == 0)
-                                return -refused("--timeout: '%s' is not a duration (e.g. 90s, 5min, 1h)", optarg);
-                        break;
-                case ARG_CPU: {
-                        char *end;
-
-                        errno = 0;
-                        arg_cpu = strtoull(optarg, &end, 10);
-                        if (errno != 0 || end == optarg || (*end != 0 && !streq(end, "%")) || arg_cpu == 0 ||
-                            arg_cpu > 100000)
-                                return -refused("--cpu: '%s' is not a percentage (e.g. 50%%, 200%%)", optarg);
-                        break;
-                }
-                case ARG_NETWORK:
-                        if (network_mode_from_string(optarg) < 0)
-                                return -refused("--network: '%s' is not a network mode (none, public, allowlist)",
-                                                optarg);
-                        arg_network = optarg;
-                        break;
-                case ARG_DATASET:
-                        arg_dataset = optarg;
-                        break;
-                case ARG_IDLE_TIMEOUT:
-                        if (parse_duration(optarg, &arg_idle_timeout) < 0 || arg_idle_timeout == 0)
-                                return -refused("--idle-timeout: '%s' is not a duration (e.g. 10min)", optarg);
-                        break;
-                case ARG_NAME:
-                        if (!sandbox_name_is_valid(optarg) || run_id_is_valid(optarg))
-                                return -refused("--name: '%s' is not a sandbox name (1-64 of A-Z a-z 0-9 _ . -)", optarg);
-                        arg_name = optarg;
-                        break;
-                case ARG_DETACH:
-                        arg_detach = true;
-                        break;
-                case ARG_OUTPUT_MAX:
-                        if (parse_size(optarg, &arg_output_max) < 0 || arg_output_max == 0)
-                                return -refused("--output-max: '%s' is not a size (e.g. 1M)", optarg);
-                        break;
-                case ARG_UNTIL:
-                        if (parse_duration(optarg, &arg_until) < 0 || arg_until == 0)
-                                return -refused("--until: '%s' is not a duration (e.g. 30min, 2h)", optarg);
-                        break;
-                case ARG_JSON:
-                        arg_json = true;
-                        break;
-                case ARG_QUIET:
-                        arg_quiet = true;
-                        break;
-                case ARG_NO_LEGEND:
-                        arg_legend = false;
-                        break;
-                case ARG_ALL:
-                        arg_all = true;
-                        break;
-                case '?':
+                if (c == '?')
                         return -SBX_EXIT_REFUSED;
-                default:
+                if (!o)
                         return -SBX_EXIT_FAILURE;
-                }
+                r = option_apply(o, optarg, argv, before);
+                if (r <= 0)
+                        return r;
+        }
         return 1;
 }
 

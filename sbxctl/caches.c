@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sbxctl cache: the caller's named caches (docs/caches.md): list them, remove one, prune the expired. */
+#include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -47,48 +48,58 @@ static int print_caches(sd_bus_message *reply, bool expiry) {
         return 0;
 }
 
-int verb_cache(int argc, char **argv) {
+/* ListCaches, or PruneCaches (which lists what it kept): the caches of its reply */
+static int call_print_caches(const char *method, bool expiry) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const char *verb;
+        int r;
+
+        r = call_daemon_reply(method, &reply, NULL);
+        return r != 0 ? r : print_caches(reply, expiry);
+}
+
+static int cache_list(int argc, char **argv) {
+        return call_print_caches("ListCaches", true);
+}
+
+static int cache_prune(int argc, char **argv) {
+        return call_print_caches("PruneCaches", false);
+}
+
+static int cache_rm(int argc, char **argv) {
         int r, ret = 0;
+
+        for (int i = 0; i < argc; i++) {
+                _cleanup_free_ char *profile = NULL;
+                const char *slash = strchr(argv[i], '/');
+
+                if (!slash || !(profile = strndup(argv[i], (size_t) (slash - argv[i]))) ||
+                    !profile_name_is_valid(profile) || !cache_name_is_valid(slash + 1)) {
+                        r = refused("cache rm: '%s' is not PROFILE/CACHE", argv[i]);
+                        if (ret == 0)
+                                ret = r;
+                        continue;
+                }
+                r = call_daemon_reply("RemoveCache", NULL, "ss", profile, slash + 1);
+                if (r != 0 && ret == 0)
+                        ret = r;
+        }
+        return ret;
+}
+
+static const Verb cache_verbs[] = {
+        { "list",  0, 0,        cache_list },
+        { "rm",    1, VERB_ANY, cache_rm,   .usage = "expected one or more PROFILE/CACHE" },
+        { "prune", 0, 0,        cache_prune },
+        {}
+};
+
+int verb_cache(int argc, char **argv) {
+        int r;
 
         if (argc == 0)
                 return refused("cache: expected list, rm or prune");
-        verb = argv[0];
         r = parse_argv_after_first(argc, argv);
         if (r <= 0)
                 return -r;
-        argv += optind;
-        argc -= optind;
-        if (streq(verb, "list") || streq(verb, "prune")) {
-                bool list = streq(verb, "list");
-
-                if (argc != 0)
-                        return refused("cache %s: unexpected argument '%s'", verb, argv[0]);
-                r = call_daemon_reply(list ? "ListCaches" : "PruneCaches", &reply, NULL);
-                if (r != 0)
-                        return r;
-                return print_caches(reply, list);
-        }
-        if (streq(verb, "rm")) {
-                if (argc < 1)
-                        return refused("cache rm: expected one or more PROFILE/CACHE");
-                for (int i = 0; i < argc; i++) {
-                        _cleanup_free_ char *profile = NULL;
-                        const char *slash = strchr(argv[i], '/');
-
-                        if (!slash || !(profile = strndup(argv[i], (size_t) (slash - argv[i]))) ||
-                            !profile_name_is_valid(profile) || !cache_name_is_valid(slash + 1)) {
-                                r = refused("cache rm: '%s' is not PROFILE/CACHE", argv[i]);
-                                if (ret == 0)
-                                        ret = r;
-                                continue;
-                        }
-                        r = call_daemon_reply("RemoveCache", NULL, "ss", profile, slash + 1);
-                        if (r != 0 && ret == 0)
-                                ret = r;
-                }
-                return ret;
-        }
-        return refused("cache: unknown command '%s' (list, rm, prune)", verb);
+        return verb_dispatch(cache_verbs, "cache", "list, rm, prune", argv[0], argc - optind, argv + optind);
 }

@@ -78,6 +78,18 @@ int verb_check_args(const Verb *v, const char *family, int argc, char **argv) {
         return 0;
 }
 
+int verb_dispatch(const Verb *verbs, const char *family, const char *names, const char *name, int argc, char **argv) {
+        const Verb *v = verb_find(verbs, name);
+        int r;
+
+        if (!v)
+                return refused("%s: unknown command '%s' (%s)", family, name, names);
+        r = verb_check_args(v, family, argc, argv);
+        if (r != 0)
+                return r;
+        return v->run(argc, argv);
+}
+
 /* ---- machines: this one, another over ssh (-H), a local container (-M) -------------------------- */
 
 /* " of host HOST", " of machine MACHINE" or "", for messages about "the system bus" */
@@ -382,6 +394,18 @@ int reply_json_array(sd_bus_message *reply, json_object **ret) {
         }
         *ret = a;
         return 0;
+}
+
+int call_daemon_each(const char *method, int argc, char **argv) {
+        int ret = 0;
+
+        for (int i = 0; i < argc; i++) {
+                int r = call_daemon_reply(method, NULL, "s", argv[i]);
+
+                if (r != 0 && ret == 0)
+                        ret = r;
+        }
+        return ret;
 }
 
 int call_daemon(const char *method, const char *arg, char **ret_json) {

@@ -72,6 +72,9 @@ const Verb *verb_find(const Verb *verbs, const char *name);
 /* Whether argc words are within v's bounds: 0, or the exit status (the error printed, family first if
  * given: "secret add: ..."). */
 int verb_check_args(const Verb *v, const char *family, int argc, char **argv);
+/* A family's subcommand (secret add, cache rm, ...): name looked up in verbs (names lists them, for the
+ * error when it is not there), the words after it checked and given to it. */
+int verb_dispatch(const Verb *verbs, const char *family, const char *names, const char *name, int argc, char **argv);
 
 /* ---- errors ---- */
 /* One line on stderr ("sbxctl: ..."), and the exit code given back. */
@@ -106,6 +109,9 @@ int call_daemon(const char *method, const char *arg, char **ret_json);
 /* A reply of one JSON array (a list method's): in *ret; with --json printed instead, and *ret NULL. 0, or
  * sbxctl's exit status. */
 int reply_json_array(sd_bus_message *reply, json_object **ret);
+/* A method with one string argument called with each of argv in turn: 0, or the first failure's exit
+ * status (the others said too). */
+int call_daemon_each(const char *method, int argc, char **argv);
 /* A run's record from sbxd (Get). */
 int get_record(const char *id, RunRecord **ret);
 /* A value for sbxd in a sealed memfd: 0 or -errno. */

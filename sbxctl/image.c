@@ -2,6 +2,7 @@
 /* sbxctl image: import, list and remove base images (docs/images.md). */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -66,39 +67,33 @@ static int image_list(void) {
         return 0;
 }
 
-int verb_image(int argc, char **argv) {
-        const char *verb;
+static int image_import_verb(int argc, char **argv) {
+        return image_import(argv[0], argv[1]);
+}
 
+static int image_list_verb(int argc, char **argv) {
+        int r = parse_argv_after_first(argc + 1, argv - 1); /* --json after the command */
+
+        if (r <= 0)
+                return -r;
+        if (optind < argc + 1)
+                return refused("image list: unexpected argument '%s'", argv[optind - 1]);
+        return image_list();
+}
+
+static int image_rm(int argc, char **argv) {
+        return call_daemon_each("RemoveImage", argc, argv);
+}
+
+static const Verb image_verbs[] = {
+        { "import", 2, 2,        image_import_verb, .usage = "expected NAME and a FILE or DIR" },
+        { "list",   0, VERB_ANY, image_list_verb },
+        { "rm",     1, VERB_ANY, image_rm,          .usage = "expected one or more NAME[@sha256:DIGEST]" },
+        {}
+};
+
+int verb_image(int argc, char **argv) {
         if (argc < 1)
                 return refused("image: expected a command (import, list, rm)");
-        verb = argv[0];
-        argc--, argv++;
-        if (streq(verb, "import")) {
-                if (argc != 2)
-                        return refused("image import: expected NAME and a FILE or DIR");
-                return image_import(argv[0], argv[1]);
-        }
-        if (streq(verb, "list")) {
-                int r = parse_argv_after_first(argc + 1, argv - 1); /* --json after the command */
-
-                if (r <= 0)
-                        return -r;
-                if (optind < argc + 1)
-                        return refused("image list: unexpected argument '%s'", argv[optind - 1]);
-                return image_list();
-        }
-        if (streq(verb, "rm")) {
-                int ret = 0;
-
-                if (argc < 1)
-                        return refused("image rm: expected one or more NAME[@sha256:DIGEST]");
-                for (int i = 0; i < argc; i++) {
-                        int r = call_daemon_reply("RemoveImage", NULL, "s", argv[i]);
-
-                        if (r != 0 && ret == 0)
-                                ret = r;
-                }
-                return ret;
-        }
-        return refused("image: unknown command '%s' (import, list, rm)", verb);
+        return verb_dispatch(image_verbs, "image", "import, list, rm", argv[0], argc - 1, argv + 1);
 }

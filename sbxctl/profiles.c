@@ -206,92 +206,98 @@ static int show_profile(const Profile *p) {
         return 0;
 }
 
-int verb_profile(int argc, char **argv) {
-        char **args = argv;
+static int profile_list(int argc, char **argv) {
+        _cleanup_strv_free_ char **dirs = NULL, **names = NULL, **paths = NULL, **ignored = NULL;
+        int r, ret = 0;
+
+        r = profile_search_path(&dirs);
+        r = r < 0 ? r : profile_enumerate(dirs, &names, &paths, &ignored);
+        if (r < 0)
+                return failed("cannot list profiles: %s", strerror(-r));
+        if (arg_legend)
+                printf("%-12s %-9s %-7s %s\n", "NAME", "NETWORK", "STATE", "DESCRIPTION / FILE");
+        for (size_t i = 0; names[i]; i++) {
+                _cleanup_(profile_freep) Profile *p = NULL;
+                _cleanup_free_ char *err = NULL;
+
+                r = profile_load_file(paths[i], &p, &err);
+                if (r < 0) {
+                        printf("%-12s %-9s %-7s %s\n", names[i], "-", "invalid", paths[i]);
+                        fprintf(stderr, "sbxctl: %s\n", err ?: strerror(-r));
+                        ret = SBX_EXIT_FAILURE;
+                        continue;
+                }
+                printf("%-12s %-9s %-7s %s\n", p->name, network_mode_to_string(p->network), "ok",
+                       p->description);
+        }
+        STRV_FOREACH(f, ignored)
+                fprintf(stderr, "sbxctl: ignoring %s: not a valid profile name\n", *f);
+        return ret;
+}
+
+static int profile_show(int argc, char **argv) {
+        _cleanup_(profile_freep) Profile *p = NULL;
         int r;
 
-        /* list, show and check read profile files: those of this machine. reload asks systemd over the bus. */
-        if ((arg_host || arg_machine) && !(args[0] && streq(args[0], "reload")))
-                return refused("profile %s reads the profile files of this machine, not those%s; run sbxctl there",
-                               args[0] ?: "list", bus_owner());
+        r = load_profile_arg(argc > 0 ? argv[0] : PROFILE_DEFAULT, &p);
+        if (r != 0)
+                return r;
+        return show_profile(p);
+}
 
-        if (!args[0] || streq(args[0], "list")) {
-                _cleanup_strv_free_ char **dirs = NULL, **names = NULL, **paths = NULL, **ignored = NULL;
-                int ret = 0;
+static int profile_check(int argc, char **argv) {
+        int r, ret = 0;
 
-                r = profile_search_path(&dirs);
-                r = r < 0 ? r : profile_enumerate(dirs, &names, &paths, &ignored);
-                if (r < 0)
-                        return failed("cannot list profiles: %s", strerror(-r));
-                if (arg_legend)
-                        printf("%-12s %-9s %-7s %s\n", "NAME", "NETWORK", "STATE", "DESCRIPTION / FILE");
-                for (size_t i = 0; names[i]; i++) {
-                        _cleanup_(profile_freep) Profile *p = NULL;
-                        _cleanup_free_ char *err = NULL;
-
-                        r = profile_load_file(paths[i], &p, &err);
-                        if (r < 0) {
-                                printf("%-12s %-9s %-7s %s\n", names[i], "-", "invalid", paths[i]);
-                                fprintf(stderr, "sbxctl: %s\n", err ?: strerror(-r));
-                                ret = SBX_EXIT_FAILURE;
-                                continue;
-                        }
-                        printf("%-12s %-9s %-7s %s\n", p->name, network_mode_to_string(p->network), "ok",
-                               p->description);
-                }
-                STRV_FOREACH(f, ignored)
-                        fprintf(stderr, "sbxctl: ignoring %s: not a valid profile name\n", *f);
-                return ret;
-        }
-        if (streq(args[0], "show")) {
+        for (char **f = argv; *f; f++) {
                 _cleanup_(profile_freep) Profile *p = NULL;
+                _cleanup_free_ char *err = NULL;
 
-                if (args[1] && args[2])
-                        return refused("profile show: expected at most one profile");
-                r = load_profile_arg(args[1] ?: PROFILE_DEFAULT, &p);
-                if (r != 0)
-                        return r;
-                return show_profile(p);
+                r = profile_load_file(*f, &p, &err);
+                if (r < 0) {
+                        fprintf(stderr, "%s\n", err ?: strerror(-r));
+                        ret = SBX_EXIT_REFUSED;
+                } else if (arg_legend)
+                        printf("%s: ok (profile %s, %s)\n", *f, p->name, p->digest);
         }
-        if (streq(args[0], "check")) {
-                int ret = 0;
+        return ret;
+}
 
-                if (!args[1])
-                        return refused("profile check: expected one or more profile files");
-                for (char **f = args + 1; *f; f++) {
-                        _cleanup_(profile_freep) Profile *p = NULL;
-                        _cleanup_free_ char *err = NULL;
+static int profile_reload(int argc, char **argv) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
 
-                        r = profile_load_file(*f, &p, &err);
-                        if (r < 0) {
-                                fprintf(stderr, "%s\n", err ?: strerror(-r));
-                                ret = SBX_EXIT_REFUSED;
-                        } else if (arg_legend)
-                                printf("%s: ok (profile %s, %s)\n", *f, p->name, p->digest);
-                }
-                return ret;
-        }
-        if (streq(args[0], "reload")) {
-                _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        r = check_systemd();
+        if (r != 0)
+                return r;
+        r = connect_bus(&bus);
+        if (r != 0)
+                return r;
+        /* systemd re-runs its generators, sbx-generator among them, and reloads the units */
+        r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                               "org.freedesktop.systemd1.Manager", "Reload", &error, NULL, NULL);
+        if (r < 0 && connection_failed(bus, &error))
+                return connection_failure(r);
+        if (r < 0)
+                return failed("systemd daemon-reload failed%s: %s", arg_host || arg_machine ? bus_owner() : "",
+                              error.message ?: strerror(-r));
+        return 0;
+}
 
-                if (args[1])
-                        return refused("profile reload: unexpected argument '%s'", args[1]);
-                r = check_systemd();
-                if (r != 0)
-                        return r;
-                r = connect_bus(&bus);
-                if (r != 0)
-                        return r;
-                /* systemd re-runs its generators, sbx-generator among them, and reloads the units */
-                r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                       "org.freedesktop.systemd1.Manager", "Reload", &error, NULL, NULL);
-                if (r < 0 && connection_failed(bus, &error))
-                        return connection_failure(r);
-                if (r < 0)
-                        return failed("systemd daemon-reload failed%s: %s", arg_host || arg_machine ? bus_owner() : "",
-                                      error.message ?: strerror(-r));
-                return 0;
-        }
-        return refused("profile: unknown command '%s' (list, show, check, reload)", args[0]);
+static const Verb profile_verbs[] = {
+        { "list",   0, VERB_ANY, profile_list },
+        { "show",   0, 1,        profile_show,   .usage = "expected at most one profile" },
+        { "check",  1, VERB_ANY, profile_check,  .usage = "expected one or more profile files" },
+        { "reload", 0, 0,        profile_reload },
+        {}
+};
+
+int verb_profile(int argc, char **argv) {
+        /* list, show and check read profile files: those of this machine. reload asks systemd over the bus. */
+        if ((arg_host || arg_machine) && !(argc > 0 && streq(argv[0], "reload")))
+                return refused("profile %s reads the profile files of this machine, not those%s; run sbxctl there",
+                               argc > 0 ? argv[0] : "list", bus_owner());
+        if (argc == 0)
+                return profile_list(0, argv);
+        return verb_dispatch(profile_verbs, "profile", "list, show, check, reload", argv[0], argc - 1, argv + 1);
 }

@@ -79,13 +79,5 @@ int verb_create(int argc, char **argv) {
 }
 
 int verb_rm(int argc, char **argv) {
-        int ret = 0;
-
-        STRV_FOREACH(id, argv) {
-                int r = call_daemon("RemoveSandbox", *id, NULL);
-
-                if (r != 0 && ret == 0)
-                        ret = r;
-        }
-        return ret;
+        return call_daemon_each("RemoveSandbox", argc, argv);
 }

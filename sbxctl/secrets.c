@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* sbxctl secret add, list and rm: the caller's stored secrets (given to runs with --credential). */
+#include <getopt.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <termios.h>
@@ -75,66 +76,60 @@ static int secret_value_fd(const char *name, int *ret) {
         return r;
 }
 
-int verb_secret(int argc, char **argv) {
+static int secret_add(int argc, char **argv) {
+        _cleanup_close_ int fd = -EBADF;
+        const char *name = argv[0];
+        int r;
+
+        if (!credential_name_is_valid(name))
+                return refused("secret add: '%s' is not a credential name ([a-z][a-z0-9_-]{0,63})", name);
+        r = secret_value_fd(name, &fd);
+        if (r < 0)
+                return -r;
+        return call_daemon_reply("AddSecret", NULL, "shb", name, fd, (int) arg_replace);
+}
+
+static int secret_list(int argc, char **argv) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const char *verb;
+        _cleanup_(json_object_putp) json_object *list = NULL;
+        int r;
+
+        r = call_daemon_reply("ListSecrets", &reply, NULL);
+        if (r == 0)
+                r = reply_json_array(reply, &list);
+        if (r != 0 || !list)
+                return r;
+        if (arg_legend)
+                printf("%-32s %s\n", "NAME", "MODIFIED");
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                json_object *o = json_object_array_get_idx(list, i), *name = NULL, *mod = NULL;
+
+                (void) json_object_object_get_ex(o, "name", &name);
+                (void) json_object_object_get_ex(o, "modified_at", &mod);
+                printf("%-32s %s\n", json_object_get_string(name), mod ? json_object_get_string(mod) : "-");
+        }
+        return 0;
+}
+
+static int secret_rm(int argc, char **argv) {
+        return call_daemon_each("RemoveSecret", argc, argv);
+}
+
+static const Verb secret_verbs[] = {
+        { "add",  1, 1,        secret_add,  .usage = "expected exactly one name (the value is read from stdin)" },
+        { "list", 0, 0,        secret_list },
+        { "rm",   1, VERB_ANY, secret_rm,   .usage = "expected one or more names" },
+        {}
+};
+
+int verb_secret(int argc, char **argv) {
         int r;
 
         if (argc == 0)
                 return refused("secret: expected add, list or rm");
         /* options after the subcommand too: "secret add --replace NAME", "secret list --json" */
-        verb = argv[0];
         r = parse_argv_after_first(argc, argv);
         if (r <= 0)
                 return -r;
-        argv += optind;
-        argc -= optind;
-        if (streq(verb, "add")) {
-                _cleanup_close_ int fd = -EBADF;
-                const char *name;
-
-                if (argc != 1)
-                        return refused("secret add: expected exactly one name (the value is read from stdin)");
-                name = argv[0];
-                if (!credential_name_is_valid(name))
-                        return refused("secret add: '%s' is not a credential name ([a-z][a-z0-9_-]{0,63})", name);
-                r = secret_value_fd(name, &fd);
-                if (r < 0)
-                        return -r;
-                return call_daemon_reply("AddSecret", NULL, "shb", name, fd, (int) arg_replace);
-        }
-        if (streq(verb, "list")) {
-                _cleanup_(json_object_putp) json_object *list = NULL;
-
-                if (argc != 0)
-                        return refused("secret list: unexpected argument '%s'", argv[0]);
-                r = call_daemon_reply("ListSecrets", &reply, NULL);
-                if (r == 0)
-                        r = reply_json_array(reply, &list);
-                if (r != 0 || !list)
-                        return r;
-                if (arg_legend)
-                        printf("%-32s %s\n", "NAME", "MODIFIED");
-                for (size_t i = 0; i < json_object_array_length(list); i++) {
-                        json_object *o = json_object_array_get_idx(list, i), *name = NULL, *mod = NULL;
-
-                        (void) json_object_object_get_ex(o, "name", &name);
-                        (void) json_object_object_get_ex(o, "modified_at", &mod);
-                        printf("%-32s %s\n", json_object_get_string(name), mod ? json_object_get_string(mod) : "-");
-                }
-                return 0;
-        }
-        if (streq(verb, "rm")) {
-                int ret = 0;
-
-                if (argc < 1)
-                        return refused("secret rm: expected one or more names");
-                for (int i = 0; i < argc; i++) {
-                        r = call_daemon_reply("RemoveSecret", NULL, "s", argv[i]);
-                        if (r != 0 && ret == 0)
-                                ret = r;
-                }
-                return ret;
-        }
-        return refused("secret: unknown command '%s' (add, list, rm)", verb);
+        return verb_dispatch(secret_verbs, "secret", "add, list, rm", argv[0], argc - optind, argv + optind);
 }

@@ -431,19 +431,65 @@ static void take_signals(const int *sigs, size_t n) {
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
 }
 
-/* The bus and event loop of a client waiting for a run's (or sandbox's) end: Finished, sbxd leaving
- * (attach() to the next one), and Ctrl-C/SIGTERM/SIGHUP becoming Stop(). 0, or sbxctl's exit status. */
-int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event) {
-        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+/* What a client waiting for the end of what it started (a run, a sandbox, an exec) listens to. */
+typedef struct ClientHooks {
+        const int *sigs;        /* taken from the shell and passed on by on_signal */
+        size_t n_sigs;
+        const char *finished;   /* sbxd's signal of the end */
+        sd_bus_message_handler_t on_finished;
+        sd_bus_message_handler_t on_owner_changed;      /* sbxd leaving */
+        sd_bus_message_handler_t on_disconnected;
+        sd_event_signal_handler_t on_signal;
+} ClientHooks;
+
+/* The machine's bus, with the client's signals taken first. 0, or sbxctl's exit status. */
+static int client_connect(const ClientHooks *h, sd_bus **ret) {
         int r;
 
         r = check_systemd();
         if (r != 0)
                 return r;
-        take_signals(sigs, ELEMENTSOF(sigs));
-        r = connect_bus(&bus);
+        take_signals(h->sigs, h->n_sigs);
+        return connect_bus(ret);
+}
+
+/* The bus on the event loop, with the hooks' matches, filter and signal handlers. 0 or -errno. */
+static int client_watch(const ClientHooks *h, sd_bus *bus, sd_event *event, void *userdata) {
+        int r;
+
+        r = sd_bus_attach_event(bus, event, 0);
+        if (r >= 0)
+                r = match_signal(bus, SBX_BUS_PATH, SBX_BUS_INTERFACE, h->finished, h->on_finished, userdata);
+        if (r >= 0)
+                r = match_signal(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged",
+                                 h->on_owner_changed, userdata);
+        if (r >= 0)
+                r = sd_bus_add_filter(bus, NULL, h->on_disconnected, userdata);
+        for (size_t i = 0; r >= 0 && i < h->n_sigs; i++)
+                r = sd_event_add_signal(event, NULL, h->sigs[i], h->on_signal, userdata);
+        return r;
+}
+
+static const int run_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+static const ClientHooks run_hooks = {
+        .sigs = run_sigs,
+        .n_sigs = ELEMENTSOF(run_sigs),
+        .finished = "Finished",
+        .on_finished = on_finished,
+        .on_owner_changed = on_name_owner_changed,
+        .on_disconnected = on_run_disconnected,
+        .on_signal = on_signal,
+};
+
+/* The bus and event loop of a client waiting for a run's (or sandbox's) end: Finished, sbxd leaving
+ * (attach() to the next one), and Ctrl-C/SIGTERM/SIGHUP becoming Stop(). 0, or sbxctl's exit status. */
+int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        int r;
+
+        r = client_connect(&run_hooks, &bus);
         if (r != 0)
                 return r;
         r = sd_event_default(&event);
@@ -451,16 +497,7 @@ int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event) {
                 return failed("cannot create an event loop: %s", strerror(-r));
         s->bus = bus;
         s->event = event;
-        r = sd_bus_attach_event(bus, event, 0);
-        if (r >= 0)
-                r = match_signal(bus, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Finished", on_finished, s);
-        if (r >= 0)
-                r = match_signal(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged",
-                                 on_name_owner_changed, s);
-        if (r >= 0)
-                r = sd_bus_add_filter(bus, NULL, on_run_disconnected, s);
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(sigs); i++)
-                r = sd_event_add_signal(event, NULL, sigs[i], on_signal, s);
+        r = client_watch(&run_hooks, bus, event, s);
         if (r < 0)
                 return failed("cannot set up the bus connection: %s", strerror(-r));
         *ret_bus = TAKE_PTR(bus);
@@ -468,11 +505,52 @@ int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event) {
         return 0;
 }
 
+/* run and exec: the command line (the options' environment checked with it); with -H, sbxctl on HOST runs
+ * it (exec_over_ssh() returns only if ssh could not be started). 0, or sbxctl's exit status. */
+static int command_start(const char *verb, const char *usage, char **cmd, char ***ret_env) {
+        if (strv_length(cmd) == 0)
+                return refused("%s: no command given (usage: %s)", verb, usage);
+        if (arg_host)
+                return exec_over_ssh();
+        return command_prepare(cmd, ret_env);
+}
+
+/* The end of a Run or Exec call: the caller's stdin, stdout and stderr (/dev/null for those it has not got) */
+static int append_stdio(sd_bus_message *m, int *null_in, int *null_out, int *null_err) {
+        int r;
+
+        r = sd_bus_message_append(m, "as", 0);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "hhh", fd_or_null(STDIN_FILENO, O_RDONLY, null_in),
+                                          fd_or_null(STDOUT_FILENO, O_WRONLY, null_out),
+                                          fd_or_null(STDERR_FILENO, O_WRONLY, null_err));
+        return r;
+}
+
+int call_for_id(sd_bus *bus, sd_bus_message *call, uint64_t usec, sd_bus_message **ret_reply, const char **ret_id) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = sd_bus_call(bus, call, usec, &error, ret_reply);
+        if (r < 0)
+                return bus_failure(bus, &error, r);
+        if (sd_bus_message_read(*ret_reply, "s", ret_id) < 0 || !run_id_is_valid(*ret_id))
+                return failed("sbxd sent an invalid reply");
+        return 0;
+}
+
+int follow_reply(sd_bus_message *reply, const char *id, char **ret_id, char **ret_daemon) {
+        *ret_id = strdup(id);
+        *ret_daemon = strdup(sd_bus_message_get_sender(reply));
+        if (!*ret_id || !*ret_daemon)
+                return failed("out of memory");
+        return 0;
+}
+
 int verb_run(int argc, char **argv) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *workspace = NULL, *dataset = NULL;
         _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF, export_fd = -EBADF;
         _cleanup_strv_free_ char **env = NULL;
@@ -484,11 +562,7 @@ int verb_run(int argc, char **argv) {
 
         if (argc > 0 && streq(argv[0], "--"))
                 cmd++;
-        if (strv_length(cmd) == 0)
-                return refused("run: no command given (usage: sbxctl run [OPTIONS] -- CMD [ARGS...])");
-        if (arg_host)
-                return exec_over_ssh();
-        r = command_prepare(cmd, &env);
+        r = command_start("run", "sbxctl run [OPTIONS] -- CMD [ARGS...]", cmd, &env);
         if (r != 0)
                 return r;
 
@@ -529,24 +603,15 @@ int verb_run(int argc, char **argv) {
         if (r >= 0)
                 r = append_request(call, workspace, dataset, export_fd, false, cmd, env);
         if (r >= 0)
-                r = sd_bus_message_append(call, "as", 0);
-        if (r >= 0)
-                r = sd_bus_message_append(call, "hhh", fd_or_null(STDIN_FILENO, O_RDONLY, &null_in),
-                                          fd_or_null(STDOUT_FILENO, O_WRONLY, &null_out),
-                                          fd_or_null(STDERR_FILENO, O_WRONLY, &null_err));
+                r = append_stdio(call, &null_in, &null_out, &null_err);
         if (r < 0)
                 return failed("cannot build the request: %s", strerror(-r));
 
-        r = sd_bus_call(bus, call, 60 * USEC_PER_SEC, &error, &reply);
-        if (r < 0)
-                return bus_failure(bus, &error, r);
-        r = sd_bus_message_read(reply, "s", &id);
-        if (r < 0 || !run_id_is_valid(id))
-                return failed("sbxd sent an invalid reply");
-        s.run_id = strdup(id);
-        s.daemon = strdup(sd_bus_message_get_sender(reply));
-        if (!s.run_id || !s.daemon)
-                return failed("out of memory");
+        r = call_for_id(bus, call, 60 * USEC_PER_SEC, &reply, &id);
+        if (r == 0)
+                r = follow_reply(reply, id, &s.run_id, &s.daemon);
+        if (r != 0)
+                return r;
         if (s.got_signal)
                 (void) on_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s.got_signal }, &s);
 
@@ -683,15 +748,25 @@ static int on_exec_hangup(sd_event_source *src, int fd, uint32_t revents, void *
         return on_exec_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = SIGHUP }, userdata);
 }
 
+static const int exec_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH };
+
+static const ClientHooks exec_hooks = {
+        .sigs = exec_sigs,
+        .n_sigs = ELEMENTSOF(exec_sigs),
+        .finished = "ExecFinished",
+        .on_finished = on_exec_finished,
+        .on_owner_changed = on_exec_daemon_gone,
+        .on_disconnected = on_exec_disconnected,
+        .on_signal = on_exec_signal,
+};
+
 int verb_exec(int argc, char **argv) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
         _cleanup_strv_free_ char **env = NULL;
         ExecState s = { .exit_status = -1 };
-        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH };
         const char *sandbox, *op;
         char **cmd;
         int r;
@@ -706,18 +781,10 @@ int verb_exec(int argc, char **argv) {
         cmd = argv + optind;
         if (*cmd && streq(*cmd, "--"))
                 cmd++;
-        if (strv_length(cmd) == 0)
-                return refused("exec: no command given (usage: sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...])");
-        if (arg_host)
-                return exec_over_ssh();
-        r = command_prepare(cmd, &env);
+        r = command_start("exec", "sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...]", cmd, &env);
         if (r != 0)
                 return r;
-        r = check_systemd();
-        if (r != 0)
-                return r;
-        take_signals(sigs, ELEMENTSOF(sigs));
-        r = connect_bus(&bus);
+        r = client_connect(&exec_hooks, &bus);
         if (r != 0)
                 return r;
         r = check_fd_passing(bus);
@@ -728,16 +795,7 @@ int verb_exec(int argc, char **argv) {
                 return failed("cannot create an event loop: %s", strerror(-r));
         s.bus = bus;
         s.event = event;
-        r = sd_bus_attach_event(bus, event, 0);
-        if (r >= 0)
-                r = match_signal(bus, SBX_BUS_PATH, SBX_BUS_INTERFACE, "ExecFinished", on_exec_finished, &s);
-        if (r >= 0)
-                r = match_signal(bus, "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged",
-                                 on_exec_daemon_gone, &s);
-        if (r >= 0)
-                r = sd_bus_add_filter(bus, NULL, on_exec_disconnected, &s);
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(sigs); i++)
-                r = sd_event_add_signal(event, NULL, sigs[i], on_exec_signal, &s);
+        r = client_watch(&exec_hooks, bus, event, &s);
         if (r >= 0)
                 r = watch_hangup(event, on_exec_hangup, &s);
         if (r >= 0)
@@ -755,23 +813,14 @@ int verb_exec(int argc, char **argv) {
         if (r >= 0)
                 r = sd_bus_message_close_container(call);
         if (r >= 0)
-                r = sd_bus_message_append(call, "as", 0);
-        if (r >= 0)
-                r = sd_bus_message_append(call, "hhh", fd_or_null(STDIN_FILENO, O_RDONLY, &null_in),
-                                          fd_or_null(STDOUT_FILENO, O_WRONLY, &null_out),
-                                          fd_or_null(STDERR_FILENO, O_WRONLY, &null_err));
+                r = append_stdio(call, &null_in, &null_out, &null_err);
         if (r < 0)
                 return failed("cannot build the request: %s", strerror(-r));
-        r = sd_bus_call(bus, call, 60 * USEC_PER_SEC, &error, &reply);
-        if (r < 0)
-                return bus_failure(bus, &error, r);
-        r = sd_bus_message_read(reply, "s", &op);
-        if (r < 0 || !run_id_is_valid(op))
-                return failed("sbxd sent an invalid reply");
-        s.op = strdup(op);
-        s.daemon = strdup(sd_bus_message_get_sender(reply));
-        if (!s.op || !s.daemon)
-                return failed("out of memory");
+        r = call_for_id(bus, call, 60 * USEC_PER_SEC, &reply, &op);
+        if (r == 0)
+                r = follow_reply(reply, op, &s.op, &s.daemon);
+        if (r != 0)
+                return r;
         if (s.got_signal)
                 (void) on_exec_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s.got_signal }, &s);
         r = sd_event_loop(event);

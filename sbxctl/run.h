@@ -30,6 +30,11 @@ int check_credential_files(void);
 int resolve_dir(const char *what, const char *arg, char **ret);
 /* The bus and event loop of a client waiting for a run's (or sandbox's) end. 0, or sbxctl's exit status. */
 int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event);
+/* A call to sbxd (Run, CreateSandbox, Exec) that returns an id: its reply and the id in it. 0, or sbxctl's
+ * exit status. */
+int call_for_id(sd_bus *bus, sd_bus_message *call, uint64_t usec, sd_bus_message **ret_reply, const char **ret_id);
+/* The id kept, and the unique name of the sbxd that sent the reply (whose signals are the ones to read). */
+int follow_reply(sd_bus_message *reply, const char *id, char **ret_id, char **ret_daemon);
 /* The request's a{sv} (Run, CreateSandbox) from the options. */
 int append_request(sd_bus_message *m, const char *workspace, const char *dataset, int export_fd, bool sandbox,
                    char **cmd, char **env);

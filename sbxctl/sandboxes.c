@@ -14,7 +14,6 @@ int verb_create(int argc, char **argv) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_free_ char *workspace = NULL, *dataset = NULL;
         RunState s = {};
         const char *id;
@@ -37,22 +36,18 @@ int verb_create(int argc, char **argv) {
                 r = append_request(call, workspace, dataset, -EBADF, true, NULL, NULL);
         if (r < 0)
                 return failed("cannot build the request: %s", strerror(-r));
-        r = sd_bus_call(bus, call, 120 * USEC_PER_SEC, &error, &reply);
-        if (r < 0)
-                return bus_failure(bus, &error, r);
-        r = sd_bus_message_read(reply, "s", &id);
-        if (r < 0 || !run_id_is_valid(id))
-                return failed("sbxd sent an invalid reply");
+        r = call_for_id(bus, call, 120 * USEC_PER_SEC, &reply, &id);
+        if (r != 0)
+                return r;
         printf("%s\n", id);
         fflush(stdout);
         if (arg_detach)
                 return 0;
 
         /* Attached: the sandbox lives as long as this connection. Ctrl-C removes it. */
-        s.run_id = strdup(id);
-        s.daemon = strdup(sd_bus_message_get_sender(reply));
-        if (!s.run_id || !s.daemon)
-                return failed("out of memory");
+        r = follow_reply(reply, id, &s.run_id, &s.daemon);
+        if (r != 0)
+                return r;
         if (s.got_signal)
                 (void) on_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s.got_signal }, &s);
         r = sd_event_loop(event);

@@ -306,6 +306,15 @@ int check_systemd(void) {
                       "systemd unit; use the testbed (testbed/vm.sh, see docs/testbed.md)");
 }
 
+int connect_systemd_bus(sd_bus **ret) {
+        int r;
+
+        r = check_systemd();
+        if (r != 0)
+                return r;
+        return connect_bus(ret);
+}
+
 /* Maps an sbxd error reply (or a failed connection) to our exit codes. */
 int bus_failure(sd_bus *bus, const sd_bus_error *e, int r) {
         if (connection_failed(bus, e))
@@ -340,10 +349,7 @@ static int call_daemonv(uint64_t usec, const char *method, sd_bus_message **ret_
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         int r;
 
-        r = check_systemd();
-        if (r != 0)
-                return r;
-        r = connect_bus(&bus);
+        r = connect_systemd_bus(&bus);
         if (r != 0)
                 return r;
         r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, method);

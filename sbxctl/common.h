@@ -96,6 +96,8 @@ int match_signal(sd_bus *bus, const char *path, const char *interface, const cha
                  sd_bus_message_handler_t callback, void *userdata);
 int check_fd_passing(sd_bus *bus);
 int check_systemd(void);
+/* check_systemd(), then connect_bus(). */
+int connect_systemd_bus(sd_bus **ret);
 /* Maps an sbxd error reply (or a failed connection) to our exit codes. */
 int bus_failure(sd_bus *bus, const sd_bus_error *e, int r);
 

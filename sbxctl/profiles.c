@@ -267,10 +267,7 @@ static int profile_reload(int argc, char **argv) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         int r;
 
-        r = check_systemd();
-        if (r != 0)
-                return r;
-        r = connect_bus(&bus);
+        r = connect_systemd_bus(&bus);
         if (r != 0)
                 return r;
         /* systemd re-runs its generators, sbx-generator among them, and reloads the units */

@@ -77,36 +77,12 @@ static void print_rule(const SyscallRule *r, const char *origin) {
         printf(" -> EPERM (%s)\n", origin);
 }
 
-static int show_profile(const Profile *p) {
-        _cleanup_(run_plan_freep) RunPlan *plan = NULL;
-        _cleanup_(prop_table_freep) PropTable *fixed = NULL, *slice = NULL;
-        _cleanup_free_ char *err = NULL, *t_fixed = NULL, *t_run = NULL, *t_slice = NULL, *dropin = NULL,
-                            *slice_name = NULL;
-        /* a run's properties as sbxd would compile them, with RUN for its id */
-        RunRequest req = { .argv = (char *[]) { (char *) "CMD", NULL }, .run_id = (char *) "RUN",
-                           .netns_path = (char *) SBX_NETNS_DIR "/RUN" };
+/* What a profile allows and sets, in words: its network, ceilings, caches, what a run may ask for, and its
+ * syscall rules. */
+static void print_profile_policy(const Profile *p) {
         char a[32], b[32], c[32], d[32], e[32], f[32];
         const SyscallRule *base;
         size_t n_base;
-        PropTable rest;
-        int r;
-
-        r = policy_compile_fixed(p, &fixed);
-        r = r < 0 ? r : policy_compile_slice(p, &slice);
-        if (r < 0)
-                return failed("cannot compile profile %s: %s", p->name, strerror(-r));
-        r = policy_compile(p, &req, SBX_EXEC_PATH, &plan, &err);
-        if (r < 0 && r != -EOPNOTSUPP)
-                return failed("cannot compile profile %s: %s", p->name, err ?: strerror(-r));
-        if (!arg_legend) { /* just a run's properties, one per line (used by bench/) */
-                if (!plan)
-                        return failed("%s", err);
-                r = prop_table_render_text(plan->props, &t_run);
-                if (r < 0)
-                        return failed("cannot render the properties: %s", strerror(-r));
-                fputs(t_run, stdout);
-                return 0;
-        }
 
         printf("profile %s: %s\n", p->name, p->description);
         printf("  file:       %s\n  digest:     %s\n", strna(p->path), p->digest);
@@ -184,6 +160,37 @@ static int show_profile(const Profile *p) {
                 print_rule(&base[i], "sbx");
         for (size_t i = 0; i < p->n_rules; i++)
                 print_rule(&p->rules[i], "profile");
+}
+
+static int show_profile(const Profile *p) {
+        _cleanup_(run_plan_freep) RunPlan *plan = NULL;
+        _cleanup_(prop_table_freep) PropTable *fixed = NULL, *slice = NULL;
+        _cleanup_free_ char *err = NULL, *t_fixed = NULL, *t_run = NULL, *t_slice = NULL, *dropin = NULL,
+                            *slice_name = NULL;
+        /* a run's properties as sbxd would compile them, with RUN for its id */
+        RunRequest req = { .argv = (char *[]) { (char *) "CMD", NULL }, .run_id = (char *) "RUN",
+                           .netns_path = (char *) SBX_NETNS_DIR "/RUN" };
+        PropTable rest;
+        int r;
+
+        r = policy_compile_fixed(p, &fixed);
+        r = r < 0 ? r : policy_compile_slice(p, &slice);
+        if (r < 0)
+                return failed("cannot compile profile %s: %s", p->name, strerror(-r));
+        r = policy_compile(p, &req, SBX_EXEC_PATH, &plan, &err);
+        if (r < 0 && r != -EOPNOTSUPP)
+                return failed("cannot compile profile %s: %s", p->name, err ?: strerror(-r));
+        if (!arg_legend) { /* just a run's properties, one per line (used by bench/) */
+                if (!plan)
+                        return failed("%s", err);
+                r = prop_table_render_text(plan->props, &t_run);
+                if (r < 0)
+                        return failed("cannot render the properties: %s", strerror(-r));
+                fputs(t_run, stdout);
+                return 0;
+        }
+
+        print_profile_policy(p);
 
         r = policy_dropin_dir_name(p->name, &dropin);
         r = r < 0 ? r : policy_slice_name(p->name, &slice_name);

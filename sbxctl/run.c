@@ -505,6 +505,18 @@ int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event) {
         return 0;
 }
 
+int run_state_follow(RunState *s, sd_bus_message *reply, const char *id) {
+        int r;
+
+        r = follow_reply(reply, id, &s->run_id, &s->daemon);
+        if (r != 0)
+                return r;
+        /* Ctrl-C before there was a run to stop */
+        if (s->got_signal)
+                (void) on_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s->got_signal }, s);
+        return 0;
+}
+
 /* run and exec: the command line (the options' environment checked with it); with -H, sbxctl on HOST runs
  * it (exec_over_ssh() returns only if ssh could not be started). 0, or sbxctl's exit status. */
 static int command_start(const char *verb, const char *usage, char **cmd, char ***ret_env) {
@@ -609,11 +621,9 @@ int verb_run(int argc, char **argv) {
 
         r = call_for_id(bus, call, 60 * USEC_PER_SEC, &reply, &id);
         if (r == 0)
-                r = follow_reply(reply, id, &s.run_id, &s.daemon);
+                r = run_state_follow(&s, reply, id);
         if (r != 0)
                 return r;
-        if (s.got_signal)
-                (void) on_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s.got_signal }, &s);
 
         r = sd_event_loop(event);
         if (r >= 0 && s.record)

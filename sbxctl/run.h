@@ -35,6 +35,9 @@ int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event);
 int call_for_id(sd_bus *bus, sd_bus_message *call, uint64_t usec, sd_bus_message **ret_reply, const char **ret_id);
 /* The id kept, and the unique name of the sbxd that sent the reply (whose signals are the ones to read). */
 int follow_reply(sd_bus_message *reply, const char *id, char **ret_id, char **ret_daemon);
+/* follow_reply() into s, and a signal that came before the reply passed on (Stop()). 0, or sbxctl's exit
+ * status. */
+int run_state_follow(RunState *s, sd_bus_message *reply, const char *id);
 /* The request's a{sv} (Run, CreateSandbox) from the options. */
 int append_request(sd_bus_message *m, const char *workspace, const char *dataset, int export_fd, bool sandbox,
                    char **cmd, char **env);

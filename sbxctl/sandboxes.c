@@ -45,11 +45,9 @@ int verb_create(int argc, char **argv) {
                 return 0;
 
         /* Attached: the sandbox lives as long as this connection. Ctrl-C removes it. */
-        r = follow_reply(reply, id, &s.run_id, &s.daemon);
+        r = run_state_follow(&s, reply, id);
         if (r != 0)
                 return r;
-        if (s.got_signal)
-                (void) on_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s.got_signal }, &s);
         r = sd_event_loop(event);
         if (r < 0)
                 ret = failed("event loop failed: %s", strerror(-r));

@@ -297,7 +297,6 @@ int check_fd_passing(sd_bus *bus) {
         return 0;
 }
 
-
 /* sd_booted() says it of this machine; another one (-H, -M) says it itself (sbxd is not there) */
 int check_systemd(void) {
         if (arg_host || arg_machine || sd_booted() > 0)
@@ -444,9 +443,7 @@ int memfd_sealed(const void *data, size_t size, int *ret) {
         return 0;
 }
 
-
 /* ---- the lines at the end of a run ------------------------------------------------------------- */
-
 
 /* How sbxctl names the reason of a denied call (the record keeps egress_reason_to_string()'s). */
 static const char *const egress_phrase[_EGRESS_REASON_MAX] = {

@@ -25,11 +25,9 @@
 #include "observe.h"
 #include "capture.h"
 #include "command.h"
-#include "reaper.h"
 #include "unit-bus.h"
 
 #include "bus-errors.h"
-#include "bus-fields.h"
 #include "credentials.h"
 #include "export.h"
 #include "images.h"
@@ -108,7 +106,7 @@ Run *manager_find_run(Manager *m, const char *id) {
 
 /* The caller's uid as the bus recorded it when the caller connected (SO_PEERCRED), never a value
  * sd-bus filled in from /proc/<pid>/status, which a caller can change by exec'ing a setuid program. */
-static int caller_uid(sd_bus_message *msg, uid_t *ret) {
+int manager_caller_uid(sd_bus_message *msg, uid_t *ret) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         uint64_t augmented;
         int r;
@@ -266,7 +264,7 @@ static void log_run_finished(Run *run) {
 
 /* After what grows the heap a lot for a moment (a burst of runs, every record listed as JSON): glibc keeps
  * freed memory mapped; a long-lived daemon gives it back. */
-static void heap_trim(void) {
+void manager_heap_trim(void) {
         (void) malloc_trim(0);
 }
 
@@ -321,7 +319,7 @@ static void run_complete(Run *run) {
         run_free(run);
         /* nothing running: give the heap a burst of runs grew back to the system */
         if (!m->runs)
-                heap_trim();
+                manager_heap_trim();
 }
 
 static int on_removal_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -885,7 +883,7 @@ static int on_client_owner_reply(sd_bus_message *reply, void *userdata, sd_bus_e
         return 0;
 }
 
-static int run_set_client(Run *run, const char *sender) {
+int manager_run_set_client(Run *run, const char *sender) {
         _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_free_ char *match = NULL, *client = NULL;
         int r;
@@ -1235,112 +1233,6 @@ int manager_check_host_dir(Manager *m, const char *what, const char *path, uid_t
         return 0;
 }
 
-static bool sandbox_name_is_allowed(const char *s) {
-        return sandbox_name_is_valid(s) && !run_id_is_valid(s);
-}
-
-/* "credentials", "caches_ro": as, names (stored secrets, the profile's caches) */
-static int read_names(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
-        char ***dst = field;
-        int r;
-
-        r = sd_bus_message_enter_container(msg, 'v', "as");
-        if (r < 0)
-                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected an array of names", f->name);
-        r = sd_bus_message_read_strv(msg, dst);
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(msg);
-}
-
-/* "credential_fds": a{sh}, values by name, each a file descriptor of a regular file (or memfd) */
-static int read_credential_fds(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
-        RunRequest *req = field;
-        const char *name;
-        int fd, r;
-
-        r = sd_bus_message_enter_container(msg, 'v', "a{sh}");
-        if (r < 0)
-                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a{sh} (name, file descriptor)", f->name);
-        r = sd_bus_message_enter_container(msg, 'a', "{sh}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(msg, "{sh}", &name, &fd)) > 0) {
-                size_t n = strv_length(req->credential_fd_names);
-                char **names;
-                int *fds;
-
-                if (n >= SBX_CREDENTIAL_FDS_MAX)
-                        return sd_bus_error_setf(error, ERR_INVALID, "%s: more than %u", f->name, SBX_CREDENTIAL_FDS_MAX);
-                names = realloc(req->credential_fd_names, (n + 2) * sizeof(char *));
-                if (!names)
-                        return -ENOMEM;
-                req->credential_fd_names = names;
-                names[n] = NULL;
-                fds = realloc(req->credential_fds, (n + 1) * sizeof(int));
-                if (!fds)
-                        return -ENOMEM;
-                req->credential_fds = fds;
-                fds[n] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-                if (fds[n] < 0)
-                        return -errno;
-                names[n] = strdup(name);
-                if (!names[n]) {
-                        (void) close(fds[n]);
-                        return -ENOMEM;
-                }
-                names[n + 1] = NULL;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(msg);
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(msg);
-}
-
-#define REQ_SANDBOX_ONLY 1u
-#define REQ_RUN_ONLY 2u   /* TERM is a command's; a sandbox's commands come later (sbxd(8)) */
-
-/* Run's and CreateSandbox's request (docs/dbus.md). */
-static const BusField request_fields[] = {
-        { "profile",           bus_field_string,       offsetof(RunRequest, profile) },
-        { "workspace",         bus_field_string,       offsetof(RunRequest, workspace) },
-        { "dataset",           bus_field_string,       offsetof(RunRequest, dataset) },
-        { "network",           bus_field_string,       offsetof(RunRequest, network) },
-        { "term",              bus_field_string,       offsetof(RunRequest, term), REQ_RUN_ONLY },
-        { "memory",            bus_field_u64_positive, offsetof(RunRequest, memory_max) },
-        { "tasks",             bus_field_u64_positive, offsetof(RunRequest, tasks_max) },
-        { "timeout_usec",      bus_field_u64_positive, offsetof(RunRequest, runtime_max) },
-        { "cpu_percent",       bus_field_unsigned,     offsetof(RunRequest, cpu_quota_percent), .max = 100000 },
-        { "credentials",       read_names,       offsetof(RunRequest, credentials) },
-        { "credential_fds",    read_credential_fds,    0 },
-        { "export_fd",         export_read_request_fd, 0, REQ_RUN_ONLY },
-        { "caches_ro",         read_names,       offsetof(RunRequest, caches_ro) },
-        { "argv_bytes",        bus_field_byte_strings, offsetof(RunRequest, argv_bytes), REQ_RUN_ONLY },
-        { "environment",       bus_field_byte_strings, offsetof(RunRequest, env), REQ_RUN_ONLY },
-        { "image",             bus_field_string,       offsetof(RunRequest, image) },
-        { "idle_timeout_usec", bus_field_u64_positive, offsetof(RunRequest, idle_timeout), REQ_SANDBOX_ONLY },
-        { "detach",            bus_field_bool,         offsetof(RunRequest, detach), REQ_SANDBOX_ONLY },
-        { "name",              bus_field_string,       offsetof(RunRequest, sandbox_name), REQ_SANDBOX_ONLY,
-          .valid = sandbox_name_is_allowed,
-          .expected = "a sandbox name (1-64 of A-Z a-z 0-9 _ . -, not a run id)" },
-        {}
-};
-
-static int read_request(sd_bus_message *msg, RunRequest *req, bool sandbox, sd_bus_error *error) {
-        int r;
-
-        r = bus_read_fields(msg, request_fields, sandbox ? REQ_RUN_ONLY : REQ_SANDBOX_ONLY, req, "request", error);
-        if (r < 0 || sandbox)
-                return r;
-        r = sd_bus_message_read_strv(msg, &req->argv);
-        if (r < 0)
-                return r;
-        req->stack_limit = manager_stack_limit();
-        return bus_take_command(&req->argv, &req->argv_bytes, error);
-}
-
 uint64_t manager_stack_limit(void) {
         struct rlimit rl;
 
@@ -1505,11 +1397,10 @@ static int append_net_unit(sd_bus_message *call, const RunPlan *plan, const char
         return r;
 }
 
-static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd_bus_error *error) {
-        Manager *m = userdata;
+int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t uid, bool sandbox,
+                        sd_bus_error *error) {
         _cleanup_(profile_freep) Profile *profile = NULL;
         _cleanup_strv_free_ char **dirs = NULL;
-        _cleanup_(run_request_freep) RunRequest *req = calloc(1, sizeof(RunRequest));
         _cleanup_(run_plan_freep) RunPlan *plan = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         _cleanup_(run_freep) Run *run = NULL;
@@ -1523,18 +1414,9 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
         _cleanup_close_ int ctl = -EBADF, ctl_helper = -EBADF, devnull = -EBADF;
         dev_t ws_dev = 0;
         ino_t ws_ino = 0;
-        uid_t uid;
         int r;
 
-        if (!req)
-                return -ENOMEM;
-        r = caller_uid(msg, &uid);
-        if (r < 0)
-                return r;
         store_tenant_id(&m->store, uid, tenant);
-        r = read_request(msg, req, sandbox, error);
-        if (r < 0 || sd_bus_error_is_set(error))
-                return r;
         if (sandbox) {
                 int pair[2];
                 int sz = 256 * 1024;
@@ -1794,7 +1676,7 @@ static int method_run_impl(sd_bus_message *msg, void *userdata, bool sandbox, sd
                 return r;
         /* A detached sandbox has no client: it outlives its creator's connection. */
         if (!(sandbox && req->detach)) {
-                r = run_set_client(run, sd_bus_message_get_sender(msg));
+                r = manager_run_set_client(run, sd_bus_message_get_sender(msg));
                 if (r < 0)
                         return r;
         }
@@ -2050,40 +1932,6 @@ int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan, const c
         return r;
 }
 
-/* Every refused or failed request is one journal event: who asked, and why it was not run. */
-static int method_start(sd_bus_message *msg, void *userdata, bool sandbox, sd_bus_error *error) {
-        _cleanup_free_ char *escaped = NULL;
-        const char *reason;
-        char uid_str[16] = "";
-        uid_t uid;
-        int r;
-
-        r = method_run_impl(msg, userdata, sandbox, error);
-        if (r >= 0 && !sd_bus_error_is_set(error))
-                return r;
-        if (caller_uid(msg, &uid) >= 0)
-                (void) snprintf(uid_str, sizeof uid_str, "%u", (unsigned) uid);
-        reason = sd_bus_error_is_set(error) ? strna(error->message) : strerror(r < 0 ? -r : EIO);
-        /* messages may quote what the caller sent (a path): one line in the journal, whatever it holds */
-        reason = line_escape(reason, 0, &escaped) >= 0 ? escaped : "(not logged: out of memory)";
-        log_event(LOG_NOTICE, SBX_MESSAGE_RUN_REFUSED,
-                  LOG_FIELDS({ "SBX_CALLER_UID", uid_str[0] ? uid_str : NULL },
-                             { "SBX_ERROR_NAME", sd_bus_error_is_set(error) ? error->name : NULL },
-                             { "SBX_ERROR", reason }),
-                  "%s request of uid %s refused: %s", sandbox ? "Sandbox" : "Run", uid_str[0] ? uid_str : "?",
-                  reason);
-        return r;
-}
-
-static int method_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return method_start(msg, userdata, false, error);
-}
-
-/* CreateSandbox(a{sv} request) -> s sandbox_id, once its helper is ready */
-static int method_create_sandbox(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return method_start(msg, userdata, true, error);
-}
-
 int manager_run_stop(Run *run, int sig) {
         return run_stop(run, sig);
 }
@@ -2116,7 +1964,7 @@ int manager_caller_tenant(Manager *m, sd_bus_message *msg, char tenant[static TE
         uid_t uid;
         int r;
 
-        r = caller_uid(msg, &uid);
+        r = manager_caller_uid(msg, &uid);
         if (r < 0)
                 return r;
         store_tenant_id(&m->store, uid, tenant);
@@ -2408,8 +2256,6 @@ static void manager_sweep_spaces(Manager *m) {
 
 /* ---- the other methods ---------------------------------------------------------------------------- */
 
-#define POLKIT_ACTION_MANAGE_ALL "org.sbx.manage-all-runs"
-
 /* The record of a run the caller may see: its own, or any for root and whom polkit authorizes for
  * org.sbx.manage-all-runs. Returns 1 with *ret set; 0 when polkit is being asked (the method runs again
  * with the answer: return 1 without a reply); an error otherwise. */
@@ -2444,247 +2290,6 @@ int manager_lookup_owned(Manager *m, sd_bus_message *msg, const char *id, sd_bus
         *ret = TAKE_PTR(rec);
         return 1;
 }
-
-static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        _cleanup_(run_record_freep) RunRecord *rec = NULL;
-        _cleanup_free_ char *json = NULL;
-        const char *id;
-        int r;
-
-        r = sd_bus_message_read(msg, "s", &id);
-        if (r < 0)
-                return r;
-        r = manager_lookup_owned(m, msg, id, method_get, &rec, error);
-        if (r <= 0)
-                return r == 0 ? 1 : r;
-        r = run_record_to_json(rec, &json);
-        if (r < 0)
-                return r;
-        return sd_bus_reply_method_return(msg, "s", json);
-}
-
-static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        _cleanup_(run_record_freep) RunRecord *rec = NULL;
-        const char *id;
-        Run *run;
-        int r;
-
-        r = sd_bus_message_read(msg, "s", &id);
-        if (r < 0)
-                return r;
-        r = manager_lookup_owned(m, msg, id, method_stop, &rec, error);
-        if (r <= 0)
-                return r == 0 ? 1 : r;
-        run = manager_find_run(m, id);
-        if (!run)
-                return sd_bus_error_setf(error, ERR_NO_RUN, "run: %s is not running", id);
-        r = run_stop(run, SIGTERM);
-        if (r < 0)
-                return r;
-        return sd_bus_reply_method_return(msg, NULL);
-}
-
-/* Attach(run_id) -> record: the caller becomes the client of a run that has none (it gets Finished, and
- * its disconnection ends the run); a run whose client is still connected stays its (Busy). sbxctl
- * calls it when the sbxd it started the run with went away (restarted by an upgrade): the run goes on,
- * and this sbxd, having adopted it, reports its end. The reply is the record as it is now; a finished
- * record means there is nothing left to wait for. */
-static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        _cleanup_(run_record_freep) RunRecord *rec = NULL;
-        _cleanup_free_ char *json = NULL;
-        const char *id;
-        Run *run;
-        int r;
-
-        r = sd_bus_message_read(msg, "s", &id);
-        if (r < 0)
-                return r;
-        r = manager_lookup_owned(m, msg, id, method_attach, &rec, error);
-        if (r <= 0)
-                return r == 0 ? 1 : r;
-        run = manager_find_run(m, id);
-        if (run && run->client && !streq(run->client, sd_bus_message_get_sender(msg)))
-                /* its client is still there (it is watched): nobody takes a run away from it */
-                return sd_bus_error_setf(error, ERR_BUSY, "run %s has a client", id);
-        if (run) {
-                r = run_set_client(run, sd_bus_message_get_sender(msg));
-                if (r < 0)
-                        return r;
-                log_debug("Run %s: client %s attached.", run->id, run->client);
-        }
-        r = run_record_to_json(run ? run->record : rec, &json);
-        if (r < 0)
-                return r;
-        return sd_bus_reply_method_return(msg, "s", json);
-}
-
-static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        _cleanup_free_ char *json = NULL;
-        char tenant[TENANT_ID_LEN + 1];
-        uid_t uid;
-        int r;
-
-        r = manager_caller_tenant(m, msg, tenant, &uid);
-        if (r < 0)
-                return r;
-        r = store_list_json(&m->store, uid == 0 ? NULL : tenant, &json);
-        if (r < 0)
-                return r;
-        r = sd_bus_reply_method_return(msg, "s", json);
-        json = mfree(json); /* before the trim (the reply's copy goes once it is sent) */
-        heap_trim();
-        return r;
-}
-
-/* Root, or a caller polkit authorizes for org.sbx.manage-all-runs. 1: go on; 0: polkit is being asked
- * (method runs again with its answer: return 1); < 0: refused, error set ("<what> needs root ..."). */
-static int check_manage_all(Manager *m, sd_bus_message *msg, sd_bus_message_handler_t method, const char *what,
-                            sd_bus_error *error) {
-        uid_t uid;
-        int r;
-
-        r = caller_uid(msg, &uid);
-        if (r < 0)
-                return r;
-        r = polkit_check_async(&m->polkit, msg, POLKIT_ACTION_MANAGE_ALL, uid, method, m);
-        if (r < 0)
-                return sd_bus_error_setf(error, ERR_ACCESS, "%s needs root or polkit's " POLKIT_ACTION_MANAGE_ALL, what);
-        return r > 0 ? 1 : 0;
-}
-
-/* ListAll() -> s: every tenant's records, for root and whom polkit authorizes */
-static int method_list_all(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        _cleanup_free_ char *json = NULL;
-        int r;
-
-        r = check_manage_all(m, msg, method_list_all, "listing every user's runs", error);
-        if (r <= 0)
-                return r < 0 ? r : 1;
-        r = store_list_json(&m->store, NULL, &json);
-        if (r < 0)
-                return r;
-        r = sd_bus_reply_method_return(msg, "s", json);
-        json = mfree(json); /* before the trim (the reply's copy goes once it is sent) */
-        heap_trim();
-        return r;
-}
-
-/* CollectGarbage() -> s: one pass of the reaper (reaper.h), for root and whom polkit authorizes */
-static int method_collect_garbage(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        _cleanup_free_ char *json = NULL, *why = NULL;
-        DaemonConf conf;
-        int r;
-
-        r = check_manage_all(m, msg, method_collect_garbage, "collecting garbage", error);
-        if (r <= 0)
-                return r < 0 ? r : 1;
-        /* read for every pass: an edited file takes effect without a restart */
-        r = daemon_conf_load(DAEMON_CONF_PATH, &conf, &why);
-        if (r < 0)
-                return why ? sd_bus_error_setf(error, ERR_INVALID, "%s", why) : r;
-        r = reaper_collect(m, &conf, &json);
-        if (r < 0)
-                return r;
-        r = sd_bus_reply_method_return(msg, "s", json);
-        json = mfree(json); /* before the trim (the reply's copy goes once it is sent) */
-        heap_trim();
-        return r;
-}
-
-/* GetRun(s run_id) -> o: the object of a run sbxd follows, of the caller's own (root: any) */
-static int method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        _cleanup_free_ char *path = NULL;
-        char tenant[TENANT_ID_LEN + 1];
-        const char *id;
-        uid_t uid;
-        Run *run;
-        int r;
-
-        r = sd_bus_message_read(msg, "s", &id);
-        if (r < 0)
-                return r;
-        r = manager_caller_tenant(m, msg, tenant, &uid);
-        if (r < 0)
-                return r;
-        if (!run_id_is_valid(id))
-                return sd_bus_error_setf(error, ERR_INVALID, "run: '%s' is not a run id", id);
-        run = manager_find_run(m, id);
-        if (!run || (uid != 0 && !streq(tenant, run->record->tenant)))
-                return sd_bus_error_setf(error, ERR_NO_RUN, "run: no run %s is running (Get returns records)", id);
-        r = run_object_path(run, &path);
-        if (r < 0)
-                return r;
-        return sd_bus_reply_method_return(msg, "o", path);
-}
-
-static const sd_bus_vtable manager_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        SD_BUS_METHOD_WITH_ARGS("Run",
-                                SD_BUS_ARGS("a{sv}", request, "as", argv, "h", stdin_fd, "h", stdout_fd, "h", stderr_fd),
-                                SD_BUS_RESULT("s", run_id), method_run, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_ARGS("s", run_id), SD_BUS_NO_RESULT, method_stop,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("s", run_id), SD_BUS_RESULT("s", record_json), method_attach,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Get", SD_BUS_ARGS("s", run_id), SD_BUS_RESULT("s", record_json), method_get,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("List", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", records_json), method_list,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListAll", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", records_json), method_list_all,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetRun", SD_BUS_ARGS("s", run_id), SD_BUS_RESULT("o", object), method_get_run,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("CollectGarbage", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", report_json),
-                                method_collect_garbage, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Capture", SD_BUS_ARGS("s", run_id, "t", duration_usec), SD_BUS_RESULT("t", until_usec),
-                                capture_method, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetSandbox", SD_BUS_ARGS("s", sandbox), SD_BUS_RESULT("o", object),
-                                sandbox_method_get_object, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("CreateSandbox", SD_BUS_ARGS("a{sv}", request), SD_BUS_RESULT("s", sandbox_id),
-                                method_create_sandbox, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Exec",
-                                SD_BUS_ARGS("s", sandbox, "a{sv}", options, "as", argv, "h", stdin_fd, "h", stdout_fd,
-                                            "h", stderr_fd),
-                                SD_BUS_RESULT("s", exec_id), sandbox_method_exec, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("SignalExec", SD_BUS_ARGS("s", sandbox, "s", exec_id, "i", signal), SD_BUS_NO_RESULT,
-                                sandbox_method_signal_exec, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("RemoveSandbox", SD_BUS_ARGS("s", sandbox), SD_BUS_NO_RESULT, sandbox_method_remove,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("AddSecret", SD_BUS_ARGS("s", name, "h", value, "b", replace), SD_BUS_NO_RESULT,
-                                secrets_method_add, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListSecrets", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", secrets_json), secrets_method_list,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListCaches", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", caches_json), caches_method_list,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("RemoveCache", SD_BUS_ARGS("s", profile, "s", name), SD_BUS_NO_RESULT,
-                                caches_method_remove, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("PruneCaches", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", removed_json), caches_method_prune,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ApproveExport", SD_BUS_ARGS("s", run_id, "s", item), SD_BUS_RESULT("s", path, "h", fd),
-                                export_method_approve, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("RejectExport", SD_BUS_ARGS("s", run_id, "s", item), SD_BUS_NO_RESULT,
-                                export_method_reject, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Export", SD_BUS_ARGS("s", sandbox, "s", path, "h", directory),
-                                SD_BUS_RESULT("s", report_json), sandbox_method_export, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ImportImage", SD_BUS_ARGS("s", name, "h", source), SD_BUS_RESULT("s", digest),
-                                images_method_import, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListImages", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", images_json), images_method_list,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("RemoveImage", SD_BUS_ARGS("s", image), SD_BUS_NO_RESULT, images_method_remove,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("RemoveSecret", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT, secrets_method_remove,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_SIGNAL_WITH_ARGS("Finished", SD_BUS_ARGS("s", run_id, "s", record_json), 0),
-        SD_BUS_SIGNAL_WITH_ARGS("ExecFinished", SD_BUS_ARGS("s", sandbox_id, "s", exec_id, "s", exec_json), 0),
-        SD_BUS_VTABLE_END,
-};
 
 int manager_new(Manager **ret) {
         _cleanup_(manager_freep) Manager *m = calloc(1, sizeof(Manager));
@@ -2894,14 +2499,5 @@ int manager_start(Manager *m) {
         if (r < 0)
                 log_warning_errno(r, "Failed to start the warm pool (runs start units of their own): %m");
 
-        r = sd_bus_add_object_vtable(m->bus, NULL, SBX_BUS_PATH, SBX_BUS_INTERFACE, manager_vtable, m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to add the object: %m");
-        r = objects_install(m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to add the objects of runs and sandboxes: %m");
-        r = sd_bus_request_name(m->bus, SBX_BUS_NAME, 0);
-        if (r < 0)
-                return log_error_errno(r, "Failed to acquire the bus name %s: %m", SBX_BUS_NAME);
         return 0;
 }

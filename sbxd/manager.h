@@ -99,6 +99,20 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
 int manager_start(Manager *m);
 
+/* Whom polkit may let see and manage every tenant's runs. */
+#define POLKIT_ACTION_MANAGE_ALL "org.sbx.manage-all-runs"
+
+/* A run or sandbox request, decoded by its bus handler (bus-manager.c), from the caller uid: refused
+ * with a named error in error, or on its way (1: answered when its unit's start job is queued). */
+int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t uid, bool sandbox,
+                        sd_bus_error *error);
+/* The caller's uid as the bus recorded it when the caller connected. */
+int manager_caller_uid(sd_bus_message *msg, uid_t *ret);
+/* The caller becomes the client of run: it gets Finished, and its disconnection ends the run. */
+int manager_run_set_client(Run *run, const char *sender);
+/* Gives the heap back after a burst (malloc_trim()). */
+void manager_heap_trim(void);
+
 /* for sandbox.c and objects.c */
 Run *manager_find_run(Manager *m, const char *id);
 int manager_run_stop(Run *run, int sig);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <systemd/sd-daemon.h>
 
+#include "bus-manager.h"
 #include "ceilings.h"
 #include "log.h"
 #include "manager.h"
@@ -44,6 +45,8 @@ int main(int argc, char *argv[]) {
                 return log_error_errno(r, "Failed to set up signal handling: %m"), 1;
 
         r = manager_start(m);
+        if (r >= 0)
+                r = bus_manager_install(m);
         if (r < 0)
                 return 1;
 

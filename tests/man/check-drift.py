@@ -12,7 +12,7 @@ Compares the generated pages (roff) with what they describe:
                   is one the parser knows. tests/man/every_key.json holds every key once: the real
                   parser must accept it (`sbxctl profile check`) and its keys must be exactly the
                   ones read from the source, which keeps the source reading honest
-  sbxd(8)         every method and signal of the D-Bus vtable (sbxd/manager.c) and every error name
+  sbxd(8)         every method and signal of the D-Bus vtable (sbxd/bus-manager.c) and every error name
                   is documented, every journal MESSAGE_ID of src/shared/message-ids.h is listed, and
                   every field of sbxd's journal events (and of the generator's, in sbx-generator(8))
                   is documented
@@ -301,12 +301,13 @@ def check(inp):
         errors.append(f"sbx-profile(5): KEYS documents {d}, which the parser does not know")
 
     # sbxd(8): D-Bus interface, errors, journal message ids
-    manager = src["sbxd/manager.c"]
+    vtable = src["sbxd/bus-manager.c"]
+    manager = src["sbxd/manager.c"] + vtable
     member_re = r"SD_BUS_(?:METHOD|SIGNAL|PROPERTY)(?:_WITH_ARGS|_WITH_NAMES)?\(\s*\"(\w+)\""
     # the manager's vtable, and those of the objects of runs and sandboxes
-    members = {x: "sbxd/manager.c" for x in re.findall(member_re, manager)}
+    members = {x: "sbxd/bus-manager.c" for x in re.findall(member_re, vtable)}
     if not members:
-        errors.append("sbxd/manager.c: found no D-Bus methods in it")
+        errors.append("sbxd/bus-manager.c: found no D-Bus methods in it")
     for x in re.findall(member_re, src.get("sbxd/objects.c", "")):
         members.setdefault(x, "sbxd/objects.c")
     doc_members = set()
@@ -319,7 +320,7 @@ def check(inp):
     for x in sorted(set(members) - doc_members):
         errors.append(f"sbxd(8): D-Bus member {x} of {members[x]} is not documented in D-BUS INTERFACE")
     for x in sorted(doc_members - set(members)):
-        errors.append(f"sbxd(8): D-BUS INTERFACE documents {x}, which sbxd/manager.c and sbxd/objects.c do not have")
+        errors.append(f"sbxd(8): D-BUS INTERFACE documents {x}, which sbxd/bus-manager.c and sbxd/objects.c do not have")
     for e in sorted(set(re.findall(r'"(org\.sbx\.Error\.\w+)"', manager + src.get("sbxd/bus-errors.h", "")))):
         if e not in pages["sbxd.8"].text.get("D-BUS INTERFACE", ""):
             errors.append(f"sbxd(8): D-Bus error {e} is not documented in D-BUS INTERFACE")
@@ -351,7 +352,7 @@ def check(inp):
     # every page: the environment its program reads
     readers = {
         "sbxctl.1": ["sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "src/policy/profile-load.c", "src/shared/log.c"],
-        "sbxd.8": ["sbxd/sbxd.c", "sbxd/manager.c", "sbxd/sandbox.c", "sbxd/network.c", "sbxd/store.c", "src/policy/profile-load.c",
+        "sbxd.8": ["sbxd/sbxd.c", "sbxd/manager.c", "sbxd/bus-manager.c", "sbxd/sandbox.c", "sbxd/network.c", "sbxd/store.c", "src/policy/profile-load.c",
                    "src/shared/log.c"],
         "sbx-generator.8": ["generator/sbx-generator.c", "src/policy/profile-load.c"],
     }
@@ -365,7 +366,7 @@ def check(inp):
 
 # ---- inputs ---------------------------------------------------------------------------------------
 
-SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "src/policy/grant.c", "src/policy/export-policy.c", "sbxd/manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
+SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "src/policy/grant.c", "src/policy/export-policy.c", "sbxd/manager.c", "sbxd/bus-manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
            "sbxd/objects.c",
            "sbxd/network.c", "sbxd/sbxd.c", "sbxd/store.c",
            "src/policy/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "generator/sbx-generator.c",
@@ -458,7 +459,7 @@ def self_test(inp):
         ("a fixture the parser refuses", "every_key.json",
          changed("fixture_ok", lambda _: (False, "every_key.json: frob: unknown key"))),
         ("a new D-Bus method", "Frobnicate",
-         src("sbxd/manager.c", lambda s: s.replace("SD_BUS_VTABLE_START(0),", 'SD_BUS_VTABLE_START(0),\n        SD_BUS_METHOD_WITH_ARGS("Frobnicate", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, f, 0),', 1))),
+         src("sbxd/bus-manager.c", lambda s: s.replace("SD_BUS_VTABLE_START(0),", 'SD_BUS_VTABLE_START(0),\n        SD_BUS_METHOD_WITH_ARGS("Frobnicate", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, f, 0),', 1))),
         ("a new D-Bus error", "org.sbx.Error.Frob",
          src("sbxd/manager.c", lambda s: s + '\n#define ERR_FROB "org.sbx.Error.Frob"\n')),
         ("a new journal field of sbxd", "SBX_FROB_FIELD",

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sbxd's org.sbx.Manager1 object on the bus. */
+#pragma once
+
+#include "manager.h"
+
+/* Adds the manager's object and the objects of runs and sandboxes, then takes the bus name: the last
+ * step of sbxd's start (callers reach it only once everything they may ask for is in place). */
+int bus_manager_install(Manager *m);

@@ -1298,83 +1298,27 @@ static int busy_caches(Manager *m, const Profile *p, const char *tenant, const c
         return 0;
 }
 
-/* An aux unit of StartTransientUnit: the run's space unit (plan->space_props), made with the run's and
- * stopped by systemd once the run, the only unit that needs it, is gone. */
-static int append_space_unit(sd_bus_message *call, const RunPlan *plan, const char *space_unit, const char *run_id) {
+/* One command of an aux unit: its Exec property and command line. */
+typedef struct AuxExec {
+        const char *key;
+        char **argv;
+} AuxExec;
+
+/* An aux unit of StartTransientUnit (the run's space, network or export unit): made with the run's and
+ * stopped by systemd once the run, the only unit that needs it, is gone. binds_to: a unit it is bound to
+ * and ordered after, or NULL; privileged: its ExecStartPre= and ExecStopPost= run as root
+ * (manager_append_exec()). */
+static int append_aux_unit(sd_bus_message *call, const char *unit, const char *what, const char *run_id,
+                           const char *binds_to, const PropTable *props, bool privileged, const AuxExec *exec,
+                           size_t n_exec) {
         _cleanup_free_ char *desc = NULL;
         int r;
 
-        if (asprintf(&desc, "sbx space of run %s", run_id) < 0)
+        if (asprintf(&desc, "sbx %s of run %s", what, run_id) < 0)
                 return -ENOMEM;
         r = sd_bus_message_open_container(call, 'r', "sa(sv)");
         if (r >= 0)
-                r = sd_bus_message_append(call, "s", space_unit);
-        if (r >= 0)
-                r = sd_bus_message_open_container(call, 'a', "(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "StopWhenUnneeded", "b", 1,
-                                          "CollectMode", "s", "inactive-or-failed", "Slice", "s", "system.slice");
-        if (r >= 0)
-                r = bus_append_prop_table(call, plan->space_props);
-        if (r >= 0)
-                r = manager_append_exec(call, "ExecStart", plan->space_exec_argv, false);
-        if (r >= 0)
-                r = manager_append_exec(call, "ExecStopPost", plan->space_post_argv, false);
-        for (int i = 0; i < 2 && r >= 0; i++)
-                r = sd_bus_message_close_container(call);
-        return r;
-}
-
-/* An aux unit of StartTransientUnit: the run's export unit (plan->export_props), bound to its space unit;
- * nothing to do at start, the review when it stops (the run, the only unit that needs it, being gone). */
-static int append_export_unit(sd_bus_message *call, const RunPlan *plan, const char *export_unit,
-                              const char *space_unit, const char *run_id) {
-        _cleanup_free_ char *desc = NULL;
-        _cleanup_strv_free_ char **check = NULL;
-        int r;
-
-        if (!space_unit)
-                return -EINVAL;
-        if (asprintf(&desc, "sbx export review of run %s", run_id) < 0)
-                return -ENOMEM;
-        /* at start, the reviewer checks the destination is the directory sbxd checked (fail closed) */
-        check = strv_copy(plan->export_stop_argv);
-        if (!check)
-                return -ENOMEM;
-        free(check[1]);
-        if (!(check[1] = strdup("--check")))
-                return -ENOMEM;
-        r = sd_bus_message_open_container(call, 'r', "sa(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(call, "s", export_unit);
-        if (r >= 0)
-                r = sd_bus_message_open_container(call, 'a', "(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(call, "(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s", desc, "StopWhenUnneeded",
-                                          "b", 1, "CollectMode", "s", "inactive-or-failed", "Slice", "s", "system.slice",
-                                          "BindsTo", "as", 1, space_unit, "After", "as", 1, space_unit);
-        if (r >= 0)
-                r = bus_append_prop_table(call, plan->export_props);
-        if (r >= 0)
-                r = manager_append_exec(call, "ExecStart", check, false);
-        if (r >= 0)
-                r = manager_append_exec(call, "ExecStop", plan->export_stop_argv, false);
-        for (int i = 0; i < 2 && r >= 0; i++)
-                r = sd_bus_message_close_container(call);
-        return r;
-}
-
-/* An aux unit of StartTransientUnit: the run's network unit (plan->net_props), made with the run's and
- * stopped by systemd once the run, the only unit that needs it, is gone. */
-static int append_net_unit(sd_bus_message *call, const RunPlan *plan, const char *net_unit, const char *run_id) {
-        _cleanup_free_ char *desc = NULL;
-        int r;
-
-        if (asprintf(&desc, "sbx network of run %s", run_id) < 0)
-                return -ENOMEM;
-        r = sd_bus_message_open_container(call, 'r', "sa(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(call, "s", net_unit);
+                r = sd_bus_message_append(call, "s", unit);
         if (r >= 0)
                 r = sd_bus_message_open_container(call, 'a', "(sv)");
         if (r >= 0)
@@ -1382,19 +1326,51 @@ static int append_net_unit(sd_bus_message *call, const RunPlan *plan, const char
                                           "CollectMode", "s", "inactive-or-failed",
                                           /* not the per-template system-sbx\x2dnet.slice, which would stay */
                                           "Slice", "s", "system.slice");
+        if (r >= 0 && binds_to)
+                r = sd_bus_message_append(call, "(sv)(sv)", "BindsTo", "as", 1, binds_to, "After", "as", 1, binds_to);
         if (r >= 0)
-                r = bus_append_prop_table(call, plan->net_props);
-        if (r >= 0) /* its ExecStartPre= and ExecStopPost= run as root (manager_append_exec()) */
+                r = bus_append_prop_table(call, props);
+        if (r >= 0 && privileged)
                 r = sd_bus_message_append(call, "(sv)", "PermissionsStartOnly", "b", 1);
-        if (r >= 0)
-                r = manager_append_exec(call, "ExecStartPre", plan->net_pre_argv, false);
-        if (r >= 0)
-                r = manager_append_exec(call, "ExecStart", plan->net_exec_argv, false);
-        if (r >= 0)
-                r = manager_append_exec(call, "ExecStopPost", plan->net_post_argv, false);
+        for (size_t i = 0; i < n_exec && r >= 0; i++)
+                r = manager_append_exec(call, exec[i].key, exec[i].argv, false);
         for (int i = 0; i < 2 && r >= 0; i++)
                 r = sd_bus_message_close_container(call);
         return r;
+}
+
+/* The run's space unit (plan->space_props). */
+static int append_space_unit(sd_bus_message *call, const RunPlan *plan, const char *space_unit, const char *run_id) {
+        return append_aux_unit(call, space_unit, "space", run_id, NULL, plan->space_props, false,
+                               (const AuxExec[]) { { "ExecStart", plan->space_exec_argv },
+                                                   { "ExecStopPost", plan->space_post_argv } }, 2);
+}
+
+/* The run's export unit (plan->export_props), bound to its space unit; nothing to do at start, the review
+ * when it stops (the run, the only unit that needs it, being gone). */
+static int append_export_unit(sd_bus_message *call, const RunPlan *plan, const char *export_unit,
+                              const char *space_unit, const char *run_id) {
+        _cleanup_strv_free_ char **check = NULL;
+
+        if (!space_unit)
+                return -EINVAL;
+        /* at start, the reviewer checks the destination is the directory sbxd checked (fail closed) */
+        check = strv_copy(plan->export_stop_argv);
+        if (!check)
+                return -ENOMEM;
+        free(check[1]);
+        if (!(check[1] = strdup("--check")))
+                return -ENOMEM;
+        return append_aux_unit(call, export_unit, "export review", run_id, space_unit, plan->export_props, false,
+                               (const AuxExec[]) { { "ExecStart", check }, { "ExecStop", plan->export_stop_argv } }, 2);
+}
+
+/* The run's network unit (plan->net_props). */
+static int append_net_unit(sd_bus_message *call, const RunPlan *plan, const char *net_unit, const char *run_id) {
+        return append_aux_unit(call, net_unit, "network", run_id, NULL, plan->net_props, true,
+                               (const AuxExec[]) { { "ExecStartPre", plan->net_pre_argv },
+                                                   { "ExecStart", plan->net_exec_argv },
+                                                   { "ExecStopPost", plan->net_post_argv } }, 3);
 }
 
 int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t uid, bool sandbox,

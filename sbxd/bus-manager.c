@@ -177,6 +177,18 @@ static int method_create_sandbox(sd_bus_message *msg, void *userdata, sd_bus_err
         return method_start(msg, userdata, true, error);
 }
 
+/* The run a method names (its first argument) and its record, if the caller may see it: 1; 0: polkit is
+ * being asked (manager_lookup_owned()). */
+static int read_owned(Manager *m, sd_bus_message *msg, sd_bus_message_handler_t method, const char **ret_id,
+                      RunRecord **ret, sd_bus_error *error) {
+        int r;
+
+        r = sd_bus_message_read(msg, "s", ret_id);
+        if (r < 0)
+                return r;
+        return manager_lookup_owned(m, msg, *ret_id, method, ret, error);
+}
+
 static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         _cleanup_(run_record_freep) RunRecord *rec = NULL;
@@ -184,10 +196,7 @@ static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error) 
         const char *id;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &id);
-        if (r < 0)
-                return r;
-        r = manager_lookup_owned(m, msg, id, method_get, &rec, error);
+        r = read_owned(m, msg, method_get, &id, &rec, error);
         if (r <= 0)
                 return r == 0 ? 1 : r;
         r = run_record_to_json(rec, &json);
@@ -203,10 +212,7 @@ static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         Run *run;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &id);
-        if (r < 0)
-                return r;
-        r = manager_lookup_owned(m, msg, id, method_stop, &rec, error);
+        r = read_owned(m, msg, method_stop, &id, &rec, error);
         if (r <= 0)
                 return r == 0 ? 1 : r;
         run = manager_find_run(m, id);
@@ -231,10 +237,7 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         Run *run;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &id);
-        if (r < 0)
-                return r;
-        r = manager_lookup_owned(m, msg, id, method_attach, &rec, error);
+        r = read_owned(m, msg, method_attach, &id, &rec, error);
         if (r <= 0)
                 return r == 0 ? 1 : r;
         run = manager_find_run(m, id);
@@ -253,6 +256,16 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return sd_bus_reply_method_return(msg, "s", json);
 }
 
+/* A reply of records as JSON, which can be large: the heap is given back after it. */
+static int reply_json_trim(sd_bus_message *msg, char **json) {
+        int r;
+
+        r = sd_bus_reply_method_return(msg, "s", *json);
+        *json = mfree(*json); /* before the trim (the reply's copy goes once it is sent) */
+        manager_heap_trim();
+        return r;
+}
+
 static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         _cleanup_free_ char *json = NULL;
@@ -266,10 +279,7 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         r = store_list_json(&m->store, uid == 0 ? NULL : tenant, &json);
         if (r < 0)
                 return r;
-        r = sd_bus_reply_method_return(msg, "s", json);
-        json = mfree(json); /* before the trim (the reply's copy goes once it is sent) */
-        manager_heap_trim();
-        return r;
+        return reply_json_trim(msg, &json);
 }
 
 /* Root, or a caller polkit authorizes for org.sbx.manage-all-runs. 1: go on; 0: polkit is being asked
@@ -300,10 +310,7 @@ static int method_list_all(sd_bus_message *msg, void *userdata, sd_bus_error *er
         r = store_list_json(&m->store, NULL, &json);
         if (r < 0)
                 return r;
-        r = sd_bus_reply_method_return(msg, "s", json);
-        json = mfree(json); /* before the trim (the reply's copy goes once it is sent) */
-        manager_heap_trim();
-        return r;
+        return reply_json_trim(msg, &json);
 }
 
 /* CollectGarbage() -> s: one pass of the reaper (reaper.h), for root and whom polkit authorizes */
@@ -323,10 +330,7 @@ static int method_collect_garbage(sd_bus_message *msg, void *userdata, sd_bus_er
         r = reaper_collect(m, &conf, &json);
         if (r < 0)
                 return r;
-        r = sd_bus_reply_method_return(msg, "s", json);
-        json = mfree(json); /* before the trim (the reply's copy goes once it is sent) */
-        manager_heap_trim();
-        return r;
+        return reply_json_trim(msg, &json);
 }
 
 /* GetRun(s run_id) -> o: the object of a run sbxd follows, of the caller's own (root: any) */

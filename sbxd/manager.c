@@ -1373,27 +1373,43 @@ static int append_net_unit(sd_bus_message *call, const RunPlan *plan, const char
                                                    { "ExecStopPost", plan->net_post_argv } }, 3);
 }
 
-int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t uid, bool sandbox,
-                        sd_bus_error *error) {
-        _cleanup_(profile_freep) Profile *profile = NULL;
-        _cleanup_strv_free_ char **dirs = NULL;
-        _cleanup_(run_plan_freep) RunPlan *plan = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
-        _cleanup_(run_freep) Run *run = NULL;
-        _cleanup_free_ char *refusal = NULL, *slice = NULL;
-        _cleanup_(run_credential_files_done) RunCredentialFiles cred_files = {};
-        PoolMember *member = NULL;
-        char tenant[TENANT_ID_LEN + 1], run_id[RUN_ID_LEN + 1];
-        NetworkMode net_mode;
-        struct stat ws_st = {};
+/* What a run or sandbox request gathers on its way to a unit, stage by stage (manager_run_request()). */
+typedef struct RunStart {
+        Manager *m;
+        sd_bus_message *msg;
+        RunRequest *req;
+        bool sandbox;
+        uid_t uid;
+        char tenant[TENANT_ID_LEN + 1];
+        char run_id[RUN_ID_LEN + 1];
+        Profile *profile;
+        RunPlan *plan;
+        PoolMember *member;        /* a pooled unit that may serve the run, or NULL */
+        Run *run;
+        char *slice;
+        RunCredentialFiles cred_files;
         int fds[3];
-        _cleanup_close_ int ctl = -EBADF, ctl_helper = -EBADF, devnull = -EBADF;
-        dev_t ws_dev = 0;
-        ino_t ws_ino = 0;
+        int ctl, ctl_helper, devnull;
+        dev_t ws_dev;
+        ino_t ws_ino;
+} RunStart;
+
+static void run_start_free(RunStart *s) {
+        safe_close(s->devnull);
+        safe_close(s->ctl_helper);
+        safe_close(s->ctl);
+        run_credential_files_done(&s->cred_files);
+        free(s->slice);
+        run_free(s->run);
+        run_plan_free(s->plan);
+        profile_free(s->profile);
+}
+
+/* The stdio of the run's unit: the caller's three descriptors, or a sandbox's control channel. */
+static int start_stdio(RunStart *s, sd_bus_error *error) {
         int r;
 
-        store_tenant_id(&m->store, uid, tenant);
-        if (sandbox) {
+        if (s->sandbox) {
                 int pair[2];
                 int sz = 256 * 1024;
 
@@ -1401,38 +1417,44 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
                  * the packets of many commands at once (a command line travels in a memfd). */
                 if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair) < 0)
                         return -errno;
-                ctl = pair[0];
-                ctl_helper = pair[1];
-                if (setsockopt(ctl, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0 &&
-                    setsockopt(ctl, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)) < 0)
+                s->ctl = pair[0];
+                s->ctl_helper = pair[1];
+                if (setsockopt(s->ctl, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0 &&
+                    setsockopt(s->ctl, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)) < 0)
                         return -errno;
-                if (fcntl(ctl_helper, F_SETFL, 0) < 0) /* blocking for the helper */
+                if (fcntl(s->ctl_helper, F_SETFL, 0) < 0) /* blocking for the helper */
                         return -errno;
-                devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-                if (devnull < 0)
+                s->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (s->devnull < 0)
                         return -errno;
-                fds[0] = ctl_helper;
-                fds[1] = fds[2] = devnull;
-                req->sandbox = true;
-                if (req->sandbox_name) {
-                        for (Run *o = m->runs; o; o = o->next)
-                                if (o->sandbox && !o->finalizing && streq(o->record->tenant, tenant) &&
-                                    streq_ptr(o->record->sandbox->name, req->sandbox_name))
+                s->fds[0] = s->ctl_helper;
+                s->fds[1] = s->fds[2] = s->devnull;
+                s->req->sandbox = true;
+                if (s->req->sandbox_name) {
+                        for (Run *o = s->m->runs; o; o = o->next)
+                                if (o->sandbox && !o->finalizing && streq(o->record->tenant, s->tenant) &&
+                                    streq_ptr(o->record->sandbox->name, s->req->sandbox_name))
                                         return sd_bus_error_setf(error, ERR_EXISTS, "name: sandbox %s is named '%s' already",
-                                                                 o->id, req->sandbox_name);
+                                                                 o->id, s->req->sandbox_name);
                 }
-        } else {
-                r = sd_bus_message_read(msg, "hhh", &fds[0], &fds[1], &fds[2]);
-                if (r < 0)
-                        return r;
+                return 0;
         }
+        r = sd_bus_message_read(s->msg, "hhh", &s->fds[0], &s->fds[1], &s->fds[2]);
+        return r < 0 ? r : 0;
+}
 
-        /* The profile is read for every run: an edited file takes effect at once here, and the exec helper
-         * refuses the run if the generator's drop-in was made from another version of it. */
+/* The profile is read for every run: an edited file takes effect at once here, and the exec helper
+ * refuses the run if the generator's drop-in was made from another version of it. */
+static int start_profile(RunStart *s, sd_bus_error *error) {
+        _cleanup_strv_free_ char **dirs = NULL;
+        _cleanup_free_ char *refusal = NULL;
+        const RunRequest *req = s->req;
+        int r;
+
         r = profile_search_path(&dirs);
         if (r < 0)
                 return r;
-        r = profile_load(dirs, req->profile ?: PROFILE_DEFAULT, &profile, &refusal);
+        r = profile_load(dirs, req->profile ?: PROFILE_DEFAULT, &s->profile, &refusal);
         if (r < 0) {
                 if (!refusal)
                         return r;
@@ -1446,9 +1468,19 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
                 return sd_bus_error_setf(error, ERR_BAD_PROFILE, "profile '%s' is invalid: %s",
                                          req->profile ?: PROFILE_DEFAULT, refusal);
         }
+        return 0;
+}
+
+/* The request against the profile, then the host directories it names. */
+static int start_check(RunStart *s, sd_bus_error *error) {
+        _cleanup_free_ char *refusal = NULL;
+        const Profile *profile = s->profile;
+        RunRequest *req = s->req;
+        struct stat ws_st = {};
+        int r;
 
         /* The output limit relays stdout and stderr; a terminal given as stdin would be a way around it. */
-        if (!sandbox && profile->output_max > 0 && fd_is_writable_tty(fds[0]))
+        if (!s->sandbox && profile->output_max > 0 && fd_is_writable_tty(s->fds[0]))
                 return sd_bus_error_setf(error, ERR_INVALID, "stdin: a terminal open for writing would reach the caller "
                                          "past profile '%s''s output limit; pass it read-only", profile->name);
 
@@ -1460,46 +1492,56 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
                         return r;
                 return sd_bus_error_setf(error, r == -EOPNOTSUPP ? ERR_UNENFORCEABLE : ERR_INVALID, "%s", refusal);
         }
-        r = images_prepare_run(m, profile, req, error);
+        r = images_prepare_run(s->m, profile, req, error);
         if (r < 0 || sd_bus_error_is_set(error))
                 return r;
         if (req->workspace) {
-                r = manager_check_host_dir(m, "workspace", req->workspace, uid, true, &ws_st, error);
+                r = manager_check_host_dir(s->m, "workspace", req->workspace, s->uid, true, &ws_st, error);
                 if (r < 0 || sd_bus_error_is_set(error))
                         return r;
                 req->workspace_uid = ws_st.st_uid;
                 req->workspace_gid = ws_st.st_gid;
-                req->workspace_dev = ws_dev = ws_st.st_dev;
-                req->workspace_ino = ws_ino = ws_st.st_ino;
+                req->workspace_dev = s->ws_dev = ws_st.st_dev;
+                req->workspace_ino = s->ws_ino = ws_st.st_ino;
                 req->workspace_mode = ws_st.st_mode & 07777;
         }
         if (req->dataset) {
                 struct stat ds_st;
 
-                r = manager_check_host_dir(m, "dataset", req->dataset, uid, false, &ds_st, error);
+                r = manager_check_host_dir(s->m, "dataset", req->dataset, s->uid, false, &ds_st, error);
                 if (r < 0 || sd_bus_error_is_set(error))
                         return r;
                 req->dataset_dev = ds_st.st_dev;
                 req->dataset_ino = ds_st.st_ino;
         }
-        r = export_check_request(m, req, uid, error);
-        if (r < 0 || sd_bus_error_is_set(error))
-                return r;
+        return export_check_request(s->m, req, s->uid, error);
+}
+
+/* What the plan needs from the host and from the runs sbxd follows: the run's id (and namespace), the
+ * egress programs, the host's addresses, the caches other runs hold. */
+static int start_plan_inputs(RunStart *s, sd_bus_error *error) {
+        _cleanup_free_ char *refusal = NULL;
+        Manager *m = s->m;
+        const Profile *profile = s->profile;
+        RunRequest *req = s->req;
+        NetworkMode net_mode;
+        int r;
+
         net_mode = policy_run_network(profile, req);
         /* The run id first: a run with a network gets a namespace of its own, named after it. A run the
          * warm pool may serve takes the id of a waiting unit (docs/pool.md). */
-        if (!sandbox && profile->pool_size > 0 && net_mode == NETWORK_NONE && !req->workspace && !req->dataset &&
+        if (!s->sandbox && profile->pool_size > 0 && net_mode == NETWORK_NONE && !req->workspace && !req->dataset &&
             !run_request_has_credentials(req) && !req->export_dir)
-                member = pool_find(m->pool, profile->name, run_id);
-        if (!member) {
-                r = run_id_new(run_id);
+                s->member = pool_find(m->pool, profile->name, s->run_id);
+        if (!s->member) {
+                r = run_id_new(s->run_id);
                 if (r < 0)
                         return r;
         }
-        if (!(req->run_id = strdup(run_id)))
+        if (!(req->run_id = strdup(s->run_id)))
                 return -ENOMEM;
         if (net_mode != NETWORK_NONE) {
-                r = policy_netns_path(run_id, &req->netns_path);
+                r = policy_netns_path(s->run_id, &req->netns_path);
                 if (r < 0)
                         return r;
                 req->host_netns_ino = net_manager_host_netns(m->net);
@@ -1521,14 +1563,24 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
         if (profile->n_caches > 0) {
                 char cache_owner[TENANT_ID_LEN + 1];
 
-                store_cache_owner_id(&m->store, uid, cache_owner);
+                store_cache_owner_id(&m->store, s->uid, cache_owner);
                 if (!(req->cache_owner = strdup(cache_owner)))
                         return -ENOMEM;
-                r = busy_caches(m, profile, tenant, cache_owner, &req->busy_caches);
+                r = busy_caches(m, profile, s->tenant, cache_owner, &req->busy_caches);
                 if (r < 0)
                         return r;
         }
-        r = policy_compile(profile, req, SBX_EXEC_PATH, &plan, &refusal);
+        return 0;
+}
+
+/* The plan: unit properties, syscall rules and egress entries compiled from the profile and request. */
+static int start_plan(RunStart *s, sd_bus_error *error) {
+        _cleanup_free_ char *refusal = NULL;
+        const Profile *profile = s->profile;
+        RunRequest *req = s->req;
+        int r;
+
+        r = policy_compile(profile, req, SBX_EXEC_PATH, &s->plan, &refusal);
         if (r < 0) {
                 if (!refusal)
                         return r;
@@ -1537,7 +1589,7 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
         {
                 _cleanup_free_ char *why = NULL;
 
-                r = manager_plan_add_seccomp(plan, &why);
+                r = manager_plan_add_seccomp(s->plan, &why);
                 if (r < 0 && why)
                         return sd_bus_error_setf(error, ERR_BAD_PROFILE, "Profile '%s': %s", profile->name, why);
                 if (r < 0)
@@ -1547,33 +1599,45 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
         /* A pooled unit of the profile serves the run if it was made from the same plan (the run's
          * ceilings apart, which the claim applies): the plan is compiled with the pooled unit's id, the
          * unit's name being part of it. Otherwise the run starts a unit of its own, under another id. */
-        if (member) {
+        if (s->member) {
                 _cleanup_free_ char *why = NULL;
 
-                r = policy_pool_match(pool_member_plan(member), plan, &why);
+                r = policy_pool_match(pool_member_plan(s->member), s->plan, &why);
                 if (r < 0)
                         return r;
                 if (r == 0) {
-                        log_debug("Run not served by pooled unit %s: %s", run_id, strna(why));
-                        pool_member_mismatch(m->pool, member, profile);
-                        member = NULL;
-                        plan = run_plan_free(plan);
-                        r = run_id_new(run_id);
+                        log_debug("Run not served by pooled unit %s: %s", s->run_id, strna(why));
+                        pool_member_mismatch(s->m->pool, s->member, profile);
+                        s->member = NULL;
+                        s->plan = run_plan_free(s->plan);
+                        r = run_id_new(s->run_id);
                         if (r < 0)
                                 return r;
                         free(req->run_id);
-                        if (!(req->run_id = strdup(run_id)))
+                        if (!(req->run_id = strdup(s->run_id)))
                                 return -ENOMEM;
-                        r = policy_compile(profile, req, SBX_EXEC_PATH, &plan, &refusal);
+                        r = policy_compile(profile, req, SBX_EXEC_PATH, &s->plan, &refusal);
                         if (r < 0)
                                 return refusal ? sd_bus_error_setf(error, ERR_INVALID, "%s", refusal) : r;
-                        r = manager_plan_add_seccomp(plan, NULL);
+                        r = manager_plan_add_seccomp(s->plan, NULL);
                         if (r < 0)
                                 return r;
                 }
         }
+        return 0;
+}
 
-        run = calloc(1, sizeof(Run));
+/* The run sbxd follows, and its record, from the plan. */
+static int start_new_run(RunStart *s, sd_bus_error *error) {
+        _cleanup_free_ char *refusal = NULL;
+        Manager *m = s->m;
+        const Profile *profile = s->profile;
+        const RunPlan *plan = s->plan;
+        RunRequest *req = s->req;
+        Run *run;
+        int r;
+
+        run = s->run = calloc(1, sizeof(Run));
         if (!run)
                 return -ENOMEM;
         run->manager = m;
@@ -1581,18 +1645,18 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
         if ((req->workspace && !(run->workspace = strdup(req->workspace))) ||
             (req->dataset && !(run->dataset = strdup(req->dataset))))
                 return -ENOMEM;
-        run->ws_dev = ws_dev;
-        run->ws_ino = ws_ino;
+        run->ws_dev = s->ws_dev;
+        run->ws_ino = s->ws_ino;
         run->record = run_record_new();
         if (!run->record)
                 return -ENOMEM;
-        run->record->pooled = member;
+        run->record->pooled = s->member;
         run->record->limits = plan->limits;
-        memcpy(run->id, run_id, sizeof(run->id));
+        memcpy(run->id, s->run_id, sizeof(run->id));
         if (req->netns_path && !(run->netns_path = strdup(req->netns_path)))
                 return -ENOMEM;
         if (policy_unit_name(profile->name, run->id, &run->unit) < 0 ||
-            policy_slice_name(profile->name, &slice) < 0 ||
+            policy_slice_name(profile->name, &s->slice) < 0 ||
             policy_cgroup_path(profile->name, run->id, &run->cgroup_path) < 0)
                 return -ENOMEM;
         r = manager_unit_object_path(run->unit, &run->unit_path);
@@ -1600,7 +1664,7 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
                 r = manager_run_init_space(run, plan);
         if (r < 0)
                 return r;
-        if (!member) {
+        if (!s->member) {
                 r = export_run_prepare(run, req);
                 if (r < 0)
                         return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot prepare the review of the run's export "
@@ -1615,7 +1679,7 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
         if (!run->record->unit || !run->record->profile || !run->record->policy_digest ||
             !run->record->profile_digest)
                 return -ENOMEM;
-        memcpy(run->record->tenant, tenant, sizeof(tenant));
+        memcpy(run->record->tenant, s->tenant, sizeof(s->tenant));
         if (req->run_image) {
                 r = run_record_image_init(run->record, req->run_image->name, req->run_image->digest, true);
                 if (r < 0)
@@ -1626,17 +1690,17 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
                 return -ENOMEM;
         caches_note_use(m, plan);
         run->record->started_at = now_realtime();
-        if (sandbox) {
+        if (s->sandbox) {
                 r = run_record_sandbox_init(run->record, req->sandbox_name, req->idle_timeout, req->detach);
                 if (r < 0)
                         return r;
-                r = sandbox_new(run, ctl, profile, req->idle_timeout, &run->sandbox);
+                r = sandbox_new(run, s->ctl, profile, req->idle_timeout, &run->sandbox);
                 if (r < 0)
                         return r;
-                TAKE_FD(ctl);
+                TAKE_FD(s->ctl);
         }
         /* a pooled unit's network policy was made with it, and is handed over with it below */
-        if (!member)
+        if (!s->member)
                 r = run_net_new(m->net, profile, plan->network, req->host_addresses, run->id, run->record, &run->net,
                                 &refusal);
         if (r < 0) {
@@ -1651,78 +1715,105 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
         if (r < 0)
                 return r;
         /* A detached sandbox has no client: it outlives its creator's connection. */
-        if (!(sandbox && req->detach)) {
-                r = manager_run_set_client(run, sd_bus_message_get_sender(msg));
+        if (!(s->sandbox && req->detach)) {
+                r = manager_run_set_client(run, sd_bus_message_get_sender(s->msg));
                 if (r < 0)
                         return r;
         }
+        return 0;
+}
 
-        if (member) {
-                /* Nothing fails from here to the claim but writing the record: the unit is the run's now. */
-                pool_member_hand_over(m->pool, member, run);
-                /* The record exists before the run does, as for a unit started for it. */
-                r = store_write(&m->store, run->record);
-                if (r < 0) {
-                        pool_member_release(m->pool, member);
-                        run_net_finish(run->net);
-                        return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record in %s/runs: %s",
-                                                 SBX_STATEDIR, strerror(-r));
-                }
-                r = pool_claim(m->pool, member, run, plan, fds, req->argv, req->env);
-                if (r < 0) {
-                        /* the unit is being stopped: its entries go now */
-                        run_net_finish(run->net);
-                        record_start_failed(m, run, false, "sbxd could not hand the run to its pooled unit");
-                        return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot hand the run to a pooled unit: %s",
-                                                 strerror(-r));
-                }
-                return run_launched(m, TAKE_PTR(run), msg);
+/* A pooled unit serves the run: the unit is handed over and given the command. */
+static int start_pooled(RunStart *s, sd_bus_error *error) {
+        Manager *m = s->m;
+        Run *run = s->run;
+        int r;
+
+        /* Nothing fails from here to the claim but writing the record: the unit is the run's now. */
+        pool_member_hand_over(m->pool, s->member, run);
+        /* The record exists before the run does, as for a unit started for it. */
+        r = store_write(&m->store, run->record);
+        if (r < 0) {
+                pool_member_release(m->pool, s->member);
+                run_net_finish(run->net);
+                return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record in %s/runs: %s",
+                                         SBX_STATEDIR, strerror(-r));
         }
+        r = pool_claim(m->pool, s->member, run, s->plan, s->fds, s->req->argv, s->req->env);
+        if (r < 0) {
+                /* the unit is being stopped: its entries go now */
+                run_net_finish(run->net);
+                record_start_failed(m, run, false, "sbxd could not hand the run to its pooled unit");
+                return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot hand the run to a pooled unit: %s",
+                                         strerror(-r));
+        }
+        return run_launched(m, TAKE_PTR(s->run), s->msg);
+}
 
-        /* Its credentials (encrypted files PID 1 decrypts into the unit's credentials directory) and its
-         * grants (the broker's to read): made for it here, removed when it ends (run_complete()). */
-        if (run_request_has_credentials(req) || profile->n_grants > 0) {
-                _cleanup_strv_free_ char **grant_names = calloc(profile->n_grants + 1, sizeof(char *));
+/* Its credentials (encrypted files PID 1 decrypts into the unit's credentials directory) and its
+ * grants (the broker's to read): made for it here, removed when it ends (run_complete()). */
+static int start_credentials(RunStart *s, sd_bus_error *error) {
+        const Profile *profile = s->profile;
+        Run *run = s->run;
+        _cleanup_strv_free_ char **grant_names = NULL;
+        int r;
 
-                if (!grant_names)
+        if (!run_request_has_credentials(s->req) && profile->n_grants == 0)
+                return 0;
+        grant_names = calloc(profile->n_grants + 1, sizeof(char *));
+        if (!grant_names)
+                return -ENOMEM;
+        for (size_t i = 0; i < profile->n_grants; i++)
+                if (!(grant_names[i] = strdup(profile->grants[i].name)))
                         return -ENOMEM;
-                for (size_t i = 0; i < profile->n_grants; i++)
-                        if (!(grant_names[i] = strdup(profile->grants[i].name)))
-                                return -ENOMEM;
-                r = run_credentials_prepare(tenant, run->id, req, &cred_files, error);
-                if (r < 0 || sd_bus_error_is_set(error))
-                        return r < 0 ? r : -EINVAL;
-                r = run_record_credentials_init(run->record, cred_files.names, grant_names);
-                if (r >= 0 && profile->n_grants > 0) {
-                        r = run_grants_write(profile, run->id, tenant, run->cgroup_path);
-                        if (r < 0) {
-                                run_credentials_remove(run->id);
-                                return sd_bus_error_setf(error, ERR_UNENFORCEABLE, "Cannot write the grants of the run "
-                                                         "for the broker in %s: %s", SBX_GRANTS_DIR, strerror(-r));
-                        }
-                }
+        r = run_credentials_prepare(s->tenant, run->id, s->req, &s->cred_files, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r < 0 ? r : -EINVAL;
+        r = run_record_credentials_init(run->record, s->cred_files.names, grant_names);
+        if (r >= 0 && profile->n_grants > 0) {
+                r = run_grants_write(profile, run->id, s->tenant, run->cgroup_path);
                 if (r < 0) {
                         run_credentials_remove(run->id);
-                        return r;
+                        return sd_bus_error_setf(error, ERR_UNENFORCEABLE, "Cannot write the grants of the run "
+                                                 "for the broker in %s: %s", SBX_GRANTS_DIR, strerror(-r));
                 }
         }
+        if (r < 0) {
+                run_credentials_remove(run->id);
+                return r;
+        }
+        return 0;
+}
 
-        if (!sandbox) {
-                r = run_command_channel(run, req, fds, &ctl_helper);
+/* What the run made for itself before its unit: gone again, the unit never having existed. */
+static void start_abandon(Run *run) {
+        if (run->record->credentials)
+                run_credentials_remove(run->id);
+        export_run_abandon(run);
+}
+
+/* A unit of its own: StartTransientUnit, sent now or when a start slot is free. */
+static int start_unit(RunStart *s, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        Manager *m = s->m;
+        Run *run = s->run;
+        int r;
+
+        if (!s->sandbox) {
+                r = run_command_channel(run, s->req, s->fds, &s->ctl_helper);
                 if (r < 0)
                         return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot pass the command to the run: %s",
                                                  strerror(-r));
-                fds[0] = ctl_helper;
+                s->fds[0] = s->ctl_helper;
         }
-        r = manager_new_start_call(m, run->unit, run->id, sandbox ? "sandbox" : "run", slice, fds, plan, &call);
+        r = manager_new_start_call(m, run->unit, run->id, s->sandbox ? "sandbox" : "run", s->slice, s->fds, s->plan,
+                                   &call);
         if (r >= 0)
-                r = run_credentials_append(call, &cred_files);
+                r = run_credentials_append(call, &s->cred_files);
         if (r >= 0)
-                r = manager_finish_start_call(call, plan, run->id);
+                r = manager_finish_start_call(call, s->plan, run->id);
         if (r < 0) {
-                if (run->record->credentials)
-                        run_credentials_remove(run->id);
-                export_run_abandon(run);
+                start_abandon(run);
                 return log_error_errno(r, "Failed to build the StartTransientUnit call: %m");
         }
 
@@ -1730,22 +1821,20 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
          * as "lost" by the next sbxd), never a unit without a record. */
         r = store_write(&m->store, run->record);
         if (r < 0) {
-                if (run->record->credentials)
-                        run_credentials_remove(run->id);
-                export_run_abandon(run);
+                start_abandon(run);
                 return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record in %s/runs: %s",
                                          SBX_STATEDIR, strerror(-r));
         }
 
         if (m->n_starting >= MANAGER_STARTS_MAX) {
-                Run *queued = TAKE_PTR(run);
+                Run *queued = TAKE_PTR(s->run);
 
                 log_debug("Run %s waits for one of the %u start slots.", queued->id, MANAGER_STARTS_MAX);
                 queued->queued_start = TAKE_PTR(call);
-                r = run_launched(m, queued, msg);
+                r = run_launched(m, queued, s->msg);
                 /* A run's caller has its id at once and waits for Finished (which also says if the unit
                  * failed to start); a sandbox's creator is answered when its helper is ready. */
-                if (!sandbox) {
+                if (!s->sandbox) {
                         (void) sd_bus_reply_method_return(queued->pending, "s", queued->id);
                         queued->pending = sd_bus_message_unref(queued->pending);
                 }
@@ -1758,7 +1847,38 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
                 return sd_bus_error_setf(error, ERR_START_FAILED, "Failed to call StartTransientUnit: %s",
                                          strerror(-r));
         }
-        return run_launched(m, TAKE_PTR(run), msg);
+        return run_launched(m, TAKE_PTR(s->run), s->msg);
+}
+
+/* A run's way from its request to its unit, in stages: each returns < 0 or sets error to refuse it. */
+int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t uid, bool sandbox,
+                        sd_bus_error *error) {
+        static int (*const stages[])(RunStart *s, sd_bus_error *error) = {
+                start_stdio,
+                start_profile,
+                start_check,
+                start_plan_inputs,
+                start_plan,
+                start_new_run,
+        };
+        _cleanup_(run_start_free) RunStart s = {
+                .m = m, .msg = msg, .req = req, .sandbox = sandbox, .uid = uid,
+                .ctl = -EBADF, .ctl_helper = -EBADF, .devnull = -EBADF,
+        };
+        int r;
+
+        store_tenant_id(&m->store, uid, s.tenant);
+        for (size_t i = 0; i < ELEMENTSOF(stages); i++) {
+                r = stages[i](&s, error);
+                if (r < 0 || sd_bus_error_is_set(error))
+                        return r;
+        }
+        if (s.member)
+                return start_pooled(&s, error);
+        r = start_credentials(&s, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+        return start_unit(&s, error);
 }
 
 /* The record of a run that never started (written already as running): closed as start-failed. gone: its

@@ -12,6 +12,7 @@
 #include "bus-errors.h"
 #include "capture-proto.h"
 #include "capture.h"
+#include "feature.h"
 #include "fileio.h"
 #include "log.h"
 #include "message-ids.h"
@@ -424,3 +425,16 @@ size_t capture_reap(Manager *m, usec_t now) {
         run_records_free(recs, n);
         return deleted;
 }
+
+/* ---- the feature's hooks (feature.h) ------------------------------------------------------------ */
+
+/* Captures past their expiry, and those of adopted runs (their copy ended with the earlier sbxd). */
+static void capture_gc(Manager *m, bool runs_known) {
+        (void) capture_reap(m, now_realtime());
+}
+
+const Feature feature_capture = {
+        .name = "capture",
+        .ended = capture_run_ended,
+        .gc = capture_gc,
+};

@@ -22,6 +22,7 @@
 
 #include "bus-errors.h"
 #include "credentials.h"
+#include "feature.h"
 #include "fileio.h"
 #include "grant.h"
 #include "log.h"
@@ -601,3 +602,50 @@ void run_credentials_sweep(bool (*has_run)(const char *run_id, void *userdata), 
                 closedir(d);
         }
 }
+
+/* ---- the feature's hooks (feature.h) ------------------------------------------------------------ */
+
+/* The broker's operations for the run into its record; what sbx made for it goes. */
+static void credentials_ended(Run *run) {
+        if (!run->record->credentials)
+                return;
+        run_grants_take_operations(run->id, run->record);
+        run_credentials_remove(run->id);
+        run->record->credentials->gone = run_credentials_gone(run->unit, run->id);
+}
+
+static void credentials_abandon(Run *run) {
+        if (run->record->credentials)
+                run_credentials_remove(run->id);
+}
+
+/* A run sbxd follows, or one whose record says it is running (not adopted: its things stay). */
+static bool id_has_run(const char *id, void *userdata) {
+        Manager *m = userdata;
+        _cleanup_(run_record_freep) RunRecord *rec = NULL;
+
+        int r;
+
+        if (manager_find_run(m, id))
+                return true;
+        r = store_read(&m->store, id, &rec);
+        if (r == -ENOENT)
+                return false;
+        return r < 0 || !rec->finished;
+}
+
+/* Credentials and grants of runs that ended while no sbxd ran (a run that was not adopted, or whose record
+ * cannot be read, keeps its grants). */
+static void credentials_gc(Manager *m, bool runs_known) {
+        if (runs_known)
+                run_credentials_sweep(id_has_run, m);
+}
+
+const Feature feature_credentials = {
+        .name = "credentials",
+        .ended = credentials_ended,
+        .start_refused = credentials_ended,
+        .start_failed = credentials_ended,
+        .abandon = credentials_abandon,
+        .gc = credentials_gc,
+};

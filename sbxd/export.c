@@ -11,6 +11,7 @@
 
 #include "bus-errors.h"
 #include "export.h"
+#include "feature.h"
 #include "fileio.h"
 #include "log.h"
 #include "manager.h"
@@ -483,3 +484,11 @@ void export_forget(const char *run_id) {
         if (run_id_is_valid(run_id))
                 export_tidy(run_id, false);
 }
+
+/* ---- the feature's hooks (feature.h) ------------------------------------------------------------ */
+
+const Feature feature_export = {
+        .name = "export",
+        .ended = export_run_ended,
+        .abandon = export_run_abandon,
+};

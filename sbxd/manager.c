@@ -30,6 +30,7 @@
 #include "bus-errors.h"
 #include "credentials.h"
 #include "export.h"
+#include "feature.h"
 #include "images.h"
 #include "record-image.h"
 #include "caches.h"
@@ -270,15 +271,6 @@ void manager_heap_trim(void) {
 
 static void run_start_done(Run *run);
 
-/* The broker's operations for the run into its record; what sbx made for it goes. */
-static void run_end_credentials(Run *run) {
-        if (!run->record->credentials)
-                return;
-        run_grants_take_operations(run->id, run->record);
-        run_credentials_remove(run->id);
-        run->record->credentials->gone = run_credentials_gone(run->unit, run->id);
-}
-
 static void run_complete(Run *run) {
         RunRecord *rec = run->record;
         Manager *m;
@@ -294,18 +286,17 @@ static void run_complete(Run *run) {
                         (void) sd_bus_reply_method_return(run->pending, "s", run->id);
                 run->pending = sd_bus_message_unref(run->pending);
         }
-        if (run->sandbox)
-                sandbox_run_ended(run->sandbox);
+        FEATURE_FOREACH(f)
+                if ((*f)->unit_ended)
+                        (*f)->unit_ended(run);
 
         rec->cgroup_gone = !cgroup_exists(run->cgroup_path);
         run_measure_cleanup(run);
         store_drop_figures(&run->manager->store, run->unit); /* if they were not read */
         rec->space_gone = space_gone(run);
-        if (run->net)
-                run_net_finish(run->net);
-        capture_run_ended(run);
-        run_end_credentials(run);
-        export_run_ended(run);
+        FEATURE_FOREACH(f)
+                if ((*f)->ended)
+                        (*f)->ended(run);
         rec->finished = true;
         if (rec->ended_at == 0)
                 rec->ended_at = now_realtime();
@@ -984,9 +975,9 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 run->record->cgroup_gone = !cgroup_exists(run->cgroup_path);
                 run->record->space_gone = space_gone(run);
                 run_measure_cleanup(run);
-                if (run->net)
-                        run_net_finish(run->net);
-                run_end_credentials(run);
+                FEATURE_FOREACH(f)
+                        if ((*f)->start_refused)
+                                (*f)->start_refused(run);
                 free(run->record->error);
                 if (asprintf(&run->record->error, "systemd refused the unit: %s", e->message) < 0)
                         run->record->error = NULL;
@@ -1787,9 +1778,9 @@ static int start_credentials(RunStart *s, sd_bus_error *error) {
 
 /* What the run made for itself before its unit: gone again, the unit never having existed. */
 static void start_abandon(Run *run) {
-        if (run->record->credentials)
-                run_credentials_remove(run->id);
-        export_run_abandon(run);
+        FEATURE_FOREACH(f)
+                if ((*f)->abandon)
+                        (*f)->abandon(run);
 }
 
 /* A unit of its own: StartTransientUnit, sent now or when a start slot is free. */
@@ -1888,7 +1879,9 @@ static void record_start_failed(Manager *m, Run *run, bool gone, const char *err
         run->record->unit_gone = run->record->cgroup_gone = gone;
         run->record->space_gone = gone || space_gone(run);
         run->record->mounts_gone = manager_run_mounts_gone(run->id);
-        run_end_credentials(run);
+        FEATURE_FOREACH(f)
+                if ((*f)->start_failed)
+                        (*f)->start_failed(run);
         run->record->stop_reason = STOP_START_FAILED;
         run->record->ended_at = now_realtime();
         free(run->record->error);
@@ -2436,21 +2429,6 @@ static int on_systemd_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_
         return 0;
 }
 
-/* A run sbxd follows, or one whose record says it is running (not adopted: its things stay). */
-static bool id_has_run(const char *id, void *userdata) {
-        Manager *m = userdata;
-        _cleanup_(run_record_freep) RunRecord *rec = NULL;
-
-        int r;
-
-        if (manager_find_run(m, id))
-                return true;
-        r = store_read(&m->store, id, &rec);
-        if (r == -ENOENT)
-                return false;
-        return r < 0 || !rec->finished;
-}
-
 static bool unit_has_run(const char *unit, void *userdata) {
         Manager *m = userdata;
 
@@ -2579,13 +2557,11 @@ int manager_start(Manager *m) {
 
         /* figures of units that ended while no sbxd ran: their records are closed already */
         store_sweep_figures(&m->store, unit_has_run, m);
-        /* credentials and grants of runs that ended while no sbxd ran (a run that was not adopted, or
-         * whose record cannot be read, keeps its grants) */
-        if (adopted >= 0)
-                run_credentials_sweep(id_has_run, m);
         manager_sweep_spaces(m);
-        /* captures past their expiry, and those of adopted runs (their copy ended with the earlier sbxd) */
-        (void) capture_reap(m, now_realtime());
+        /* what the features made for runs that ended while no sbxd ran */
+        FEATURE_FOREACH(f)
+                if ((*f)->gc)
+                        (*f)->gc(m, adopted >= 0);
 
         /* after the adoption: what is not a run's among sbx's units is left from an earlier pool */
         r = pool_new(m, &m->pool);

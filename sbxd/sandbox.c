@@ -12,6 +12,7 @@
 #include "command.h"
 #include "bus-fields.h"
 #include "export.h"
+#include "feature.h"
 #include "log.h"
 #include "manager.h"
 #include "objects.h"
@@ -555,3 +556,15 @@ static int get_object_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error)
 int sandbox_method_get_object(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         return call_on_sandbox(msg, userdata, get_object_call, error);
 }
+
+/* ---- the feature's hooks (feature.h) ------------------------------------------------------------ */
+
+static void sandbox_unit_ended(Run *run) {
+        if (run->sandbox)
+                sandbox_run_ended(run->sandbox);
+}
+
+const Feature feature_sandbox = {
+        .name = "sandbox",
+        .unit_ended = sandbox_unit_ended,
+};

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The hooks a feature of a run implements, and the one table of features the run core walks. */
+#pragma once
+
+#include <stdbool.h>
+
+typedef struct Manager Manager;
+typedef struct Run Run;
+
+/* A feature of a run (its network, capture, credentials, export, sandbox): the stages of a run it has
+ * something to do at. The run core (manager.c) walks features[] in order at each stage and calls the hooks
+ * that are set; it never names a feature. As systemd's UnitVTable, one table per feature. */
+typedef struct Feature {
+        const char *name;
+        /* The run's unit is gone, before the core measures what its end undid. */
+        void (*unit_ended)(Run *run);
+        /* The run ended: what the feature made for it goes, and the record says whether it did. Called
+         * after the cleanup is measured, before the record is final. */
+        void (*ended)(Run *run);
+        /* systemd refused the run's unit: the record is being closed as start-failed. */
+        void (*start_refused)(Run *run);
+        /* The run never started (its record written already as running) and is closed as start-failed. */
+        void (*start_failed)(Run *run);
+        /* The run's start was given up before its record was written: what was made for it goes. */
+        void (*abandon)(Run *run);
+        /* sbxd started and took up the runs of an earlier one (runs_known: it knows all of them): what
+         * runs that ended meanwhile left goes. */
+        void (*gc)(Manager *m, bool runs_known);
+} Feature;
+
+extern const Feature feature_network, feature_capture, feature_credentials, feature_export, feature_sandbox;
+
+/* Every feature, in the order the core calls them at each stage; NULL-terminated. */
+extern const Feature *const features[];
+
+#define FEATURE_FOREACH(f) for (const Feature *const *f = features; *f; f++)

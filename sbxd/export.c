@@ -63,7 +63,9 @@ int export_read_request_fd(sd_bus_message *msg, const BusField *f, void *field, 
         return export_dest_from_fd(fd, f->name, field, error);
 }
 
-int export_check_request(Manager *m, RunRequest *req, uid_t uid, sd_bus_error *error) {
+/* The directory checked again by its path (sbxd's view of it must be the caller's), and its owner, who
+ * gets what is delivered, into the request. */
+static int export_check_request(Manager *m, RunRequest *req, uid_t uid, sd_bus_error *error) {
         struct stat st;
         int r;
 
@@ -487,8 +489,13 @@ void export_forget(const char *run_id) {
 
 /* ---- the feature's hooks (feature.h) ------------------------------------------------------------ */
 
+static int export_check_host_dirs(Manager *m, const Profile *p, RunRequest *req, uid_t uid, sd_bus_error *error) {
+        return export_check_request(m, req, uid, error);
+}
+
 const Feature feature_export = {
         .name = "export",
+        .check_host_dirs = export_check_host_dirs,
         .ended = export_run_ended,
         .abandon = export_run_abandon,
 };

@@ -12,9 +12,6 @@
 
 /* The request's "export_fd" (h): a directory of the caller's; its path and identity into the request. */
 int export_read_request_fd(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error);
-/* The directory checked again by its path (sbxd's view of it must be the caller's), and its owner, who
- * gets what is delivered, into the request. */
-int export_check_request(Manager *m, RunRequest *req, uid_t uid, sd_bus_error *error);
 /* Before the run's unit starts: the review's directory, and the record's export section. */
 int export_run_prepare(Run *run, const RunRequest *req);
 /* After its export unit is gone: the reviewer's report into the record; what is not held goes. */

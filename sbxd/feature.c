@@ -6,6 +6,7 @@
 #include "feature.h"
 
 const Feature *const features[] = {
+        &feature_images,
         &feature_sandbox,
         &feature_network,
         &feature_capture,

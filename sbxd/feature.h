@@ -3,6 +3,10 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+
+#include "policy.h"
 
 typedef struct Manager Manager;
 typedef struct Run Run;
@@ -12,6 +16,11 @@ typedef struct Run Run;
  * that are set; it never names a feature. As systemd's UnitVTable, one table per feature. */
 typedef struct Feature {
         const char *name;
+        /* A request is checked against its profile and the host, before the run exists (a negative
+         * errno, or a named error in error): check_request before the host directories the request
+         * names are walked, check_host_dirs after the workspace and the dataset. */
+        int (*check_request)(Manager *m, const Profile *p, RunRequest *req, uid_t uid, sd_bus_error *error);
+        int (*check_host_dirs)(Manager *m, const Profile *p, RunRequest *req, uid_t uid, sd_bus_error *error);
         /* The run's unit is gone, before the core measures what its end undid. */
         void (*unit_ended)(Run *run);
         /* The run ended: what the feature made for it goes, and the record says whether it did. Called
@@ -28,7 +37,8 @@ typedef struct Feature {
         void (*gc)(Manager *m, bool runs_known);
 } Feature;
 
-extern const Feature feature_network, feature_capture, feature_credentials, feature_export, feature_sandbox;
+extern const Feature feature_images, feature_network, feature_capture, feature_credentials, feature_export,
+        feature_sandbox;
 
 /* Every feature, in the order the core calls them at each stage; NULL-terminated. */
 extern const Feature *const features[];

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bus-errors.h"
+#include "feature.h"
 #include "fileio.h"
 #include "images.h"
 #include "log.h"
@@ -159,7 +160,11 @@ static const char *kernel_missing(const char *format) {
 
 /* ---- a run on an image ----------------------------------------------------------------------------------- */
 
-int images_prepare_run(Manager *m, const Profile *p, RunRequest *req, sd_bus_error *error) {
+/* For a run of a profile on a base image: finds the image (the profile's, narrowed by the request) in the
+ * store, checks it and the kernel's support for it, and sets req->run_image. Errors on error (bad or
+ * unknown name: ERR_INVALID/ERR_NO_IMAGE; a digest the store does not hold under the name, or a damaged
+ * entry: ERR_IMAGE_MISMATCH; a kernel without support: ERR_UNENFORCEABLE). */
+static int images_check_request(Manager *m, const Profile *p, RunRequest *req, uid_t uid, sd_bus_error *error) {
         _cleanup_(image_info_freep) ImageInfo *info = NULL;
         _cleanup_(run_image_freep) RunImage *img = NULL;
         _cleanup_free_ char *why = NULL;
@@ -721,3 +726,10 @@ int images_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                                          ref.digest[0] ? " version" : "");
         return sd_bus_reply_method_return(msg, NULL);
 }
+
+/* ---- the feature's hooks (feature.h) ------------------------------------------------------------ */
+
+const Feature feature_images = {
+        .name = "images",
+        .check_request = images_check_request,
+};

@@ -13,11 +13,6 @@
 
 #define POLKIT_ACTION_IMAGE "org.sbx.image"
 
-/* For a run of a profile on a base image: finds the image (the profile's, narrowed by the request) in the
- * store, checks it and the kernel's support for it, and sets req->run_image. Errors on error (bad or
- * unknown name: ERR_INVALID/ERR_NO_IMAGE; a digest the store does not hold under the name, or a damaged
- * entry: ERR_IMAGE_MISMATCH; a kernel without support: ERR_UNENFORCEABLE). */
-int images_prepare_run(Manager *m, const Profile *p, RunRequest *req, sd_bus_error *error);
 /* A run on image hex starts: (re)starts its hold unit, which keeps the image mounted for a while after
  * (the run's own unit requires the mount unit while it runs). Asynchronous; a failure only costs a mount. */
 void images_hold(Manager *m, const char *hex);

@@ -1483,9 +1483,12 @@ static int start_check(RunStart *s, sd_bus_error *error) {
                         return r;
                 return sd_bus_error_setf(error, r == -EOPNOTSUPP ? ERR_UNENFORCEABLE : ERR_INVALID, "%s", refusal);
         }
-        r = images_prepare_run(s->m, profile, req, error);
-        if (r < 0 || sd_bus_error_is_set(error))
-                return r;
+        FEATURE_FOREACH(f)
+                if ((*f)->check_request) {
+                        r = (*f)->check_request(s->m, profile, req, s->uid, error);
+                        if (r < 0 || sd_bus_error_is_set(error))
+                                return r;
+                }
         if (req->workspace) {
                 r = manager_check_host_dir(s->m, "workspace", req->workspace, s->uid, true, &ws_st, error);
                 if (r < 0 || sd_bus_error_is_set(error))
@@ -1505,7 +1508,13 @@ static int start_check(RunStart *s, sd_bus_error *error) {
                 req->dataset_dev = ds_st.st_dev;
                 req->dataset_ino = ds_st.st_ino;
         }
-        return export_check_request(s->m, req, s->uid, error);
+        FEATURE_FOREACH(f)
+                if ((*f)->check_host_dirs) {
+                        r = (*f)->check_host_dirs(s->m, profile, req, s->uid, error);
+                        if (r < 0 || sd_bus_error_is_set(error))
+                                return r;
+                }
+        return 0;
 }
 
 /* What the plan needs from the host and from the runs sbxd follows: the run's id (and namespace), the

@@ -11,6 +11,7 @@
 
 #include "cache-prune.h"
 #include "caches.h"
+#include "feature.h"
 #include "bus-errors.h"
 #include "log.h"
 
@@ -579,3 +580,18 @@ int caches_method_prune(sd_bus_message *msg, void *userdata, sd_bus_error *error
         }
         return sd_bus_reply_method_return(msg, "s", json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN));
 }
+
+/* ---- the feature's hooks (feature.h) ------------------------------------------------------------ */
+
+/* Whose caches the run's are, and their use noted (the reaper keeps caches in use). */
+static int caches_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error) {
+        if (ctx->req->cache_owner && !(run->cache_owner = strdup(ctx->req->cache_owner)))
+                return -ENOMEM;
+        caches_note_use(run->manager, ctx->plan);
+        return 0;
+}
+
+const Feature feature_caches = {
+        .name = "caches",
+        .prepare = caches_prepare,
+};

@@ -493,8 +493,22 @@ static int export_check_host_dirs(Manager *m, const Profile *p, RunRequest *req,
         return export_check_request(m, req, uid, error);
 }
 
+/* The review's directory and the record's export section; a pooled unit has no export. */
+static int export_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error) {
+        int r;
+
+        if (ctx->pooled)
+                return 0;
+        r = export_run_prepare(run, ctx->req);
+        if (r < 0)
+                return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot prepare the review of the run's export "
+                                         "in %s: %s", SBX_EXPORTS_DIR, strerror(-r));
+        return 0;
+}
+
 const Feature feature_export = {
         .name = "export",
+        .prepare = export_prepare,
         .check_host_dirs = export_check_host_dirs,
         .ended = export_run_ended,
         .abandon = export_run_abandon,

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The table of a run's features. The order is the order of their hooks at every stage: the network's
- * entries go before the capture ends, the credentials before the export's review is noted. */
-#include <stddef.h>
-
+/* The table of a run's features. Their hooks are called in this order where something is made for a run
+ * (prepare) and in the reverse one where it goes: the export's review directory first, the network last;
+ * at the end the network's entries go first, then the capture, the credentials, the export's review. */
 #include "feature.h"
+#include "macro.h"
 
 const Feature *const features[] = {
-        &feature_images,
-        &feature_sandbox,
-        &feature_network,
-        &feature_capture,
-        &feature_credentials,
         &feature_export,
+        &feature_images,
+        &feature_caches,
+        &feature_sandbox,
+        &feature_credentials,
+        &feature_capture,
+        &feature_network,
         NULL,
 };
+
+const size_t features_count = ELEMENTSOF(features) - 1;

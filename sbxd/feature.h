@@ -11,9 +11,20 @@
 typedef struct Manager Manager;
 typedef struct Run Run;
 
-/* A feature of a run (its network, capture, credentials, export, sandbox): the stages of a run it has
- * something to do at. The run core (manager.c) walks features[] in order at each stage and calls the hooks
- * that are set; it never names a feature. As systemd's UnitVTable, one table per feature. */
+/* A feature of a run (its export, image, caches, sandbox, credentials, capture, network): the stages of a
+ * run it has something to do at. The run core (manager.c) walks features[] at each stage and calls the
+ * hooks that are set; it never names a feature. What is made for a run is made in the table's order and
+ * undone in the reverse one (ended, start_refused, start_failed, abandon, gc). As systemd's UnitVTable,
+ * one table per feature. */
+/* What a feature's prepare hook is given of the run's request. */
+typedef struct RunPrepare {
+        const Profile *profile;
+        const RunRequest *req;
+        const RunPlan *plan;
+        bool pooled;               /* a pooled unit serves the run: its network was made with it */
+        int *ctl;                  /* a sandbox's control channel (sandbox-proto.h), taken by the sandbox */
+} RunPrepare;
+
 typedef struct Feature {
         const char *name;
         /* A request is checked against its profile and the host, before the run exists (a negative
@@ -21,6 +32,9 @@ typedef struct Feature {
          * names are walked, check_host_dirs after the workspace and the dataset. */
         int (*check_request)(Manager *m, const Profile *p, RunRequest *req, uid_t uid, sd_bus_error *error);
         int (*check_host_dirs)(Manager *m, const Profile *p, RunRequest *req, uid_t uid, sd_bus_error *error);
+        /* The run is made, its record filled in, its unit not asked for yet: what the feature needs for
+         * it (a negative errno, or a named error in error). */
+        int (*prepare)(Run *run, const RunPrepare *ctx, sd_bus_error *error);
         /* The run's unit is gone, before the core measures what its end undid. */
         void (*unit_ended)(Run *run);
         /* The run ended: what the feature made for it goes, and the record says whether it did. Called
@@ -37,10 +51,12 @@ typedef struct Feature {
         void (*gc)(Manager *m, bool runs_known);
 } Feature;
 
-extern const Feature feature_images, feature_network, feature_capture, feature_credentials, feature_export,
-        feature_sandbox;
+extern const Feature feature_export, feature_images, feature_caches, feature_sandbox, feature_credentials,
+        feature_capture, feature_network;
 
-/* Every feature, in the order the core calls them at each stage; NULL-terminated. */
+/* Every feature, in the order what they make for a run is made; NULL-terminated. */
 extern const Feature *const features[];
+extern const size_t features_count;
 
 #define FEATURE_FOREACH(f) for (const Feature *const *f = features; *f; f++)
+#define FEATURE_FOREACH_REVERSE(f) for (const Feature *const *f = features + features_count; f-- > features;)

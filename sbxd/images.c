@@ -17,6 +17,7 @@
 #include "feature.h"
 #include "fileio.h"
 #include "images.h"
+#include "record-image.h"
 #include "log.h"
 #include "polkit.h"
 #include "sha256.h"
@@ -729,7 +730,22 @@ int images_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 
 /* ---- the feature's hooks (feature.h) ------------------------------------------------------------ */
 
+/* A run on a base image: the image into its record, and its hold unit (re)started. */
+static int images_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error) {
+        const RunImage *img = ctx->req->run_image;
+        int r;
+
+        if (!img)
+                return 0;
+        r = run_record_image_init(run->record, img->name, img->digest, true);
+        if (r < 0)
+                return r;
+        images_hold(run->manager, img->digest);
+        return 0;
+}
+
 const Feature feature_images = {
         .name = "images",
+        .prepare = images_prepare,
         .check_request = images_check_request,
 };

@@ -294,7 +294,7 @@ static void run_complete(Run *run) {
         run_measure_cleanup(run);
         store_drop_figures(&run->manager->store, run->unit); /* if they were not read */
         rec->space_gone = space_gone(run);
-        FEATURE_FOREACH(f)
+        FEATURE_FOREACH_REVERSE(f)
                 if ((*f)->ended)
                         (*f)->ended(run);
         rec->finished = true;
@@ -975,7 +975,7 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 run->record->cgroup_gone = !cgroup_exists(run->cgroup_path);
                 run->record->space_gone = space_gone(run);
                 run_measure_cleanup(run);
-                FEATURE_FOREACH(f)
+                FEATURE_FOREACH_REVERSE(f)
                         if ((*f)->start_refused)
                                 (*f)->start_refused(run);
                 free(run->record->error);
@@ -1629,7 +1629,9 @@ static int start_plan(RunStart *s, sd_bus_error *error) {
 
 /* The run sbxd follows, and its record, from the plan. */
 static int start_new_run(RunStart *s, sd_bus_error *error) {
-        _cleanup_free_ char *refusal = NULL;
+        RunPrepare prep = {
+                .profile = s->profile, .req = s->req, .plan = s->plan, .pooled = s->member, .ctl = &s->ctl,
+        };
         Manager *m = s->m;
         const Profile *profile = s->profile;
         const RunPlan *plan = s->plan;
@@ -1664,12 +1666,6 @@ static int start_new_run(RunStart *s, sd_bus_error *error) {
                 r = manager_run_init_space(run, plan);
         if (r < 0)
                 return r;
-        if (!s->member) {
-                r = export_run_prepare(run, req);
-                if (r < 0)
-                        return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot prepare the review of the run's export "
-                                                 "in %s: %s", SBX_EXPORTS_DIR, strerror(-r));
-        }
 
         strcpy(run->record->run_id, run->id);
         run->record->unit = strdup(run->unit);
@@ -1680,34 +1676,14 @@ static int start_new_run(RunStart *s, sd_bus_error *error) {
             !run->record->profile_digest)
                 return -ENOMEM;
         memcpy(run->record->tenant, s->tenant, sizeof(s->tenant));
-        if (req->run_image) {
-                r = run_record_image_init(run->record, req->run_image->name, req->run_image->digest, true);
-                if (r < 0)
-                        return r;
-                images_hold(m, req->run_image->digest);
-        }
-        if (req->cache_owner && !(run->cache_owner = strdup(req->cache_owner)))
-                return -ENOMEM;
-        caches_note_use(m, plan);
         run->record->started_at = now_realtime();
-        if (s->sandbox) {
-                r = run_record_sandbox_init(run->record, req->sandbox_name, req->idle_timeout, req->detach);
-                if (r < 0)
-                        return r;
-                r = sandbox_new(run, s->ctl, profile, req->idle_timeout, &run->sandbox);
-                if (r < 0)
-                        return r;
-                TAKE_FD(s->ctl);
-        }
-        /* a pooled unit's network policy was made with it, and is handed over with it below */
-        if (!s->member)
-                r = run_net_new(m->net, profile, plan->network, req->host_addresses, run->id, run->record, &run->net,
-                                &refusal);
-        if (r < 0) {
-                if (!refusal)
-                        return r;
-                return sd_bus_error_setf(error, ERR_BAD_PROFILE, "Profile '%s': %s", profile->name, refusal);
-        }
+        /* what each feature makes for the run, in the table's order (torn down in the reverse one) */
+        FEATURE_FOREACH(f)
+                if ((*f)->prepare) {
+                        r = (*f)->prepare(run, &prep, error);
+                        if (r < 0 || sd_bus_error_is_set(error))
+                                return r;
+                }
 
         /* Watch before starting: a short command may be over before StartTransientUnit returns. */
         r = sd_bus_match_signal(m->bus, &run->slot_props, SD_DEST, run->unit_path, "org.freedesktop.DBus.Properties",
@@ -1787,7 +1763,7 @@ static int start_credentials(RunStart *s, sd_bus_error *error) {
 
 /* What the run made for itself before its unit: gone again, the unit never having existed. */
 static void start_abandon(Run *run) {
-        FEATURE_FOREACH(f)
+        FEATURE_FOREACH_REVERSE(f)
                 if ((*f)->abandon)
                         (*f)->abandon(run);
 }
@@ -1888,7 +1864,7 @@ static void record_start_failed(Manager *m, Run *run, bool gone, const char *err
         run->record->unit_gone = run->record->cgroup_gone = gone;
         run->record->space_gone = gone || space_gone(run);
         run->record->mounts_gone = manager_run_mounts_gone(run->id);
-        FEATURE_FOREACH(f)
+        FEATURE_FOREACH_REVERSE(f)
                 if ((*f)->start_failed)
                         (*f)->start_failed(run);
         run->record->stop_reason = STOP_START_FAILED;
@@ -2568,7 +2544,7 @@ int manager_start(Manager *m) {
         store_sweep_figures(&m->store, unit_has_run, m);
         manager_sweep_spaces(m);
         /* what the features made for runs that ended while no sbxd ran */
-        FEATURE_FOREACH(f)
+        FEATURE_FOREACH_REVERSE(f)
                 if ((*f)->gc)
                         (*f)->gc(m, adopted >= 0);
 

@@ -564,7 +564,25 @@ static void sandbox_unit_ended(Run *run) {
                 sandbox_run_ended(run->sandbox);
 }
 
+/* A sandbox: its record's section, and the sandbox on its control channel. */
+static int sandbox_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error) {
+        const RunRequest *req = ctx->req;
+        int r;
+
+        if (!req->sandbox)
+                return 0;
+        r = run_record_sandbox_init(run->record, req->sandbox_name, req->idle_timeout, req->detach);
+        if (r < 0)
+                return r;
+        r = sandbox_new(run, *ctx->ctl, ctx->profile, req->idle_timeout, &run->sandbox);
+        if (r < 0)
+                return r;
+        TAKE_FD(*ctx->ctl);
+        return 0;
+}
+
 const Feature feature_sandbox = {
         .name = "sandbox",
+        .prepare = sandbox_prepare,
         .unit_ended = sandbox_unit_ended,
 };

@@ -433,8 +433,13 @@ static void capture_gc(Manager *m, bool runs_known) {
         (void) capture_reap(m, now_realtime());
 }
 
+static void capture_free_run(Run *run) {
+        run->capture = capture_free(run->capture);
+}
+
 const Feature feature_capture = {
         .name = "capture",
         .ended = capture_run_ended,
         .gc = capture_gc,
+        .free_run = capture_free_run,
 };

@@ -28,9 +28,14 @@ static void network_ended(Run *run) {
                 run_net_finish(run->net);
 }
 
+static void network_free_run(Run *run) {
+        run->net = run_net_free(run->net);
+}
+
 const Feature feature_network = {
         .name = "network",
         .prepare = network_prepare,
         .ended = network_ended,
         .start_refused = network_ended,
+        .free_run = network_free_run,
 };

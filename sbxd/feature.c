@@ -10,6 +10,7 @@ const Feature *const features[] = {
         &feature_images,
         &feature_caches,
         &feature_sandbox,
+        &feature_pool,
         &feature_credentials,
         &feature_capture,
         &feature_network,

@@ -11,7 +11,7 @@
 typedef struct Manager Manager;
 typedef struct Run Run;
 
-/* A feature of a run (its export, image, caches, sandbox, credentials, capture, network): the stages of a
+/* A feature of a run (its export, image, caches, sandbox, pooled unit, credentials, capture, network): the stages of a
  * run it has something to do at. The run core (manager.c) walks features[] at each stage and calls the
  * hooks that are set; it never names a feature. What is made for a run is made in the table's order and
  * undone in the reverse one (ended, start_refused, start_failed, abandon, gc). As systemd's UnitVTable,
@@ -46,13 +46,16 @@ typedef struct Feature {
         void (*start_failed)(Run *run);
         /* The run's start was given up before its record was written: what was made for it goes. */
         void (*abandon)(Run *run);
+        /* The run is freed (it ended, or never started): the feature's part of it goes with it. Walked in
+         * the table's order. */
+        void (*free_run)(Run *run);
         /* sbxd started and took up the runs of an earlier one (runs_known: it knows all of them): what
          * runs that ended meanwhile left goes. */
         void (*gc)(Manager *m, bool runs_known);
 } Feature;
 
-extern const Feature feature_export, feature_images, feature_caches, feature_sandbox, feature_credentials,
-        feature_capture, feature_network;
+extern const Feature feature_export, feature_images, feature_caches, feature_sandbox, feature_pool,
+        feature_credentials, feature_capture, feature_network;
 
 /* Every feature, in the order what they make for a run is made; NULL-terminated. */
 extern const Feature *const features[];

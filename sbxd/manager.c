@@ -78,10 +78,9 @@ static Run *run_free(Run *run) {
         sd_bus_message_unref(run->queued_start);
         if (run->start_counted && run->manager)
                 run->manager->n_starting--;
-        sandbox_free(run->sandbox);
-        pool_claim_free(run->claim);
-        capture_free(run->capture);
-        run_net_free(run->net);
+        FEATURE_FOREACH(f)
+                if ((*f)->free_run)
+                        (*f)->free_run(run);
         free(run->netns_path);
         free(run->space_path);
         free(run->space_unit);

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "feature.h"
 #include "fileio.h"
 #include "log.h"
 #include "pool.h"
@@ -857,3 +858,15 @@ fail:
         member_retire(pm, false, "a claim failed");
         return r;
 }
+
+/* ---- the feature's hooks (feature.h) ------------------------------------------------------------ */
+
+/* A claim still out when its run goes (the run was refused, or sbxd stops). */
+static void pool_free_run(Run *run) {
+        run->claim = pool_claim_free(run->claim);
+}
+
+const Feature feature_pool = {
+        .name = "pool",
+        .free_run = pool_free_run,
+};

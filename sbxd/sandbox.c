@@ -581,8 +581,13 @@ static int sandbox_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error)
         return 0;
 }
 
+static void sandbox_free_run(Run *run) {
+        run->sandbox = sandbox_free(run->sandbox);
+}
+
 const Feature feature_sandbox = {
         .name = "sandbox",
         .prepare = sandbox_prepare,
         .unit_ended = sandbox_unit_ended,
+        .free_run = sandbox_free_run,
 };

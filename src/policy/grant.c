@@ -7,7 +7,6 @@
 
 #include "grant.h"
 #include "json-doc.h"
-#include "policy.h"
 #include "profile.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);

@@ -251,8 +251,7 @@ int policy_compile_live_export(const Profile *p, const RunRequest *req, const ch
 /* The profile's disk rounded down to whole pages (tmpfs counts pages): the size of a run's space. */
 uint64_t policy_disk_max(const Profile *p);
 
-/* Unit names: sbx-NAME-RUN.service in sbx-NAME.slice. */
-#define SBX_SLICE_PARENT "sbx.slice"
+/* Unit names: sbx-NAME-RUN.service in sbx-NAME.slice (below SBX_SLICE_PARENT, util.h). */
 int policy_unit_name(const char *profile, const char *run_id, char **ret);
 int policy_slice_name(const char *profile, char **ret);
 int policy_dropin_dir_name(const char *profile, char **ret); /* "sbx-NAME-.service.d" */

@@ -22,6 +22,10 @@ _printf_(3, 4) int error_setf(char **ret_error, int r, const char *fmt, ...);
 
 #define RUN_ID_LEN 32 /* hex chars: 128 random bits */
 
+/* The slice every run's unit lies below: sbx-NAME-RUN.service in sbx-NAME.slice in it (policy.h); grant.c
+ * reads a run's id back from a cgroup path under it. */
+#define SBX_SLICE_PARENT "sbx.slice"
+
 typedef uint64_t usec_t;
 #define USEC_INFINITY ((usec_t) UINT64_MAX)
 #define USEC_PER_SEC ((usec_t) 1000000ULL)

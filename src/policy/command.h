@@ -9,7 +9,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "profile.h"
+#include "macro.h"
+#include "util.h"
+
 
 /* fs/exec.c: one string at most 32 pages (MAX_ARG_STRLEN); all of them, with a pointer each, within a
  * quarter of the stack size limit, at most three quarters of _STK_LIM (6 MiB), at least ARG_MAX (32 pages) */

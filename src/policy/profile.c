@@ -11,9 +11,9 @@
 
 #include "command.h"
 #include "egress-policy.h"
+#include "image.h"
 #include "json-doc.h"
 #include "profile.h"
-#include "profile-image.h"
 #include "sha256.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
@@ -349,11 +349,63 @@ static int dispatch_workspace(JsonDoc *jd, const JsonPath *p, json_object *v, vo
         return 0;
 }
 
+/* the profile's base: files.base ("host" or "image") and files.image (docs/images.md) */
+
+/* files.base: "host" or "image" (field: the Profile) */
+static int dispatch_base(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        static const char *const bases[] = { "host", "image", NULL };
+        Profile *prof = field;
+        unsigned u;
+        int r;
+
+        r = json_doc_get_choice(jd, p, v, bases, "\"host\" or \"image\"", &u);
+        if (r < 0)
+                return r;
+        prof->base_image = u == 1;
+        return 0;
+}
+
+/* files.image: "NAME" or "NAME@sha256:HEX", only with files.base "image" (field: the Profile) */
+static int dispatch_image(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        _cleanup_free_ char *why = NULL;
+        Profile *prof = field;
+        const char *s;
+        ImageRef ref;
+        int r;
+
+        r = json_doc_get_string(jd, p, v, &s);
+        if (r < 0)
+                return r;
+        if (!prof->base_image)
+                return json_doc_fail(jd, p, "only with files.base \"image\"");
+        if (image_ref_parse(s, &ref, &why) < 0)
+                return json_doc_fail_got(jd, p, v, "expected NAME or NAME@sha256:DIGEST (NAME: 1-64 of a-z 0-9 . _ -, "
+                                         "starting with a letter or digit; DIGEST: 64 lower-case hex digits)");
+        free(prof->image);
+        prof->image = strdup(s);
+        return prof->image ? 0 : -ENOMEM;
+}
+
+/* After the files section: base "image" needs files.image, and no host paths bound into the image. p: the
+ * files section's path. */
+static int check_image(JsonDoc *jd, const JsonPath *p, const Profile *prof) {
+        if (!prof->base_image)
+                return 0;
+        if (!prof->image)
+                return json_doc_fail(jd, JSON_KEY(p, "image"), "files.base \"image\" needs the image's name");
+        /* a read-only image has no mount point for a host path that it does not have itself */
+        if (strv_length(prof->read_only) > 0)
+                return json_doc_fail(jd, JSON_KEY(p, "read_only"), "host paths cannot be bound into a base image");
+        if (strv_length(prof->read_write) > 0)
+                return json_doc_fail(jd, JSON_KEY(p, "read_write"), "host paths cannot be bound into a base image");
+        return 0;
+}
+
 static const JsonDocField files_fields[] = {
         /* the host's tree, narrowed by the lists below, or a base image (files.image, docs/images.md) */
-        { "base", profile_dispatch_base, 0 },
+        { "base", dispatch_base, 0 },
         /* after base: checked against it */
-        { "image", profile_dispatch_image, 0 },
+        { "image", dispatch_image, 0 },
         { "read_only", dispatch_host_paths, offsetof(Profile, read_only) },
         { "read_write", dispatch_host_paths, offsetof(Profile, read_write) },
         { "hidden", dispatch_host_paths, offsetof(Profile, hidden) },
@@ -372,7 +424,7 @@ static int dispatch_files(JsonDoc *jd, const JsonPath *p, json_object *v, void *
         r = json_doc_dispatch(jd, p, v, files_fields, prof);
         if (r < 0)
                 return r;
-        r = profile_check_image(jd, p, prof);
+        r = check_image(jd, p, prof);
         if (r < 0)
                 return r;
         /* One path in one list only. A path below another one in a different list is fine (a

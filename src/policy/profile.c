@@ -10,7 +10,7 @@
 #include <sys/ioctl.h>
 
 #include "command.h"
-#include "egress-policy.h"
+#include "egress-address.h"
 #include "image.h"
 #include "json-doc.h"
 #include "profile.h"

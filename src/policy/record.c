@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
-#include "egress-policy.h"
+#include "egress-address.h"
 #include "exit-codes.h"
 #include "record.h"
 #include "record-credentials.h"

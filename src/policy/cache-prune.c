@@ -5,7 +5,7 @@
 
 #include "cache-prune.h"
 #include "macro.h"
-#include "profile.h"
+#include "profile-name.h"
 
 const char *cache_prune_reason_to_string(CachePruneReason r) {
         switch (r) {

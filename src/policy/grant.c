@@ -7,7 +7,7 @@
 
 #include "grant.h"
 #include "json-doc.h"
-#include "profile.h"
+#include "profile-name.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 

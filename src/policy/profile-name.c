@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A profile's name (profile.h). On its own, so that what only checks names (the exec helper's cache
+/* A profile's name (profile-name.h). On its own, so that what only checks names (the exec helper's cache
  * removal, cache-prune.c) does not link the profile parser and its digests. */
 #include <ctype.h>
 #include <string.h>
 
-#include "profile.h"
+#include "profile-name.h"
+#include "util.h"
 
 bool profile_name_is_valid(const char *name) {
         size_t n;

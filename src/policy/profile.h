@@ -12,6 +12,7 @@
 #include "export-policy.h"
 #include "grant.h"
 #include "macro.h"
+#include "profile-name.h"
 #include "util.h"
 
 #define PROFILE_DEFAULT "offline"
@@ -47,7 +48,6 @@ typedef struct PortRange {
 
 #define PROFILE_DESTINATIONS_MAX 1024
 #define PROFILE_POOL_SIZE_MAX 16U /* pool.size */
-#define PROFILE_NAME_MAX 32          /* [a-z][a-z0-9_]{0,31} */
 
 /* One element of network.destinations. */
 typedef struct NetDestination {
@@ -203,9 +203,6 @@ typedef struct Profile {
 Profile *profile_free(Profile *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Profile *, profile_free);
 
-bool profile_name_is_valid(const char *name);
-/* A cache's name (lifetime.caches[].name): 1 to 32 of a-z, 0-9 and _. */
-bool cache_name_is_valid(const char *name);
 /* NULL-terminated, sorted list of the systemd syscall group names a profile may use. */
 const char *const *profile_syscall_groups(void);
 

@@ -6,7 +6,7 @@
 
 #include <json-c/json.h>
 
-#include "record.h"
+#include "record-types.h"
 
 RunRecordImage *run_record_image_free(RunRecordImage *i);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RunRecordImage *, run_record_image_free);

@@ -259,7 +259,7 @@ def check(inp):
     # sbx-profile(5): the profile keys, three ways
     # a grant's keys are grant.c's table grant_fields (its other tables are the broker's wire formats)
     # and the export section's are export-policy.c's table export_fields
-    m = re.search(r"^static const JsonDocField grant_fields\[\]\s*=\s*\{.*?^\};", src["src/policy/grant.c"], re.S | re.M)
+    m = re.search(r"^static const JsonDocField grant_fields\[\]\s*=\s*\{.*?^\};", src["src/grant/grant.c"], re.S | re.M)
     if not m:
         errors.append("grant.c: the key table grant_fields is gone: update tests/man/check-drift.py")
     me = re.search(r"^static const JsonDocField export_fields\[\]\s*=\s*\{.*?^\};", src["src/policy/export-policy.c"],
@@ -366,7 +366,7 @@ def check(inp):
 
 # ---- inputs ---------------------------------------------------------------------------------------
 
-SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "src/policy/grant.c", "src/policy/export-policy.c", "sbxd/manager.c", "sbxd/bus-manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
+SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "src/grant/grant.c", "src/policy/export-policy.c", "sbxd/manager.c", "sbxd/bus-manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
            "sbxd/objects.c",
            "sbxd/network.c", "sbxd/sbxd.c", "sbxd/store.c",
            "src/policy/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "generator/sbx-generator.c",

@@ -262,7 +262,7 @@ def check(inp):
     m = re.search(r"^static const JsonDocField grant_fields\[\]\s*=\s*\{.*?^\};", src["src/grant/grant.c"], re.S | re.M)
     if not m:
         errors.append("grant.c: the key table grant_fields is gone: update tests/man/check-drift.py")
-    me = re.search(r"^static const JsonDocField export_fields\[\]\s*=\s*\{.*?^\};", src["src/policy/export-policy.c"],
+    me = re.search(r"^static const JsonDocField export_fields\[\]\s*=\s*\{.*?^\};", src["src/export-policy/export-policy.c"],
                    re.S | re.M)
     if not me:
         errors.append("export-policy.c: the key table export_fields is gone: update tests/man/check-drift.py")
@@ -366,7 +366,7 @@ def check(inp):
 
 # ---- inputs ---------------------------------------------------------------------------------------
 
-SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "src/grant/grant.c", "src/policy/export-policy.c", "sbxd/manager.c", "sbxd/bus-manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
+SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "src/grant/grant.c", "src/export-policy/export-policy.c", "sbxd/manager.c", "sbxd/bus-manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
            "sbxd/objects.c",
            "sbxd/network.c", "sbxd/sbxd.c", "sbxd/store.c",
            "src/policy/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "generator/sbx-generator.c",

@@ -9,7 +9,7 @@
 #include <json-c/json.h>
 
 #include "daemon-conf.h"
-#include "manager.h"
+#include "run.h"
 
 /* A run starts with the caches of plan (its StateDirectory= below sbx-cache/): their last use is now. */
 void caches_note_use(Manager *m, const RunPlan *plan);

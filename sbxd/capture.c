@@ -16,7 +16,6 @@
 #include "fileio.h"
 #include "log.h"
 #include "message-ids.h"
-#include "objects.h"
 #include "polkit.h"
 
 #define POLKIT_ACTION_CAPTURE "org.sbx.capture"

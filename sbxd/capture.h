@@ -8,7 +8,7 @@
 
 #include <systemd/sd-bus.h>
 
-#include "manager.h"
+#include "run.h"
 
 typedef struct Capture Capture;
 

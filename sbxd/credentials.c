@@ -26,7 +26,7 @@
 #include "fileio.h"
 #include "grant.h"
 #include "log.h"
-#include "manager.h"
+#include "run.h"
 
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);

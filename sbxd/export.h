@@ -8,7 +8,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-fields.h"
-#include "manager.h"
+#include "run.h"
 
 /* The request's "export_fd" (h): a directory of the caller's; its path and identity into the request. */
 int export_read_request_fd(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error);

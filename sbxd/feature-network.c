@@ -3,7 +3,7 @@
  * policy itself lives in network.c. */
 #include "bus-errors.h"
 #include "feature.h"
-#include "manager.h"
+#include "run.h"
 
 /* Its egress policy, resolver and telemetry. A pooled unit's network policy was made with it, and is
  * handed over with it. */

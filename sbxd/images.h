@@ -8,7 +8,7 @@
 
 #include <systemd/sd-bus.h>
 
-#include "manager.h"
+#include "run.h"
 #include "policy.h"
 
 #define POLKIT_ACTION_IMAGE "org.sbx.image"

@@ -1,106 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The manager: sbxd's bus connection, its runs' start slots, and the requests that make a run. */
 #pragma once
 
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <systemd/sd-bus.h>
-#include <systemd/sd-event.h>
-
-#include "network.h"
-#include "polkit.h"
-#include "policy.h"
-#include "record.h"
-#include "store.h"
-
-#define SD_DEST "org.freedesktop.systemd1"
-#define SD_PATH "/org/freedesktop/systemd1"
-#define SD_MANAGER "org.freedesktop.systemd1.Manager"
-
-typedef struct Manager Manager;
-typedef struct Pool Pool;
-
-/* Runs' start jobs sbxd has with systemd at once; more wait in sbxd, in order (docs/scale.md). */
-#define MANAGER_STARTS_MAX 8U
-
-typedef struct Run {
-        Manager *manager;
-        char id[RUN_ID_LEN + 1];
-        char *unit;
-        char *unit_path;
-        char *client;              /* unique bus name of the requester */
-        RunRecord *record;
-        char *cgroup_path;         /* where the unit's cgroup lives while it runs */
-        sd_bus_message *pending;   /* the Run() call, answered when the start job is queued */
-        sd_bus_message *queued_start; /* its StartTransientUnit call, waiting for a free start slot */
-        bool start_counted;        /* one of the MANAGER_STARTS_MAX start jobs in flight is its */
-        sd_bus_slot *slot_props, *slot_client, *slot_client_owner, *slot_start, *slot_state, *slot_getall,
-                *slot_unref;
-        sd_event_source *removal_timeout;
-        sd_event_source *attach_timeout; /* an adopted run without a client: how long it may wait for one */
-        sd_event_source *journal_retry;  /* its unit ended while no sbxd ran: read the journal once more */
-        char *workspace;           /* host path bound as the workspace, or NULL */
-        char *dataset;             /* host path bound as the dataset, or NULL (also: not known, adopted) */
-        char *cache_owner;         /* names its caller's caches (caches.h), or NULL: none, or not known */
-        RunNet *net;               /* its egress policy, resolver and telemetry */
-        char *netns_path;          /* its network namespace (modes public, allowlist), or NULL */
-        uint64_t cpu_base_usec;    /* CPU time its unit had used before the run (a pooled unit's checks) */
-        RunLimitEvents base_events;/* and the limit events it had met then */
-        RunLimitEvents stop_events;/* read by sbxd at the unit's stop-post (known: read), and its peaks: */
-        uint64_t stop_memory_peak, stop_tasks_peak; /* what the figures reader's file stands in for */
-        uint64_t stop_disk_used;   /* its space then (UINT64_MAX: not measured), and whether it was full */
-        bool stop_disk_full;
-        char *space_path;          /* its space (SBX_SPACE_DIR/RUN), or NULL: none */
-        char *space_unit;          /* the unit that makes and removes it (sbx-space@RUN.service) */
-        bool awaiting_space;       /* its unit is gone; the record is written once its space is too */
-        bool refused;              /* sbxd could not put its policy in place: stopped before the command */
-        bool job_failed;           /* the start job did not finish "done": the command never started */
-        dev_t ws_dev;
-        ino_t ws_ino;
-        bool job_done;
-        bool stop_requested;
-        bool finalizing;
-        int cancel_signal;
-        bool idle_stop;            /* a sandbox stopped at its idle timeout */
-        struct Sandbox *sandbox;   /* a sandbox (sandbox.h), or NULL for a run of one command */
-        struct PoolClaim *claim;   /* a pooled unit being handed this run (pool.h), or NULL */
-        struct Capture *capture;   /* its output being captured (capture.h), or NULL */
-        sd_bus_track *watchers;    /* peers that called Subscribe() on its object (objects.h) */
-        struct Run *next;
-} Run;
-
-typedef struct CacheRemoving {
-        char *dir;                 /* OWNER/PROFILE/CACHE */
-        char *unit;                /* the one-shot unit removing it */
-        usec_t until;              /* monotonic: new runs keep off it until the unit is done, or then */
-} CacheRemoving;
-
-struct Manager {
-        sd_event *event;
-        sd_bus *bus;
-        Store store;
-        Run *runs;
-        NetManager *net;
-        sd_bus_slot *slot_job_removed, *slot_unit_removed, *slot_systemd_owner;
-        char *systemd_owner;       /* unique bus name of PID 1: the only sender of unit signals we believe */
-        PolkitRegistry polkit;     /* questions to polkit still out */
-        Pool *pool;                /* the warm pool (pool.h) */
-        unsigned n_starting;       /* runs' start jobs in flight (at most MANAGER_STARTS_MAX) */
-        sd_event_source *store_retry, *store_post; /* records kept in memory written again (store.h) */
-        CacheRemoving *caches_removing; /* caches whose removal the reaper started (caches.h) */
-        size_t n_caches_removing;
-};
-
-/* Takes what the run's unit used and met before the run (a pooled unit's checks): not the run's. */
-void run_take_base_figures(Run *run);
+#include "run.h"
 
 int manager_new(Manager **ret);
 Manager *manager_free(Manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
 int manager_start(Manager *m);
-
-/* Whom polkit may let see and manage every tenant's runs. */
-#define POLKIT_ACTION_MANAGE_ALL "org.sbx.manage-all-runs"
 
 /* A run or sandbox request, decoded by its bus handler (bus-manager.c), from the caller uid: refused
  * with a named error in error, or on its way (1: answered when its unit's start job is queued). */
@@ -112,56 +20,3 @@ int manager_caller_uid(sd_bus_message *msg, uid_t *ret);
 int manager_run_set_client(Run *run, const char *sender);
 /* Gives the heap back after a burst (malloc_trim()). */
 void manager_heap_trim(void);
-
-/* for sandbox.c and objects.c */
-Run *manager_find_run(Manager *m, const char *id);
-int manager_run_stop(Run *run, int sig);
-/* The caller's tenant id (and uid), from the credentials the bus recorded. */
-int manager_caller_tenant(Manager *m, sd_bus_message *msg, char tenant[static TENANT_ID_LEN + 1], uid_t *ret_uid);
-
-/* A StartTransientUnit call for unit (mode "fail"), its a(sv) of properties open. */
-int manager_new_transient_call(Manager *m, const char *unit, sd_bus_message **ret);
-/* A privileged one-shot unit of sbx's own (a removal): the call with its description, type, slice and
- * collection, its a(sv) open for more; then sent with argv as its ExecStart=, not waited for (callback
- * NULL) or its reply given to callback (ret_slot: the call's slot, or NULL for a floating one). The start
- * job's end comes as JobRemoved (on_job_removed()). */
-int manager_new_oneshot_call(Manager *m, const char *unit, const char *desc, sd_bus_message **ret);
-int manager_send_oneshot_call(Manager *m, sd_bus_message *call, char **argv, sd_bus_slot **ret_slot,
-                              sd_bus_message_handler_t callback, void *userdata);
-/* An Exec property (ExecStart, ExecStartPre, ExecStopPost) of a StartTransientUnit call, of the kind a
- * daemon-reload keeps; the unit needs PermissionsStartOnly=yes for privileged ExecStartPre/ExecStopPost. */
-int manager_append_exec(sd_bus_message *m, const char *name, char **argv, bool ignore_failure);
-
-/* Whether the dynamic user of a run's unit still exists (for the reaper). */
-bool manager_unit_user_exists(Manager *m, const char *unit);
-bool manager_run_mounts_gone(const char *run_id);
-
-/* for pool.c */
-int manager_unit_object_path(const char *unit, char **ret);
-/* Adds the profile's syscall rules to the helper's command line (--seccomp-filter=): a negative errno,
- * with a message in *ret_why when the rules cannot be compiled. */
-/* A host directory of the caller's a run binds or writes into (workspace, dataset, export): walked without
- * following symlinks, owned by the caller (uid; root may name any); exclusive: no other run's workspace
- * overlaps it. Its stat in *ret_st. A named error in error otherwise. */
-/* The stack size limit a run's command gets (RLIMIT_STACK's soft value; UINT64_MAX: none): execve()'s
- * ARG_MAX follows from it (command.h). */
-uint64_t manager_stack_limit(void);
-
-int manager_check_host_dir(Manager *m, const char *what, const char *path, uid_t uid, bool exclusive,
-                           struct stat *ret_st, sd_bus_error *error);
-/* The record of a run the caller may see (1, *ret set); 0: polkit is being asked and method runs again
- * with its answer; a named error in error otherwise. */
-int manager_lookup_owned(Manager *m, sd_bus_message *msg, const char *id, sd_bus_message_handler_t method,
-                         RunRecord **ret, sd_bus_error *error);
-int manager_plan_add_seccomp(RunPlan *plan, char **ret_why);
-/* StartTransientUnit of a run's (kind "run") or sandbox's unit: its name, user, description, slice, stdio,
- * with the a(sv) left open for more; manager_finish_start_call() adds the plan, closes it, and adds the
- * aux units the run's unit binds to (its space unit, its network unit), which end with it. */
-int manager_new_start_call(Manager *m, const char *unit, const char *id, const char *kind, const char *slice,
-                           const int fds[3], const RunPlan *plan, sd_bus_message **ret);
-int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan, const char *id);
-/* Sets up run's space fields (space_path, space_unit, record->disk_max) from the plan. */
-int manager_run_init_space(Run *run, const RunPlan *plan);
-/* A pooled unit took the run's command (error NULL: its Run() call is answered), or could not be given
- * it (the run is refused, with that message, and stopped). */
-void manager_run_claimed(Run *run, const char *error);

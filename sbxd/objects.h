@@ -10,7 +10,7 @@
  * PropertiesChanged is not broadcast (every peer on the system bus could read it): it goes to the run's
  * client and to each peer that called Subscribe() on the object. */
 
-#include "manager.h"
+#include "run.h"
 
 #define SBX_RUN_OBJECT_PREFIX "/org/sbx/run"
 #define SBX_SANDBOX_OBJECT_PREFIX "/org/sbx/sandbox"
@@ -18,12 +18,6 @@
 #define SBX_SANDBOX_INTERFACE "org.sbx.Sandbox1"
 
 int objects_install(Manager *m);
-
-/* "/org/sbx/run/<id>" or "/org/sbx/sandbox/<id>" */
-int run_object_path(const Run *run, char **ret);
-
-/* Sends the run's changing properties (those marked to emit a change) to its client and subscribers. */
-void run_object_changed(Run *run);
 
 /* A figure of the run's cgroup while it is there ("memory.current", "cpu.stat" key "usage_usec"), or
  * UINT64_MAX (also once the run ends). */

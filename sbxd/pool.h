@@ -10,7 +10,7 @@
  * never reused; the pool refills in the background, with a growing delay after failures. Units left
  * waiting by an earlier sbxd are stopped when sbxd starts. */
 
-#include "manager.h"
+#include "run.h"
 
 typedef struct PoolMember PoolMember;
 typedef struct PoolClaim PoolClaim;    /* a claim in progress: owned by its Run (run->claim) */

@@ -6,7 +6,7 @@
  * records past their retention (/etc/sbx/sbxd.conf). */
 
 #include "daemon-conf.h"
-#include "manager.h"
+#include "run.h"
 
 /* One pass; a JSON report of what it did in *ret ({"stopped": [...], "verified": N, "incomplete": [...],
  * "removed": N, "kept": N}). */

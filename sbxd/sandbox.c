@@ -14,8 +14,7 @@
 #include "export.h"
 #include "feature.h"
 #include "log.h"
-#include "manager.h"
-#include "objects.h"
+#include "run.h"
 #include "policy.h"
 #include "sandbox.h"
 

@@ -408,7 +408,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("RejectExport", SD_BUS_ARGS("s", run_id, "s", item), SD_BUS_NO_RESULT,
                                 export_method_reject, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Export", SD_BUS_ARGS("s", sandbox, "s", path, "h", directory),
-                                SD_BUS_RESULT("s", report_json), sandbox_method_export, SD_BUS_VTABLE_UNPRIVILEGED),
+                                SD_BUS_RESULT("s", report_json), export_method_live, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ImportImage", SD_BUS_ARGS("s", name, "h", source), SD_BUS_RESULT("s", digest),
                                 images_method_import, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListImages", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", images_json), images_method_list,

@@ -261,7 +261,8 @@ void export_live_job_removed(Manager *m, const char *unit, const char *result) {
                 }
 }
 
-void export_live_abandon(Sandbox *s) {
+/* The sandbox goes without its end having been seen: its export's call gets an error. */
+static void export_live_abandon(Sandbox *s) {
         LiveExport *x = s->live_export;
 
         if (!x)
@@ -272,7 +273,7 @@ void export_live_abandon(Sandbox *s) {
 }
 
 /* The rest of Export, from the path on: (s path, h directory) -> s report_json */
-int export_live_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
+static int export_live_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
         Run *run = s->run;
         Manager *m = run->manager;
         _cleanup_(run_request_freep) RunRequest *req = calloc(1, sizeof(RunRequest));
@@ -486,6 +487,10 @@ void export_forget(const char *run_id) {
                 export_tidy(run_id, false);
 }
 
+int export_method_live(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        return sandbox_call(msg, userdata, export_live_call, error);
+}
+
 /* ---- the feature's hooks (feature.h) ------------------------------------------------------------ */
 
 static int export_check_host_dirs(Manager *m, const Profile *p, RunRequest *req, uid_t uid, sd_bus_error *error) {
@@ -505,10 +510,17 @@ static int export_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error) 
         return 0;
 }
 
+/* A sandbox's export under way goes before the sandbox does (the table's order: the export first). */
+static void export_free_run(Run *run) {
+        if (run->sandbox)
+                export_live_abandon(run->sandbox);
+}
+
 const Feature feature_export = {
         .name = "export",
         .prepare = export_prepare,
         .check_host_dirs = export_check_host_dirs,
         .ended = export_run_ended,
         .abandon = export_run_abandon,
+        .free_run = export_free_run,
 };

@@ -26,16 +26,13 @@ void export_run_abandon(Run *run);
  * one-shot unit of its own, while the sandbox runs; one at a time per sandbox. The call is answered when
  * the unit's start job has ended, with the review's report in the record's shape, and the sandbox's record
  * gets its items appended to its export section. */
-typedef struct Sandbox Sandbox;
 typedef struct LiveExport LiveExport;
-/* The rest of Export(s sandbox, s path, h directory) -> s report_json, from the path on. */
-int export_live_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
+/* Export(s sandbox, s path, h directory) -> s report_json */
+int export_method_live(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 /* A start job ended (JobRemoved): a live export's unit's, whose call is then answered. */
 void export_live_job_removed(Manager *m, const char *unit, const char *result);
 /* The review ended (result: its start job's) or its sandbox did: the record and the call get its report, or
  * the error. Frees x. */
 void live_export_finish(LiveExport *x, const char *result);
-/* The sandbox goes without its end having been seen: its export's call gets an error. */
-void export_live_abandon(Sandbox *s);
 /* The record of the run goes (the reaper, past RecordRetentionSec=): what its review held goes too. */
 void export_forget(const char *run_id);

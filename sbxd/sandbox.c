@@ -11,7 +11,6 @@
 #include "command-fd.h"
 #include "command.h"
 #include "bus-fields.h"
-#include "export.h"
 #include "feature.h"
 #include "log.h"
 #include "run.h"
@@ -230,7 +229,6 @@ Sandbox *sandbox_free(Sandbox *s) {
                 s->execs = x->next;
                 exec_free(x);
         }
-        export_live_abandon(s);
         sd_event_source_disable_unref(s->ctl_source);
         sd_event_source_disable_unref(s->idle_timer);
         sd_bus_message_unref(s->pending_create);
@@ -303,9 +301,8 @@ static int lookup_sandbox(Manager *m, sd_bus_message *msg, const char *key, Sand
         return sd_bus_error_setf(error, ERR_NO_SANDBOX, "sandbox: no sandbox %s", key);
 }
 
-/* A manager method on a sandbox: the sandbox (id or name) first, then what 'body' reads. */
-static int call_on_sandbox(sd_bus_message *msg, Manager *m, int (*body)(Sandbox *, sd_bus_message *, sd_bus_error *),
-                           sd_bus_error *error) {
+int sandbox_call(sd_bus_message *msg, Manager *m, int (*body)(Sandbox *, sd_bus_message *, sd_bus_error *),
+                 sd_bus_error *error) {
         const char *key;
         Sandbox *s = NULL;
         int r;
@@ -488,7 +485,7 @@ int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
 
 /* Exec(s sandbox, a{sv} options, as argv, h stdin, h stdout, h stderr) -> s op */
 int sandbox_method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return call_on_sandbox(msg, userdata, sandbox_exec_call, error);
+        return sandbox_call(msg, userdata, sandbox_exec_call, error);
 }
 
 /* The rest of SignalExec, from the op on: (s op, i signal). Ctrl-C and friends, to the command's process
@@ -518,7 +515,7 @@ int sandbox_signal_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
 
 /* SignalExec(s sandbox, s op, i signal) */
 int sandbox_method_signal_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return call_on_sandbox(msg, userdata, sandbox_signal_call, error);
+        return sandbox_call(msg, userdata, sandbox_signal_call, error);
 }
 
 /* Stops the sandbox (its commands get SIGTERM); the record is written when it is gone. */
@@ -533,12 +530,7 @@ int sandbox_remove_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
 
 /* RemoveSandbox(s sandbox) */
 int sandbox_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return call_on_sandbox(msg, userdata, sandbox_remove_call, error);
-}
-
-/* Export(s sandbox, s path, h directory) -> s report_json (export.h) */
-int sandbox_method_export(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return call_on_sandbox(msg, userdata, export_live_call, error);
+        return sandbox_call(msg, userdata, sandbox_remove_call, error);
 }
 
 /* GetSandbox(s sandbox) -> o: the object of the caller's sandbox, by id or name */
@@ -553,7 +545,7 @@ static int get_object_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error)
 }
 
 int sandbox_method_get_object(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        return call_on_sandbox(msg, userdata, get_object_call, error);
+        return sandbox_call(msg, userdata, get_object_call, error);
 }
 
 /* ---- the feature's hooks (feature.h) ------------------------------------------------------------ */

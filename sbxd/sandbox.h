@@ -2,9 +2,9 @@
 #pragma once
 
 /* Sandboxes: long-lived runs whose exec helper waits for commands (helper/serve.h). A sandbox is a Run
- * (manager.h) with a Sandbox attached: the control channel to its helper, its commands in flight, its
+ * (run.h) with a Sandbox attached: the control channel to its helper, its commands in flight, its
  * idle timer, and the CreateSandbox call until the helper says it is ready. The D-Bus methods are in
- * manager.c's vtable; their bodies are here. */
+ * bus-manager.c's vtable; their bodies are here. */
 
 #include <stdbool.h>
 #include <systemd/sd-bus.h>
@@ -14,6 +14,7 @@
 #include "sandbox-proto.h"
 #include "util.h"
 
+typedef struct Manager Manager;
 typedef struct Run Run;
 
 typedef struct SandboxExec {
@@ -63,9 +64,12 @@ int sandbox_remove_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
 int sandbox_send_exec(int ctl, const char *op, char **argv, char **env, const int fds[3], uint64_t timeout,
                       uint64_t output_max);
 
+/* A manager method on a sandbox: the sandbox (id or name) first, then what 'body' reads. */
+int sandbox_call(sd_bus_message *msg, Manager *m, int (*body)(Sandbox *, sd_bus_message *, sd_bus_error *),
+                 sd_bus_error *error);
+
 /* The manager's methods: the sandbox by id or name first */
 int sandbox_method_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int sandbox_method_signal_exec(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int sandbox_method_get_object(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int sandbox_method_remove(sd_bus_message *msg, void *userdata, sd_bus_error *error);
-int sandbox_method_export(sd_bus_message *msg, void *userdata, sd_bus_error *error);

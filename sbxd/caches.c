@@ -112,7 +112,8 @@ static int removing_add(Manager *m, const char *dir, const char *unit) {
         return 0;
 }
 
-void caches_removal_done(Manager *m, const char *unit, const char *result) {
+/* The start job of unit ended with result: if it was a removal of caches, new runs may have them again. */
+static void caches_removal_done(Manager *m, const char *unit, const char *result) {
         bool ours = false;
 
         for (size_t i = 0; i < m->n_caches_removing && !ours; i++)
@@ -594,4 +595,5 @@ static int caches_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error) 
 const Feature feature_caches = {
         .name = "caches",
         .prepare = caches_prepare,
+        .job_removed = caches_removal_done,
 };

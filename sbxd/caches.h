@@ -17,9 +17,6 @@ void caches_note_use(Manager *m, const RunPlan *plan);
 /* Whether the cache OWNER/PROFILE/CACHE is being removed (new runs then get an ephemeral one). */
 bool caches_removing(Manager *m, const char *dir);
 
-/* The start job of unit ended with result: if it was a removal of caches, new runs may have them again. */
-void caches_removal_done(Manager *m, const char *unit, const char *result);
-
 /* The reaper's pass over the caches: chooses by conf (cache_prune_select()), starts their removal, and
  * adds "caches" to report. */
 int caches_collect(Manager *m, const DaemonConf *conf, json_object *report);

@@ -253,7 +253,8 @@ static int on_live_start_reply(sd_bus_message *reply, void *userdata, sd_bus_err
         return 0;
 }
 
-void export_live_job_removed(Manager *m, const char *unit, const char *result) {
+/* A start job ended (JobRemoved): a live export's unit's, whose call is then answered. */
+static void export_live_job_removed(Manager *m, const char *unit, const char *result) {
         for (Run *run = m->runs; run; run = run->next)
                 if (run->sandbox && run->sandbox->live_export && streq(run->sandbox->live_export->unit, unit)) {
                         live_export_finish(run->sandbox->live_export, result);
@@ -523,4 +524,5 @@ const Feature feature_export = {
         .ended = export_run_ended,
         .abandon = export_run_abandon,
         .free_run = export_free_run,
+        .job_removed = export_live_job_removed,
 };

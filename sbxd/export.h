@@ -29,8 +29,6 @@ void export_run_abandon(Run *run);
 typedef struct LiveExport LiveExport;
 /* Export(s sandbox, s path, h directory) -> s report_json */
 int export_method_live(sd_bus_message *msg, void *userdata, sd_bus_error *error);
-/* A start job ended (JobRemoved): a live export's unit's, whose call is then answered. */
-void export_live_job_removed(Manager *m, const char *unit, const char *result);
 /* The review ended (result: its start job's) or its sandbox did: the record and the call get its report, or
  * the error. Frees x. */
 void live_export_finish(LiveExport *x, const char *result);

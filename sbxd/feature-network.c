@@ -23,6 +23,14 @@ static int network_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error)
         return 0;
 }
 
+/* The unit's cgroup exists now: the run's egress policy goes in, keyed by it. Until it is in place every
+ * socket of the run is denied, and the exec helper waits for it. */
+static int network_job_done(Run *run, char **ret_why) {
+        if (!run->net || run_net_is_registered(run->net))
+                return 0;
+        return run_net_register(run->net, run->cgroup_path, run->netns_path, ret_why);
+}
+
 static void network_ended(Run *run) {
         if (run->net)
                 run_net_finish(run->net);
@@ -35,6 +43,7 @@ static void network_free_run(Run *run) {
 const Feature feature_network = {
         .name = "network",
         .prepare = network_prepare,
+        .job_done = network_job_done,
         .ended = network_ended,
         .start_refused = network_ended,
         .free_run = network_free_run,

@@ -35,6 +35,9 @@ typedef struct Feature {
         /* The run is made, its record filled in, its unit not asked for yet: what the feature needs for
          * it (a negative errno, or a named error in error). */
         int (*prepare)(Run *run, const RunPrepare *ctx, sd_bus_error *error);
+        /* The run's start job finished "done" (its unit's cgroup exists now), while the run is not being
+         * ended: a negative errno, with why in *ret_why, refuses the run and stops it. */
+        int (*job_done)(Run *run, char **ret_why);
         /* The run's unit is gone, before the core measures what its end undid. */
         void (*unit_ended)(Run *run);
         /* The run ended: what the feature made for it goes, and the record says whether it did. Called
@@ -52,6 +55,9 @@ typedef struct Feature {
         /* sbxd started and took up the runs of an earlier one (runs_known: it knows all of them): what
          * runs that ended meanwhile left goes. */
         void (*gc)(Manager *m, bool runs_known);
+        /* A start job of some unit ended with result (JobRemoved): a unit of sbx's own the feature started
+         * (a removal, a review) is done. Walked for every start job, a run's or not. */
+        void (*job_removed)(Manager *m, const char *unit, const char *result);
 } Feature;
 
 extern const Feature feature_export, feature_images, feature_caches, feature_sandbox, feature_pool,

@@ -738,6 +738,27 @@ static int dependency_failure_text(Run *run, char **ret) {
         return asprintf(ret, "the run's %s could not be set up (see journalctl%s)", what, logs) < 0 ? -ENOMEM : 0;
 }
 
+/* The run's start job finished "done": what its features put in place now that its unit's cgroup exists
+ * (its egress policy). One that cannot refuses the run: it is stopped before its command runs. */
+static void run_job_done(Run *run) {
+        FEATURE_FOREACH(f) {
+                _cleanup_free_ char *why = NULL;
+                int r;
+
+                if (!(*f)->job_done)
+                        continue;
+                r = (*f)->job_done(run, &why);
+                if (r < 0) {
+                        log_error("Run %s: %s; stopping it.", run->id, strna(why));
+                        free(run->record->error);
+                        run->record->error = TAKE_PTR(why);
+                        run->refused = true;
+                        (void) run_stop(run, SIGTERM);
+                        return;
+                }
+        }
+}
+
 static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
         const char *job, *unit, *result;
@@ -745,8 +766,9 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
 
         if (!from_systemd(m, msg) || sd_bus_message_read(msg, "uoss", &id, &job, &unit, &result) < 0)
                 return 0;
-        caches_removal_done(m, unit, result);
-        export_live_job_removed(m, unit, result);
+        FEATURE_FOREACH(f)
+                if ((*f)->job_removed)
+                        (*f)->job_removed(m, unit, result);
         for (Run *run = m->runs; run; run = run->next) {
                 /* by unit name: the signal may come before StartTransientUnit's reply told us the job */
                 if (!streq(run->unit, unit) || run->job_done)
@@ -774,20 +796,8 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                         } else if (asprintf(&run->record->error, "the start job finished with result '%s'", result) < 0)
                                 run->record->error = NULL;
                 }
-                /* The unit's cgroup exists now: the run's egress policy goes in, keyed by it. Until it is
-                 * in place every socket of the run is denied, and the exec helper waits for it. */
-                if (streq(result, "done") && run->net && !run->finalizing && !run_net_is_registered(run->net)) {
-                        _cleanup_free_ char *why = NULL;
-                        int r = run_net_register(run->net, run->cgroup_path, run->netns_path, &why);
-
-                        if (r < 0) {
-                                log_error("Run %s: %s; stopping it.", run->id, strna(why));
-                                free(run->record->error);
-                                run->record->error = TAKE_PTR(why);
-                                run->refused = true;
-                                (void) run_stop(run, SIGTERM);
-                        }
-                }
+                if (streq(result, "done") && !run->finalizing)
+                        run_job_done(run);
                 run_object_changed(run);
                 /* The unit may have ended before we saw its state change: ask once. */
                 if (!run->finalizing && !run->slot_state)

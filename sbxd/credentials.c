@@ -641,11 +641,64 @@ static void credentials_gc(Manager *m, bool runs_known) {
                 run_credentials_sweep(id_has_run, m);
 }
 
+/* Its credentials (encrypted files PID 1 decrypts into the unit's credentials directory) and its
+ * grants (the broker's to read): made for it here, removed when it ends (run_complete()). */
+static int credentials_prepare_unit(Run *run, const RunPrepare *ctx, sd_bus_error *error) {
+        const Profile *profile = ctx->profile;
+        _cleanup_strv_free_ char **grant_names = NULL;
+        int r;
+
+        if (!run_request_has_credentials(ctx->req) && profile->n_grants == 0)
+                return 0;
+        run->cred_files = calloc(1, sizeof(RunCredentialFiles));
+        if (!run->cred_files)
+                return -ENOMEM;
+        grant_names = calloc(profile->n_grants + 1, sizeof(char *));
+        if (!grant_names)
+                return -ENOMEM;
+        for (size_t i = 0; i < profile->n_grants; i++)
+                if (!(grant_names[i] = strdup(profile->grants[i].name)))
+                        return -ENOMEM;
+        r = run_credentials_prepare(run->record->tenant, run->id, ctx->req, run->cred_files, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r < 0 ? r : -EINVAL;
+        r = run_record_credentials_init(run->record, run->cred_files->names, grant_names);
+        if (r >= 0 && profile->n_grants > 0) {
+                r = run_grants_write(profile, run->id, run->record->tenant, run->cgroup_path);
+                if (r < 0) {
+                        run_credentials_remove(run->id);
+                        return sd_bus_error_setf(error, ERR_UNENFORCEABLE, "Cannot write the grants of the run "
+                                                 "for the broker in %s: %s", SBX_GRANTS_DIR, strerror(-r));
+                }
+        }
+        if (r < 0) {
+                run_credentials_remove(run->id);
+                return r;
+        }
+        return 0;
+}
+
+/* LoadCredentialEncrypted= of the run's unit. */
+static int credentials_append_units(Run *run, sd_bus_message *call) {
+        if (!run->cred_files)
+                return 0;
+        return run_credentials_append(call, run->cred_files);
+}
+
+static void credentials_free_run(Run *run) {
+        if (run->cred_files)
+                run_credential_files_done(run->cred_files);
+        run->cred_files = mfree(run->cred_files);
+}
+
 const Feature feature_credentials = {
         .name = "credentials",
+        .prepare_unit = credentials_prepare_unit,
+        .append_units = credentials_append_units,
         .ended = credentials_ended,
         .start_refused = credentials_ended,
         .start_failed = credentials_ended,
         .abandon = credentials_abandon,
         .gc = credentials_gc,
+        .free_run = credentials_free_run,
 };

@@ -35,6 +35,11 @@ typedef struct Feature {
         /* The run is made, its record filled in, its unit not asked for yet: what the feature needs for
          * it (a negative errno, or a named error in error). */
         int (*prepare)(Run *run, const RunPrepare *ctx, sd_bus_error *error);
+        /* The run gets a unit of its own (no pooled unit serves it): what the feature makes for that unit,
+         * once every feature has prepared the run (a negative errno, or a named error in error). */
+        int (*prepare_unit)(Run *run, const RunPrepare *ctx, sd_bus_error *error);
+        /* What the feature adds to the StartTransientUnit call of the run's unit, its a(sv) open. */
+        int (*append_units)(Run *run, sd_bus_message *call);
         /* The run's start job finished "done" (its unit's cgroup exists now), while the run is not being
          * ended: a negative errno, with why in *ret_why, refuses the run and stops it. */
         int (*job_done)(Run *run, char **ret_why);

@@ -28,7 +28,6 @@
 #include "unit-bus.h"
 
 #include "bus-errors.h"
-#include "credentials.h"
 #include "export.h"
 #include "feature.h"
 #include "images.h"
@@ -1387,7 +1386,6 @@ typedef struct RunStart {
         PoolMember *member;        /* a pooled unit that may serve the run, or NULL */
         Run *run;
         char *slice;
-        RunCredentialFiles cred_files;
         int fds[3];
         int ctl, ctl_helper, devnull;
         dev_t ws_dev;
@@ -1398,7 +1396,6 @@ static void run_start_free(RunStart *s) {
         safe_close(s->devnull);
         safe_close(s->ctl_helper);
         safe_close(s->ctl);
-        run_credential_files_done(&s->cred_files);
         free(s->slice);
         run_free(s->run);
         run_plan_free(s->plan);
@@ -1735,38 +1732,33 @@ static int start_pooled(RunStart *s, sd_bus_error *error) {
         return run_launched(m, TAKE_PTR(s->run), s->msg);
 }
 
-/* Its credentials (encrypted files PID 1 decrypts into the unit's credentials directory) and its
- * grants (the broker's to read): made for it here, removed when it ends (run_complete()). */
-static int start_credentials(RunStart *s, sd_bus_error *error) {
-        const Profile *profile = s->profile;
-        Run *run = s->run;
-        _cleanup_strv_free_ char **grant_names = NULL;
+/* The run gets a unit of its own (no pooled unit serves it): what each feature makes for that unit, in the
+ * table's order, once every feature has prepared the run. */
+static int start_unit_prepare(RunStart *s, sd_bus_error *error) {
+        RunPrepare prep = {
+                .profile = s->profile, .req = s->req, .plan = s->plan, .pooled = s->member, .ctl = &s->ctl,
+        };
         int r;
 
-        if (!run_request_has_credentials(s->req) && profile->n_grants == 0)
-                return 0;
-        grant_names = calloc(profile->n_grants + 1, sizeof(char *));
-        if (!grant_names)
-                return -ENOMEM;
-        for (size_t i = 0; i < profile->n_grants; i++)
-                if (!(grant_names[i] = strdup(profile->grants[i].name)))
-                        return -ENOMEM;
-        r = run_credentials_prepare(s->tenant, run->id, s->req, &s->cred_files, error);
-        if (r < 0 || sd_bus_error_is_set(error))
-                return r < 0 ? r : -EINVAL;
-        r = run_record_credentials_init(run->record, s->cred_files.names, grant_names);
-        if (r >= 0 && profile->n_grants > 0) {
-                r = run_grants_write(profile, run->id, s->tenant, run->cgroup_path);
-                if (r < 0) {
-                        run_credentials_remove(run->id);
-                        return sd_bus_error_setf(error, ERR_UNENFORCEABLE, "Cannot write the grants of the run "
-                                                 "for the broker in %s: %s", SBX_GRANTS_DIR, strerror(-r));
+        FEATURE_FOREACH(f)
+                if ((*f)->prepare_unit) {
+                        r = (*f)->prepare_unit(s->run, &prep, error);
+                        if (r < 0 || sd_bus_error_is_set(error))
+                                return r;
                 }
-        }
-        if (r < 0) {
-                run_credentials_remove(run->id);
-                return r;
-        }
+        return 0;
+}
+
+/* What the features add to the StartTransientUnit call of the run's unit, its a(sv) open. */
+static int start_append_units(Run *run, sd_bus_message *call) {
+        int r;
+
+        FEATURE_FOREACH(f)
+                if ((*f)->append_units) {
+                        r = (*f)->append_units(run, call);
+                        if (r < 0)
+                                return r;
+                }
         return 0;
 }
 
@@ -1794,7 +1786,7 @@ static int start_unit(RunStart *s, sd_bus_error *error) {
         r = manager_new_start_call(m, run->unit, run->id, s->sandbox ? "sandbox" : "run", s->slice, s->fds, s->plan,
                                    &call);
         if (r >= 0)
-                r = run_credentials_append(call, &s->cred_files);
+                r = start_append_units(run, call);
         if (r >= 0)
                 r = manager_finish_start_call(call, s->plan, run->id);
         if (r < 0) {
@@ -1860,7 +1852,7 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
         }
         if (s.member)
                 return start_pooled(&s, error);
-        r = start_credentials(&s, error);
+        r = start_unit_prepare(&s, error);
         if (r < 0 || sd_bus_error_is_set(error))
                 return r;
         return start_unit(&s, error);

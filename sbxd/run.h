@@ -67,6 +67,7 @@ typedef struct Run {
         struct Sandbox *sandbox;   /* a sandbox (sandbox.h), or NULL for a run of one command */
         struct PoolClaim *claim;   /* a pooled unit being handed this run (pool.h), or NULL */
         struct Capture *capture;   /* its output being captured (capture.h), or NULL */
+        struct RunCredentialFiles *cred_files; /* its credentials for its unit (credentials.h), or NULL */
         sd_bus_track *watchers;    /* peers that called Subscribe() on its object (objects.h) */
         struct Run *next;
 } Run;

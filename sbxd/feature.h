@@ -40,6 +40,9 @@ typedef struct Feature {
         int (*prepare_unit)(Run *run, const RunPrepare *ctx, sd_bus_error *error);
         /* What the feature adds to the StartTransientUnit call of the run's unit, its a(sv) open. */
         int (*append_units)(Run *run, sd_bus_message *call);
+        /* The run's Run() or CreateSandbox call, its unit's start job queued: 1 if the feature takes the call
+         * to answer it later (a reference), 0 to leave it to the core, which answers with the run's id. */
+        int (*answer)(Run *run, sd_bus_message *call);
         /* The run's start job finished "done" (its unit's cgroup exists now), while the run is not being
          * ended: a negative errno, with why in *ret_why, refuses the run and stops it. */
         int (*job_done)(Run *run, char **ret_why);

@@ -183,6 +183,15 @@ static bool from_bus_driver(sd_bus_message *msg) {
         return streq_ptr(sd_bus_message_get_sender(msg), "org.freedesktop.DBus");
 }
 
+/* The run's Run() (or CreateSandbox) call, its unit's start job queued: answered with its id, unless a
+ * feature takes it to answer later (a sandbox's, when its helper is ready). */
+static void run_answer(Run *run, sd_bus_message *call) {
+        FEATURE_FOREACH(f)
+                if ((*f)->answer && (*f)->answer(run, call) > 0)
+                        return;
+        (void) sd_bus_reply_method_return(call, "s", run->id);
+}
+
 /* ---- the end of a run ---------------------------------------------------------------------------- */
 
 static void run_send_finished(Run *run) {
@@ -278,10 +287,7 @@ static void run_complete(Run *run) {
         /* Over before StartTransientUnit's reply was handled: answer the caller first, so it can match
          * the Finished signal that follows. */
         if (run->pending) {
-                if (run->sandbox)
-                        sandbox_take_create_call(run->sandbox, run->pending);
-                else
-                        (void) sd_bus_reply_method_return(run->pending, "s", run->id);
+                run_answer(run, run->pending);
                 run->pending = sd_bus_message_unref(run->pending);
         }
         FEATURE_FOREACH(f)
@@ -1011,10 +1017,7 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
         }
         if (!call)
                 return 0; /* answered when it was queued for a start slot */
-        if (run->sandbox) /* answered when its helper is ready */
-                sandbox_take_create_call(run->sandbox, call);
-        else
-                (void) sd_bus_reply_method_return(call, "s", run->id);
+        run_answer(run, call);
         return 0;
 }
 

@@ -240,7 +240,8 @@ Sandbox *sandbox_free(Sandbox *s) {
         return NULL;
 }
 
-void sandbox_take_create_call(Sandbox *s, sd_bus_message *call) {
+/* CreateSandbox's reply: the run's start job is queued; answered once the helper is ready. */
+static void sandbox_take_create_call(Sandbox *s, sd_bus_message *call) {
         if (s->ready) {
                 (void) sd_bus_reply_method_return(call, "s", s->run->id);
                 return;
@@ -572,6 +573,14 @@ static int sandbox_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error)
         return 0;
 }
 
+/* A sandbox's creator is answered when its helper is ready. */
+static int sandbox_answer(Run *run, sd_bus_message *call) {
+        if (!run->sandbox)
+                return 0;
+        sandbox_take_create_call(run->sandbox, call);
+        return 1;
+}
+
 static void sandbox_free_run(Run *run) {
         run->sandbox = sandbox_free(run->sandbox);
 }
@@ -579,6 +588,7 @@ static void sandbox_free_run(Run *run) {
 const Feature feature_sandbox = {
         .name = "sandbox",
         .prepare = sandbox_prepare,
+        .answer = sandbox_answer,
         .unit_ended = sandbox_unit_ended,
         .free_run = sandbox_free_run,
 };

@@ -50,9 +50,6 @@ Sandbox *sandbox_free(Sandbox *s);
  * recorded as lost and their callers told. */
 void sandbox_run_ended(Sandbox *s);
 
-/* CreateSandbox's reply: the run's start job is queued; answered once the helper is ready. */
-void sandbox_take_create_call(Sandbox *s, sd_bus_message *call);
-
 /* The bodies of the sandbox's methods once the sandbox is known: they read the call from the argument
  * after the sandbox on (the manager's methods name it first; its object's methods do not). */
 int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);

@@ -46,6 +46,9 @@ typedef struct Feature {
         /* The run's start job finished "done" (its unit's cgroup exists now), while the run is not being
          * ended: a negative errno, with why in *ret_why, refuses the run and stops it. */
         int (*job_done)(Run *run, char **ret_why);
+        /* sbxd took up a run an earlier one started, whose unit still exists: what the feature had made
+         * for it is taken up again (a failure is logged, the run followed all the same). */
+        void (*adopt)(Run *run);
         /* The run's unit is gone, before the core measures what its end undid. */
         void (*unit_ended)(Run *run);
         /* The run ended: what the feature made for it goes, and the record says whether it did. Called

@@ -1110,7 +1110,7 @@ int manager_unit_object_path(const char *unit, char **ret) {
 
 /* The host's own addresses as "ADDR/32" or "ADDR/128" (link-local IPv6 ones are already denied as a
  * range, and scoped addresses cannot be written without their interface; loopback ones are left out). */
-static int host_addresses(char ***ret) {
+int manager_host_addresses(char ***ret) {
         struct ifaddrs *ifa = NULL;
         _cleanup_strv_free_ char **l = NULL;
         size_t n = 0;
@@ -1564,7 +1564,7 @@ static int start_plan_inputs(RunStart *s, sd_bus_error *error) {
         if (r < 0)
                 return sd_bus_error_setf(error, ERR_UNENFORCEABLE, "%s", strna(refusal));
         if (net_mode != NETWORK_NONE) {
-                r = host_addresses(&req->host_addresses);
+                r = manager_host_addresses(&req->host_addresses);
                 if (r < 0)
                         return sd_bus_error_setf(error, ERR_START_FAILED, "cannot list the host's addresses: %s",
                                                  strerror(-r));
@@ -2141,41 +2141,6 @@ static int on_adopt_ref_reply(sd_bus_message *reply, void *userdata, sd_bus_erro
 
 /* An adopted run's network: its map entries are still in force (pinned); take up its resolver and its
  * telemetry again, with the table compiled anew from its profile. */
-static void run_adopt_network(Manager *m, Run *run) {
-        _cleanup_(profile_freep) Profile *p = NULL;
-        _cleanup_strv_free_ char **dirs = NULL, **addrs = NULL;
-        _cleanup_free_ char *why = NULL;
-        NetworkMode mode;
-        int r;
-
-        if (!run->record->network || !run->record->profile)
-                return; /* a run of an sbxd without egress */
-        mode = run->record->network->mode;
-        r = profile_search_path(&dirs);
-        if (r >= 0)
-                r = profile_load(dirs, run->record->profile, &p, &why);
-        /* The profile file changed since the run started (or the record predates the digest): its
-         * allowances are not recompiled from another policy than the one it started with. */
-        if (r >= 0 && !streq_ptr(p->digest, run->record->profile_digest)) {
-                log_warning("Run %s: profile %s is not the file it started with (%s, now %s); its map entries "
-                            "stay as they are, its names do not resolve.", run->id, run->record->profile,
-                            strna(run->record->profile_digest), p->digest);
-                return;
-        }
-        if (r >= 0 && mode != NETWORK_NONE)
-                r = policy_netns_path(run->id, &run->netns_path);
-        /* the host's addresses as they are now: an answer naming one must not open it */
-        if (r >= 0 && mode != NETWORK_NONE)
-                r = host_addresses(&addrs);
-        if (r >= 0)
-                r = run_net_new(m->net, p, mode, addrs, run->id, run->record, &run->net, &why);
-        if (r >= 0)
-                r = run_net_register(run->net, run->cgroup_path, run->netns_path, &why);
-        if (r < 0)
-                log_warning("Run %s: cannot take up its network policy again (its map entries stay as they "
-                            "are, its names do not resolve): %s", run->id, why ?: strerror(-r));
-}
-
 /* Records that still say "running" belong to runs an earlier sbxd started: follow the ones whose unit
  * still exists to their end, and close the others as lost. */
 /* The workspace of a run adopted from an earlier sbxd, from its unit's BindPaths= (the record does not
@@ -2269,7 +2234,9 @@ static int manager_adopt_runs(Manager *m) {
                         r = 0;
                         continue;
                 }
-                run_adopt_network(m, run);
+                FEATURE_FOREACH(f)
+                        if ((*f)->adopt)
+                                (*f)->adopt(run);
                 run_adopt_workspace(m, run);
                 run->next = m->runs;
                 m->runs = TAKE_PTR(run);

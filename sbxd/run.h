@@ -133,6 +133,8 @@ int manager_unit_object_path(const char *unit, char **ret);
 /* The stack size limit a run's command gets (RLIMIT_STACK's soft value; UINT64_MAX: none): execve()'s
  * ARG_MAX follows from it (command.h). */
 uint64_t manager_stack_limit(void);
+/* The host's own addresses as "ADDR/32" or "ADDR/128", as they are now (for a run's egress policy). */
+int manager_host_addresses(char ***ret);
 
 int manager_check_host_dir(Manager *m, const char *what, const char *path, uid_t uid, bool exclusive,
                            struct stat *ret_st, sd_bus_error *error);

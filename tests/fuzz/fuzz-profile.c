@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Profile documents (src/policy/profile.c): whatever the bytes, profile_parse() gives a Profile or -EINVAL
+/* Profile documents (src/profile/profile.c): whatever the bytes, profile_parse() gives a Profile or -EINVAL
  * with a one-line message (or -ENOMEM), and a profile it accepts compiles (policy.c) without a crash: its
  * fixed hardening, its slice and a plain run's plan, each rendered as unit text. */
 #include <errno.h>

@@ -7,7 +7,7 @@
 Compares the generated pages (roff) with what they describe:
   sbxctl(1)       every option and command of `sbxctl --help` is documented, and nothing else; every
                   exit status of the help text and of src/shared/exit-codes.h is listed
-  sbx-profile(5)  every key the parser knows (the JsonDocField tables of src/policy/profile.c, each
+  sbx-profile(5)  every key the parser knows (the JsonDocField tables of src/profile/profile.c, each
                   mapped to its place in the document) is documented in KEYS, and every key documented there
                   is one the parser knows. tests/man/every_key.json holds every key once: the real
                   parser must accept it (`sbxctl profile check`) and its keys must be exactly the
@@ -39,7 +39,7 @@ import tempfile
 # getenv() names that are not for users: set by systemd for the program, or internal to sbx
 ENV_IGNORED = {"JOURNAL_STREAM", "SBX_PROFILE_DIGEST", "USER"}
 
-# Which object of the profile document each key table of src/policy/profile.c (a static const
+# Which object of the profile document each key table of src/profile/profile.c (a static const
 # JsonDocField array, one { "key", ... } row per key) describes, by the table's name. "[]" marks the
 # elements of an array. A new table makes the check fail until it is added here.
 KEY_TABLES = {
@@ -266,7 +266,7 @@ def check(inp):
                    re.S | re.M)
     if not me:
         errors.append("export-policy.c: the key table export_fields is gone: update tests/man/check-drift.py")
-    source_keys = profile_keys_from_source(src["src/policy/profile.c"] + "\n" + (m.group(0) if m else "") + "\n" +
+    source_keys = profile_keys_from_source(src["src/profile/profile.c"] + "\n" + (m.group(0) if m else "") + "\n" +
                                            (me.group(0) if me else ""), errors)
     top = {k for k in source_keys if "." not in k}
     if len(top) < 5 or "version" not in top:
@@ -351,10 +351,10 @@ def check(inp):
 
     # every page: the environment its program reads
     readers = {
-        "sbxctl.1": ["sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "src/policy/profile-load.c", "src/shared/log.c"],
-        "sbxd.8": ["sbxd/sbxd.c", "sbxd/manager.c", "sbxd/bus-manager.c", "sbxd/sandbox.c", "sbxd/network.c", "sbxd/store.c", "src/policy/profile-load.c",
+        "sbxctl.1": ["sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "src/profile/profile-load.c", "src/shared/log.c"],
+        "sbxd.8": ["sbxd/sbxd.c", "sbxd/manager.c", "sbxd/bus-manager.c", "sbxd/sandbox.c", "sbxd/network.c", "sbxd/store.c", "src/profile/profile-load.c",
                    "src/shared/log.c"],
-        "sbx-generator.8": ["generator/sbx-generator.c", "src/policy/profile-load.c"],
+        "sbx-generator.8": ["generator/sbx-generator.c", "src/profile/profile-load.c"],
     }
     for page, files in readers.items():
         names = getenv_names(src[f] for f in files if f in src)
@@ -366,10 +366,10 @@ def check(inp):
 
 # ---- inputs ---------------------------------------------------------------------------------------
 
-SOURCES = ["src/shared/exit-codes.h", "src/policy/profile.c", "src/grant/grant.c", "src/export-policy/export-policy.c", "sbxd/manager.c", "sbxd/bus-manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
+SOURCES = ["src/shared/exit-codes.h", "src/profile/profile.c", "src/grant/grant.c", "src/export-policy/export-policy.c", "sbxd/manager.c", "sbxd/bus-manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
            "sbxd/objects.c",
            "sbxd/network.c", "sbxd/sbxd.c", "sbxd/store.c",
-           "src/policy/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "generator/sbx-generator.c",
+           "src/profile/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "generator/sbx-generator.c",
            "src/shared/message-ids.h"]
 OPTIONAL = {"src/shared/message-ids.h"}
 PAGES = ["sbxctl.1", "sbx-profile.5", "sbxd.8", "sbx-generator.8"]
@@ -443,17 +443,17 @@ def self_test(inp):
         ("a new exit code", "121",
          src("src/shared/exit-codes.h", lambda s: s + "#define SBX_EXIT_FROB 121\n")),
         ("a new top-level key", "frobnicate",
-         src("src/policy/profile.c", lambda s: s.replace('        { "version", ', '        { "frobnicate", NULL },\n        { "version", ', 1))),
+         src("src/profile/profile.c", lambda s: s.replace('        { "version", ', '        { "frobnicate", NULL },\n        { "version", ', 1))),
         ("a new nested key", "resources.frob",
-         src("src/policy/profile.c", lambda s: s.replace('        { "output", ', '        { "frob", NULL },\n        { "output", ', 1))),
+         src("src/profile/profile.c", lambda s: s.replace('        { "output", ', '        { "frob", NULL },\n        { "output", ', 1))),
         ("a new key table", "frob_fields",
-         src("src/policy/profile.c", lambda s: s + '\nstatic const JsonDocField frob_fields[] = {\n        { "a", NULL },\n        {}\n};\n')),
+         src("src/profile/profile.c", lambda s: s + '\nstatic const JsonDocField frob_fields[] = {\n        { "a", NULL },\n        {}\n};\n')),
         ("a key table renamed", "destination_fields",
-         src("src/policy/profile.c", lambda s: s.replace("JsonDocField destination_fields[]", "JsonDocField dest_fields[]", 1))),
+         src("src/profile/profile.c", lambda s: s.replace("JsonDocField destination_fields[]", "JsonDocField dest_fields[]", 1))),
         ("a key table written in place", "written in place",
-         src("src/policy/profile.c", lambda s: s + '\nstatic int frob(void) {\n        return f((const JsonDocField[]) { { "a", NULL }, {} });\n}\n')),
+         src("src/profile/profile.c", lambda s: s + '\nstatic int frob(void) {\n        return f((const JsonDocField[]) { { "a", NULL }, {} });\n}\n')),
         ("a key documented but gone from the parser", "files.hidden",
-         src("src/policy/profile.c", lambda s: re.sub(r'\n *\{ "hidden", [^\n]*', "", s, count=1))),
+         src("src/profile/profile.c", lambda s: re.sub(r'\n *\{ "hidden", [^\n]*', "", s, count=1))),
         ("a key gone from the page", "process.syscall_rules[].bits",
          page("sbx-profile.5", drop_tag("KEYS", "process.syscall_rules[].bits"))),
         ("a fixture the parser refuses", "every_key.json",

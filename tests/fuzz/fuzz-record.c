@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Run records (src/policy/record*.c): sbxd reads them back from disk (a restart, the reaper, List), and
+/* Run records (src/record/record*.c): sbxd reads them back from disk (a restart, the reaper, List), and
  * adds what others wrote: the exec helper's denied calls and cgroup figures, the broker's operations log,
  * the export reviewer's report. A record is read or refused naming what; one that is read writes back as
  * text that reads back to the same text. */

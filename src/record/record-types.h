@@ -141,7 +141,7 @@ typedef struct RunSandbox {
 } RunSandbox;
 
 /* The run's ceilings as they were applied (the profile's, or lower ones the request asked for), and how
- * far a caller of the profile may set each: the "up to" of an observation (src/policy/observe.h). */
+ * far a caller of the profile may set each: the "up to" of an observation (src/record/observe.h). */
 typedef struct RunLimits {
         bool known;                /* false: a record of an earlier version, without "limits" */
         uint64_t memory;           /* bytes (MemoryMax=) */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Sizes, durations and timestamps (src/shared/util.c), as the command line, profiles, records and
- * sbxd.conf give them, and sbxd.conf itself (src/policy/daemon-conf.c). A value is accepted whole or
+ * sbxd.conf give them, and sbxd.conf itself (src/shared/daemon-conf.c). A value is accepted whole or
  * refused with -EINVAL or -ERANGE (never wrapped around); a timestamp read back is what formatting
  * writes; a configuration is taken whole or refused naming its line, leaving the defaults as they were. */
 #include <errno.h>

@@ -43,7 +43,7 @@ trap 'exit 130' INT TERM
   ip -n $UP route add default via 203.0.113.10; } > "$DIR/setup.log" 2>&1 ||
   { echo "bench: namespace setup failed: $(tr '\n' ' ' < "$DIR/setup.log")" >&2; exit 1; }
 
-# slirp4netns: the network unit's command line (src/policy/policy.c), waiting for its ready byte as
+# slirp4netns: the network unit's command line (src/plan/policy.c), waiting for its ready byte as
 # sbx-exec --netns=serve does
 mkfifo "$DIR/ready"
 ip netns exec $UP slirp4netns --configure --mtu=65520 --disable-host-loopback --disable-dns --enable-ipv6 \

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# scripts/coverage.sh - what the cmocka unit tests cover of the policy core (src/policy): lines and
+# scripts/coverage.sh - what the cmocka unit tests cover of the policy core (src/plan and the libraries below it): lines and
 # branches, with clang's source-based coverage (llvm-profdata, llvm-cov) in a build dir of its own; only
 # the unit tests and what they link are compiled.
-#   scripts/coverage.sh [DIR...]     (default: src/policy; any source directories of the repo)
+#   scripts/coverage.sh [DIR...]     (default: the policy core's folders; any source directories of the repo)
 # Prints llvm-cov's table per file, then one line per directory:
-#   "coverage src/policy: lines 91.2% (5000/5482), branches 80.1% (2000/2497)"
+#   "coverage src/plan: lines 91.2% (5000/5482), branches 80.1% (2000/2497)"
 # env: SBX_COVERAGE_BUILD   the build dir (default <repo>/build-cov)
 #      SBX_COVERAGE_HTML=1  also an HTML report in $SBX_COVERAGE_BUILD/coverage-html
 set -uo pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
 DIR=${SBX_COVERAGE_BUILD:-$REPO/build-cov}
-[ "$#" -gt 0 ] && SOURCES=("$@") || SOURCES=(src/policy)
+[ "$#" -gt 0 ] && SOURCES=("$@") || SOURCES=(src/plan src/record src/profile src/image src/grant src/export-policy src/command src/net src/proptable src/json)
 flags='-fprofile-instr-generate -fcoverage-mapping'
 
 # programs the build itself runs write their profiles aside

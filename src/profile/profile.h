@@ -21,7 +21,7 @@
 
 typedef enum NetworkMode {
         NETWORK_NONE,      /* own network namespace with only lo */
-        NETWORK_PUBLIC,    /* every public address; every non-public range denied (src/policy/egress.h) */
+        NETWORK_PUBLIC,    /* every public address; every non-public range denied (src/plan/egress-policy.h) */
         NETWORK_ALLOWLIST, /* named destinations only (addresses, and names through sbx's resolver) */
         _NETWORK_MODE_MAX,
         _NETWORK_MODE_INVALID = -EINVAL,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What a run's workload sends the credential broker (broker/sbx-broker.c, src/policy/grant.c): the input
+/* What a run's workload sends the credential broker (broker/sbx-broker.c, src/grant/grant.c): the input
  * is what arrives on the connection, a request line and the start of a body. It goes through the checks
  * check_request() makes, against a fixed grant file: the line's JSON, the grant's name, the method, the
  * URL against the grant's prefix, every header; then the body is redacted of the secret and the

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Run's and CreateSandbox's request (sbxd/bus-fields.c, then src/policy/policy.c): the input describes a
+/* Run's and CreateSandbox's request (sbxd/bus-fields.c, then src/plan/policy.c): the input describes a
  * method call (keys, variant types, values, repeats, unknown keys; then the command line), which is built
  * with sd-bus as a caller's would be, sealed and read back by bus_read_fields() with a table of the shape of
  * sbxd's request table (docs/dbus.md: every reader kind, a validated string, a bounded unsigned, keys

@@ -1020,9 +1020,128 @@ int run_record_parse_figures(RunRecord *r, const char *text) {
         return 0;
 }
 
+/* "denied_syscalls": each syscall the filter refused, by name, with how often */
+static int denied_syscalls_to_json(const RunRecord *r, json_object *o) {
+        json_object *denied;
+
+        denied = json_object_new_object();
+        if (!denied)
+                return -ENOMEM;
+        ADD(o, "denied_syscalls", denied);
+        for (size_t i = 0; i < r->n_denied; i++) {
+                json_object *c = json_object_new_uint64(r->denied[i].count);
+                if (!c)
+                        return -ENOMEM;
+                ADD(denied, r->denied[i].name, c);
+        }
+        return 0;
+}
+
+/* "cleanup": what of the run is gone, and while a finished run's cleanup is not complete, what remains */
+static int cleanup_to_json(const RunRecord *r, json_object *o) {
+        json_object *cleanup;
+
+        cleanup = json_object_new_object();
+        if (!cleanup)
+                return -ENOMEM;
+        ADD(o, "cleanup", cleanup);
+        ADD(cleanup, "unit_gone", json_object_new_boolean(r->unit_gone));
+        ADD(cleanup, "cgroup_gone", json_object_new_boolean(r->cgroup_gone));
+        ADD(cleanup, "user_gone", json_object_new_boolean(r->user_gone));
+        ADD(cleanup, "mounts_gone", json_object_new_boolean(r->mounts_gone));
+        if (r->has_workspace)
+                ADD(cleanup, "workspace_returned", json_object_new_boolean(r->workspace_returned));
+        if (r->disk_max > 0)
+                ADD(cleanup, "space_gone", json_object_new_boolean(r->space_gone));
+        if (r->credentials)
+                ADD(cleanup, "credentials_gone", json_object_new_boolean(r->credentials->gone));
+        ADD(cleanup, "completed", json_object_new_boolean(run_record_cleanup_completed(r)));
+        if (r->finished && !run_record_cleanup_completed(r)) {
+                json_object *remaining = json_object_new_array();
+
+                if (!remaining)
+                        return -ENOMEM;
+                ADD(cleanup, "remaining", remaining);
+                if (!r->unit_gone && json_object_array_add(remaining, json_object_new_string("unit")) < 0)
+                        return -ENOMEM;
+                if (!r->cgroup_gone && json_object_array_add(remaining, json_object_new_string("cgroup")) < 0)
+                        return -ENOMEM;
+                if (!r->user_gone && json_object_array_add(remaining, json_object_new_string("user")) < 0)
+                        return -ENOMEM;
+                if (!r->mounts_gone && json_object_array_add(remaining, json_object_new_string("mounts")) < 0)
+                        return -ENOMEM;
+                if (r->has_workspace && !r->workspace_returned &&
+                    json_object_array_add(remaining, json_object_new_string("workspace")) < 0)
+                        return -ENOMEM;
+                if (r->network && !r->network->entries_removed &&
+                    json_object_array_add(remaining, json_object_new_string("network-entries")) < 0)
+                        return -ENOMEM;
+                if (r->disk_max > 0 && !r->space_gone &&
+                    json_object_array_add(remaining, json_object_new_string("space")) < 0)
+                        return -ENOMEM;
+                if (r->credentials && !r->credentials->gone &&
+                    json_object_array_add(remaining, json_object_new_string("credentials")) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* The sections a run has only when its profile asked for them: network, credentials, image, export and
+ * sandbox, in this order */
+static int sections_to_json(const RunRecord *r, json_object *o) {
+        int k;
+
+        if (r->network) {
+                json_object *net = json_object_new_object();
+
+                if (!net)
+                        return -ENOMEM;
+                ADD(o, "network", net);
+                if ((k = network_to_json(r->network, net)) < 0)
+                        return k;
+        }
+        if (r->credentials) {
+                json_object *cr = json_object_new_object();
+
+                if (!cr)
+                        return -ENOMEM;
+                ADD(o, "credentials", cr);
+                if ((k = run_credentials_to_json(r->credentials, cr)) < 0)
+                        return k;
+        }
+        if (r->image) {
+                json_object *im = json_object_new_object();
+
+                if (!im)
+                        return -ENOMEM;
+                ADD(o, "image", im);
+                if ((k = run_record_image_to_json(r->image, im)) < 0)
+                        return k;
+        }
+        if (r->export) {
+                json_object *ex = json_object_new_object();
+
+                if (!ex)
+                        return -ENOMEM;
+                ADD(o, "export", ex);
+                if ((k = run_export_to_json(r->export, ex)) < 0)
+                        return k;
+        }
+        if (r->sandbox) {
+                json_object *sb = json_object_new_object();
+
+                if (!sb)
+                        return -ENOMEM;
+                ADD(o, "sandbox", sb);
+                if ((k = sandbox_to_json(r->sandbox, sb)) < 0)
+                        return k;
+        }
+        return 0;
+}
+
 int run_record_to_json(const RunRecord *r, char **ret) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
-        json_object *exit_o, *res, *cleanup, *started, *ended, *denied, *capture;
+        json_object *exit_o, *res, *started, *ended, *capture;
         const char *s;
         char *text;
         int k;
@@ -1082,59 +1201,10 @@ int run_record_to_json(const RunRecord *r, char **ret) {
                 ADD(disk, "full", json_object_new_boolean(r->disk_full));
         }
 
-        denied = json_object_new_object();
-        if (!denied)
-                return -ENOMEM;
-        ADD(o, "denied_syscalls", denied);
-        for (size_t i = 0; i < r->n_denied; i++) {
-                json_object *c = json_object_new_uint64(r->denied[i].count);
-                if (!c)
-                        return -ENOMEM;
-                ADD(denied, r->denied[i].name, c);
-        }
-
-        cleanup = json_object_new_object();
-        if (!cleanup)
-                return -ENOMEM;
-        ADD(o, "cleanup", cleanup);
-        ADD(cleanup, "unit_gone", json_object_new_boolean(r->unit_gone));
-        ADD(cleanup, "cgroup_gone", json_object_new_boolean(r->cgroup_gone));
-        ADD(cleanup, "user_gone", json_object_new_boolean(r->user_gone));
-        ADD(cleanup, "mounts_gone", json_object_new_boolean(r->mounts_gone));
-        if (r->has_workspace)
-                ADD(cleanup, "workspace_returned", json_object_new_boolean(r->workspace_returned));
-        if (r->disk_max > 0)
-                ADD(cleanup, "space_gone", json_object_new_boolean(r->space_gone));
-        if (r->credentials)
-                ADD(cleanup, "credentials_gone", json_object_new_boolean(r->credentials->gone));
-        ADD(cleanup, "completed", json_object_new_boolean(run_record_cleanup_completed(r)));
-        if (r->finished && !run_record_cleanup_completed(r)) {
-                json_object *remaining = json_object_new_array();
-
-                if (!remaining)
-                        return -ENOMEM;
-                ADD(cleanup, "remaining", remaining);
-                if (!r->unit_gone && json_object_array_add(remaining, json_object_new_string("unit")) < 0)
-                        return -ENOMEM;
-                if (!r->cgroup_gone && json_object_array_add(remaining, json_object_new_string("cgroup")) < 0)
-                        return -ENOMEM;
-                if (!r->user_gone && json_object_array_add(remaining, json_object_new_string("user")) < 0)
-                        return -ENOMEM;
-                if (!r->mounts_gone && json_object_array_add(remaining, json_object_new_string("mounts")) < 0)
-                        return -ENOMEM;
-                if (r->has_workspace && !r->workspace_returned &&
-                    json_object_array_add(remaining, json_object_new_string("workspace")) < 0)
-                        return -ENOMEM;
-                if (r->network && !r->network->entries_removed &&
-                    json_object_array_add(remaining, json_object_new_string("network-entries")) < 0)
-                        return -ENOMEM;
-                if (r->disk_max > 0 && !r->space_gone &&
-                    json_object_array_add(remaining, json_object_new_string("space")) < 0)
-                        return -ENOMEM;
-                if (r->credentials && !r->credentials->gone &&
-                    json_object_array_add(remaining, json_object_new_string("credentials")) < 0)
-                        return -ENOMEM;
-        }
+        if ((k = denied_syscalls_to_json(r, o)) < 0)
+                return k;
+        if ((k = cleanup_to_json(r, o)) < 0)
+                return k;
 
         if (r->error)
                 ADD(o, "error", json_object_new_string(r->error));
@@ -1142,51 +1212,8 @@ int run_record_to_json(const RunRecord *r, char **ret) {
                 return k;
         ADD(o, "capture", capture);
 
-        if (r->network) {
-                json_object *net = json_object_new_object();
-
-                if (!net)
-                        return -ENOMEM;
-                ADD(o, "network", net);
-                if ((k = network_to_json(r->network, net)) < 0)
-                        return k;
-        }
-        if (r->credentials) {
-                json_object *cr = json_object_new_object();
-
-                if (!cr)
-                        return -ENOMEM;
-                ADD(o, "credentials", cr);
-                if ((k = run_credentials_to_json(r->credentials, cr)) < 0)
-                        return k;
-        }
-        if (r->image) {
-                json_object *im = json_object_new_object();
-
-                if (!im)
-                        return -ENOMEM;
-                ADD(o, "image", im);
-                if ((k = run_record_image_to_json(r->image, im)) < 0)
-                        return k;
-        }
-        if (r->export) {
-                json_object *ex = json_object_new_object();
-
-                if (!ex)
-                        return -ENOMEM;
-                ADD(o, "export", ex);
-                if ((k = run_export_to_json(r->export, ex)) < 0)
-                        return k;
-        }
-        if (r->sandbox) {
-                json_object *sb = json_object_new_object();
-
-                if (!sb)
-                        return -ENOMEM;
-                ADD(o, "sandbox", sb);
-                if ((k = sandbox_to_json(r->sandbox, sb)) < 0)
-                        return k;
-        }
+        if ((k = sections_to_json(r, o)) < 0)
+                return k;
 
         s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                       JSON_C_TO_STRING_NOSLASHESCAPE);

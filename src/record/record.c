@@ -1685,30 +1685,159 @@ static int limit_events_from_json(json_object *x, RunLimitEvents *e, char **ret_
         return 0;
 }
 
+/* The record's text as one JSON object, with nothing but white space after it */
+static int record_parse_object(const char *json, json_object **ret, char **ret_error) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        json_tokener *tok = json_tokener_new();
+        size_t len = strlen(json), end;
+
+        if (!tok)
+                return -ENOMEM;
+        o = json_tokener_parse_ex(tok, json, (int) len);
+        end = json_tokener_get_parse_end(tok);
+        json_tokener_free(tok);
+        if (!o || !json_object_is_type(o, json_type_object))
+                return error_setf(ret_error, -EBADMSG, "not a JSON object");
+        /* nothing but white space may follow the object */
+        for (; end < len; end++)
+                if (!strchr(" \t\r\n", json[end]))
+                        return error_setf(ret_error, -EBADMSG, "trailing data after the record");
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+/* "exit": the main process's exit code, or the signal that ended it */
+static int exit_from_json(json_object *o, RunRecord *r, char **ret_error) {
+        json_object *sub;
+        uint64_t u;
+        int k;
+
+        if (!json_object_object_get_ex(o, "exit", &sub) || !json_object_is_type(sub, json_type_object))
+                return error_setf(ret_error, -EBADMSG, "exit: expected an object");
+        if ((k = get_u64(sub, "exit", "code", &u, ret_error)) < 0)
+                return k;
+        if (u != UINT64_MAX && u > 255)
+                return error_setf(ret_error, -EBADMSG, "exit.code: out of range");
+        r->exit_code = u == UINT64_MAX ? -1 : (int) u;
+        if ((k = get_u64(sub, "exit", "signal", &u, ret_error)) < 0)
+                return k;
+        if (u != UINT64_MAX && (u == 0 || u > 64))
+                return error_setf(ret_error, -EBADMSG, "exit.signal: out of range");
+        r->exit_signal = u == UINT64_MAX ? 0 : (int) u;
+        return 0;
+}
+
+/* "resources": what the run used */
+static int resources_from_json(json_object *o, RunRecord *r, char **ret_error) {
+        json_object *sub;
+        int k;
+
+        if (!json_object_object_get_ex(o, "resources", &sub) || !json_object_is_type(sub, json_type_object))
+                return error_setf(ret_error, -EBADMSG, "resources: expected an object");
+        if ((k = get_u64(sub, "resources", "cpu_usec", &r->cpu_usec, ret_error)) < 0 ||
+            (k = get_u64(sub, "resources", "memory_peak_bytes", &r->memory_peak, ret_error)) < 0 ||
+            (k = get_u64(sub, "resources", "tasks_peak", &r->tasks_peak, ret_error)) < 0)
+                return k;
+        /* Added later in version 1: absent in older records. */
+        if (json_object_object_get_ex(sub, "output_bytes", NULL) &&
+            (k = get_u64(sub, "resources", "output_bytes", &r->output_bytes, ret_error)) < 0)
+                return k;
+        return 0;
+}
+
+/* "denied_syscalls": each syscall the filter refused, with how often */
+static int denied_syscalls_from_json(json_object *o, RunRecord *r, char **ret_error) {
+        json_object *sub;
+        int k;
+
+        if (json_object_object_get_ex(o, "denied_syscalls", &sub)) {
+                if (!json_object_is_type(sub, json_type_object))
+                        return error_setf(ret_error, -EBADMSG, "denied_syscalls: expected an object");
+                json_object_object_foreach(sub, name, count) {
+                        if (!json_object_is_type(count, json_type_int) || json_object_get_int64(count) < 0 ||
+                            json_object_get_uint64(count) == UINT64_MAX)
+                                return error_setf(ret_error, -EBADMSG, "denied_syscalls.%s: expected a non-negative integer", name);
+                        k = run_record_add_denied(r, name, json_object_get_uint64(count));
+                        if (k == -ENOMEM)
+                                return k;
+                        if (k == -E2BIG)
+                                return error_setf(ret_error, -EBADMSG, "denied_syscalls: more than %d syscalls", RECORD_DENIED_MAX);
+                        if (k < 0)
+                                return error_setf(ret_error, -EBADMSG, "denied_syscalls: '%s' is not a syscall name", name);
+                }
+        }
+        return 0;
+}
+
+/* "cleanup": what of the run is gone */
+static int cleanup_from_json(json_object *o, RunRecord *r, char **ret_error) {
+        json_object *v, *sub;
+
+        if (!json_object_object_get_ex(o, "cleanup", &sub) || !json_object_is_type(sub, json_type_object))
+                return error_setf(ret_error, -EBADMSG, "cleanup: expected an object");
+        if (!json_object_object_get_ex(sub, "unit_gone", &v) || !json_object_is_type(v, json_type_boolean))
+                return error_setf(ret_error, -EBADMSG, "cleanup.unit_gone: expected a boolean");
+        r->unit_gone = json_object_get_boolean(v);
+        if (!json_object_object_get_ex(sub, "cgroup_gone", &v) || !json_object_is_type(v, json_type_boolean))
+                return error_setf(ret_error, -EBADMSG, "cleanup.cgroup_gone: expected a boolean");
+        r->cgroup_gone = json_object_get_boolean(v);
+        /* Added later in version 1: absent in older records, whose users were not measured */
+        r->user_gone = true;
+        if (json_object_object_get_ex(sub, "user_gone", &v)) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return error_setf(ret_error, -EBADMSG, "cleanup.user_gone: expected a boolean");
+                r->user_gone = json_object_get_boolean(v);
+        }
+        /* likewise: not measured before */
+        r->mounts_gone = true;
+        if (json_object_object_get_ex(sub, "mounts_gone", &v)) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return error_setf(ret_error, -EBADMSG, "cleanup.mounts_gone: expected a boolean");
+                r->mounts_gone = json_object_get_boolean(v);
+        }
+        if (json_object_object_get_ex(sub, "workspace_returned", &v)) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return error_setf(ret_error, -EBADMSG, "cleanup.workspace_returned: expected a boolean");
+                r->has_workspace = true;
+                r->workspace_returned = json_object_get_boolean(v);
+        }
+        return 0;
+}
+
+/* "disk": the run's space, and whether cleanup removed it */
+static int disk_from_json(json_object *o, RunRecord *r, char **ret_error) {
+        json_object *v, *sub;
+        int k;
+
+        /* Added later in version 1: absent in older records, which had no space */
+        if (json_object_object_get_ex(o, "disk", &sub)) {
+                if (!sub || !json_object_is_type(sub, json_type_object))
+                        return error_setf(ret_error, -EBADMSG, "disk: expected an object");
+                if ((k = get_u64(sub, "disk", "max_bytes", &r->disk_max, ret_error)) < 0 ||
+                    (k = get_u64(sub, "disk", "used_bytes", &r->disk_used, ret_error)) < 0)
+                        return k;
+                if (r->disk_max == 0 || r->disk_max == UINT64_MAX)
+                        return error_setf(ret_error, -EBADMSG, "disk.max_bytes: expected a positive integer");
+                if (!json_object_object_get_ex(sub, "full", &v) || !json_object_is_type(v, json_type_boolean))
+                        return error_setf(ret_error, -EBADMSG, "disk.full: expected a boolean");
+                r->disk_full = json_object_get_boolean(v);
+                if (!json_object_object_get_ex(o, "cleanup", &sub) || !json_object_object_get_ex(sub, "space_gone", &v) ||
+                    !json_object_is_type(v, json_type_boolean))
+                        return error_setf(ret_error, -EBADMSG, "cleanup.space_gone: expected a boolean");
+                r->space_gone = json_object_get_boolean(v);
+        }
+        return 0;
+}
+
 int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         _cleanup_(run_record_freep) RunRecord *r = NULL;
         json_object *v, *sub;
         const char *s;
-        uint64_t u;
         int k;
 
-        {
-                json_tokener *tok = json_tokener_new();
-                size_t len = strlen(json), end;
-
-                if (!tok)
-                        return -ENOMEM;
-                o = json_tokener_parse_ex(tok, json, (int) len);
-                end = json_tokener_get_parse_end(tok);
-                json_tokener_free(tok);
-                if (!o || !json_object_is_type(o, json_type_object))
-                        return error_setf(ret_error, -EBADMSG, "not a JSON object");
-                /* nothing but white space may follow the object */
-                for (; end < len; end++)
-                        if (!strchr(" \t\r\n", json[end]))
-                                return error_setf(ret_error, -EBADMSG, "trailing data after the record");
-        }
+        if ((k = record_parse_object(json, &o, ret_error)) < 0)
+                return k;
         r = run_record_new();
         if (!r)
                 return -ENOMEM;
@@ -1760,28 +1889,10 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         if (s && (r->stop_reason = stop_reason_from_string(s)) < 0)
                 return error_setf(ret_error, -EBADMSG, "stop_reason: unknown value '%s'", s);
 
-        if (!json_object_object_get_ex(o, "exit", &sub) || !json_object_is_type(sub, json_type_object))
-                return error_setf(ret_error, -EBADMSG, "exit: expected an object");
-        if ((k = get_u64(sub, "exit", "code", &u, ret_error)) < 0)
+        if ((k = exit_from_json(o, r, ret_error)) < 0)
                 return k;
-        if (u != UINT64_MAX && u > 255)
-                return error_setf(ret_error, -EBADMSG, "exit.code: out of range");
-        r->exit_code = u == UINT64_MAX ? -1 : (int) u;
-        if ((k = get_u64(sub, "exit", "signal", &u, ret_error)) < 0)
-                return k;
-        if (u != UINT64_MAX && (u == 0 || u > 64))
-                return error_setf(ret_error, -EBADMSG, "exit.signal: out of range");
-        r->exit_signal = u == UINT64_MAX ? 0 : (int) u;
 
-        if (!json_object_object_get_ex(o, "resources", &sub) || !json_object_is_type(sub, json_type_object))
-                return error_setf(ret_error, -EBADMSG, "resources: expected an object");
-        if ((k = get_u64(sub, "resources", "cpu_usec", &r->cpu_usec, ret_error)) < 0 ||
-            (k = get_u64(sub, "resources", "memory_peak_bytes", &r->memory_peak, ret_error)) < 0 ||
-            (k = get_u64(sub, "resources", "tasks_peak", &r->tasks_peak, ret_error)) < 0)
-                return k;
-        /* Added later in version 1: absent in older records. */
-        if (json_object_object_get_ex(sub, "output_bytes", NULL) &&
-            (k = get_u64(sub, "resources", "output_bytes", &r->output_bytes, ret_error)) < 0)
+        if ((k = resources_from_json(o, r, ret_error)) < 0)
                 return k;
         /* absent in records of earlier versions: those runs were all started cold */
         if (json_object_object_get_ex(o, "start", &v)) {
@@ -1809,68 +1920,13 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         if (json_object_object_get_ex(o, "limit_events", &sub) && sub &&
             (k = limit_events_from_json(sub, &r->limit_events, ret_error)) < 0)
                 return k;
-        if (json_object_object_get_ex(o, "denied_syscalls", &sub)) {
-                if (!json_object_is_type(sub, json_type_object))
-                        return error_setf(ret_error, -EBADMSG, "denied_syscalls: expected an object");
-                json_object_object_foreach(sub, name, count) {
-                        if (!json_object_is_type(count, json_type_int) || json_object_get_int64(count) < 0 ||
-                            json_object_get_uint64(count) == UINT64_MAX)
-                                return error_setf(ret_error, -EBADMSG, "denied_syscalls.%s: expected a non-negative integer", name);
-                        k = run_record_add_denied(r, name, json_object_get_uint64(count));
-                        if (k == -ENOMEM)
-                                return k;
-                        if (k == -E2BIG)
-                                return error_setf(ret_error, -EBADMSG, "denied_syscalls: more than %d syscalls", RECORD_DENIED_MAX);
-                        if (k < 0)
-                                return error_setf(ret_error, -EBADMSG, "denied_syscalls: '%s' is not a syscall name", name);
-                }
-        }
+        if ((k = denied_syscalls_from_json(o, r, ret_error)) < 0)
+                return k;
 
-        if (!json_object_object_get_ex(o, "cleanup", &sub) || !json_object_is_type(sub, json_type_object))
-                return error_setf(ret_error, -EBADMSG, "cleanup: expected an object");
-        if (!json_object_object_get_ex(sub, "unit_gone", &v) || !json_object_is_type(v, json_type_boolean))
-                return error_setf(ret_error, -EBADMSG, "cleanup.unit_gone: expected a boolean");
-        r->unit_gone = json_object_get_boolean(v);
-        if (!json_object_object_get_ex(sub, "cgroup_gone", &v) || !json_object_is_type(v, json_type_boolean))
-                return error_setf(ret_error, -EBADMSG, "cleanup.cgroup_gone: expected a boolean");
-        r->cgroup_gone = json_object_get_boolean(v);
-        /* Added later in version 1: absent in older records, whose users were not measured */
-        r->user_gone = true;
-        if (json_object_object_get_ex(sub, "user_gone", &v)) {
-                if (!json_object_is_type(v, json_type_boolean))
-                        return error_setf(ret_error, -EBADMSG, "cleanup.user_gone: expected a boolean");
-                r->user_gone = json_object_get_boolean(v);
-        }
-        /* likewise: not measured before */
-        r->mounts_gone = true;
-        if (json_object_object_get_ex(sub, "mounts_gone", &v)) {
-                if (!json_object_is_type(v, json_type_boolean))
-                        return error_setf(ret_error, -EBADMSG, "cleanup.mounts_gone: expected a boolean");
-                r->mounts_gone = json_object_get_boolean(v);
-        }
-        if (json_object_object_get_ex(sub, "workspace_returned", &v)) {
-                if (!json_object_is_type(v, json_type_boolean))
-                        return error_setf(ret_error, -EBADMSG, "cleanup.workspace_returned: expected a boolean");
-                r->has_workspace = true;
-                r->workspace_returned = json_object_get_boolean(v);
-        }
-        /* Added later in version 1: absent in older records, which had no space */
-        if (json_object_object_get_ex(o, "disk", &sub)) {
-                if (!sub || !json_object_is_type(sub, json_type_object))
-                        return error_setf(ret_error, -EBADMSG, "disk: expected an object");
-                if ((k = get_u64(sub, "disk", "max_bytes", &r->disk_max, ret_error)) < 0 ||
-                    (k = get_u64(sub, "disk", "used_bytes", &r->disk_used, ret_error)) < 0)
-                        return k;
-                if (r->disk_max == 0 || r->disk_max == UINT64_MAX)
-                        return error_setf(ret_error, -EBADMSG, "disk.max_bytes: expected a positive integer");
-                if (!json_object_object_get_ex(sub, "full", &v) || !json_object_is_type(v, json_type_boolean))
-                        return error_setf(ret_error, -EBADMSG, "disk.full: expected a boolean");
-                r->disk_full = json_object_get_boolean(v);
-                if (!json_object_object_get_ex(o, "cleanup", &sub) || !json_object_object_get_ex(sub, "space_gone", &v) ||
-                    !json_object_is_type(v, json_type_boolean))
-                        return error_setf(ret_error, -EBADMSG, "cleanup.space_gone: expected a boolean");
-                r->space_gone = json_object_get_boolean(v);
-        }
+        if ((k = cleanup_from_json(o, r, ret_error)) < 0)
+                return k;
+        if ((k = disk_from_json(o, r, ret_error)) < 0)
+                return k;
 
         if (json_object_object_get_ex(o, "error", &v) && v) {
                 if (!json_object_is_type(v, json_type_string))

@@ -952,35 +952,20 @@ static const char *const landlock_dev_rw[] = { "/dev/null", "/dev/zero", "/dev/f
 
 int policy_landlock_options(const Profile *p, const RunRequest *req, char ***ret) {
         _cleanup_strv_free_ char **l = NULL;
-        char *o;
         int r;
 
-        if (asprintf(&o, "--landlock=%s", landlock_mode_to_string(p->landlock)) < 0)
-                return -ENOMEM;
-        r = strv_push_take(&l, o);
-        if (r < 0) {
-                free(o);
-                return r;
-        }
-#define PUSH_OPTION(fmt, ...)                                                   \
-        do {                                                                    \
-                if (asprintf(&o, fmt, __VA_ARGS__) < 0)                         \
-                        return -ENOMEM;                                         \
-                r = strv_push_take(&l, o);                                      \
-                if (r < 0) {                                                    \
-                        free(o);                                                \
-                        return r;                                               \
-                }                                                               \
-        } while (0)
+        r = strv_push_printf(&l, "--landlock=%s", landlock_mode_to_string(p->landlock));
         /* the OS (the host's or the image's), as its mounts show it: read-only */
-        PUSH_OPTION("--landlock-ro=%s", "/");
+        r = r ?: strv_push_printf(&l, "--landlock-ro=%s", "/");
         /* the run's space: HOME (with the workspace and out/ in it), /tmp, /var/tmp, /dev/shm */
-        for (const PolicySpaceDir *d = policy_space_dirs; d->path; d++)
-                PUSH_OPTION("--landlock-rw=%s", d->path);
-        for (const char *const *d = landlock_dev_rw; *d; d++)
-                PUSH_OPTION("--landlock-rw=%s", *d);
+        for (const PolicySpaceDir *d = policy_space_dirs; r == 0 && d->path; d++)
+                r = strv_push_printf(&l, "--landlock-rw=%s", d->path);
+        for (const char *const *d = landlock_dev_rw; r == 0 && *d; d++)
+                r = strv_push_printf(&l, "--landlock-rw=%s", *d);
         STRV_FOREACH(w, p->read_write)
-                PUSH_OPTION("--landlock-rw=%s", *w);
+                r = r ?: strv_push_printf(&l, "--landlock-rw=%s", *w);
+        if (r < 0)
+                return r;
         /* the caches HOME links to, as add_caches() gives them; a read-only one is read-only here too */
         for (size_t i = 0; req->cache_owner && i < p->n_caches; i++) {
                 const ProfileCache *c = &p->caches[i];
@@ -989,11 +974,10 @@ int policy_landlock_options(const Profile *p, const RunRequest *req, char ***ret
                 if (cache_busy(req, c->name) || strv_contains(req->caches_ro, c->name))
                         continue;
                 r = cache_state_dir(p, req, c, &state);
+                r = r ?: strv_push_printf(&l, "--landlock-rw=/var/lib/private/%s", state);
                 if (r < 0)
                         return r;
-                PUSH_OPTION("--landlock-rw=/var/lib/private/%s", state);
         }
-#undef PUSH_OPTION
         *ret = TAKE_PTR(l);
         return 0;
 }

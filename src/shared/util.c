@@ -333,3 +333,19 @@ int strv_push_take(char ***l, char *s) {
         *l = t;
         return 0;
 }
+
+int strv_push_printf(char ***l, const char *fmt, ...) {
+        va_list ap;
+        char *s;
+
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                s = NULL;
+        va_end(ap);
+        /* strv_push_take() fails only for want of memory */
+        if (!s || strv_push_take(l, s) < 0) {
+                free(s);
+                return -ENOMEM;
+        }
+        return 0;
+}

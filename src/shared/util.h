@@ -90,3 +90,5 @@ char **strv_new_internal(const char *first, ...) _sentinel_;
 char **strv_copy(char * const *l);
 /* Appends s to *l (which may be NULL), taking it: freed with the list from then on (not on -ENOMEM). */
 int strv_push_take(char ***l, char *s);
+/* Appends the formatted string to *l (which may be NULL). */
+_printf_(2, 3) int strv_push_printf(char ***l, const char *fmt, ...);

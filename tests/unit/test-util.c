@@ -51,6 +51,19 @@ static void test_strv_copy(void **state) {
         assert_null(e[0]);
 }
 
+static void test_strv_push_printf(void **state) {
+        _cleanup_strv_free_ char **l = NULL;
+
+        assert_int_equal(strv_push_printf(&l, "--a=%d", 1), 0);
+        assert_int_equal(strv_push_printf(&l, "%s", ""), 0);
+        assert_int_equal(strv_push_printf(&l, "--c=%s:%u", "x", 7U), 0);
+        assert_int_equal(strv_length(l), 3);
+        assert_string_equal(l[0], "--a=1");
+        assert_string_equal(l[1], "");
+        assert_string_equal(l[2], "--c=x:7");
+        assert_null(l[3]);
+}
+
 static void test_run_id_is_valid(void **state) {
         static const struct {
                 const char *s;
@@ -511,6 +524,7 @@ int main(void) {
                 cmocka_unit_test(test_run_id_new),
                 cmocka_unit_test(test_run_id_is_valid),
                 cmocka_unit_test(test_strv_copy),
+                cmocka_unit_test(test_strv_push_printf),
                 cmocka_unit_test(test_format_timestamp),
                 cmocka_unit_test(test_format_timestamp_out_of_range),
                 cmocka_unit_test(test_parse_timestamp),

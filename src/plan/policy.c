@@ -982,111 +982,135 @@ int policy_landlock_options(const Profile *p, const RunRequest *req, char ***ret
         return 0;
 }
 
-int policy_compile(const Profile *p, const RunRequest *req, const char *exec_path, RunPlan **ret, char **ret_error) {
-        _cleanup_(run_plan_freep) RunPlan *plan = NULL;
+/* What policy_compile()'s steps share: the request and its profile, the ceilings picked for the run, the
+ * plan they fill in, and the exec helper options one step leaves for a later one. */
+typedef struct PolicyCompile {
+        const Profile *p;
+        const RunRequest *req;
+        const char *exec_path;
+        char **ret_error;
+        RunPlan *plan;
+        NetworkMode net;
         uint64_t memory, tasks, cpu, disk;
         usec_t runtime;
-        _cleanup_free_ char *a_mem = NULL, *a_tasks = NULL, *a_swap = NULL, *a_net = NULL, *a_digest = NULL,
-                            *a_out = NULL, *term_env = NULL, *a_cpu = NULL, *a_netns = NULL, *a_disk = NULL;
-        _cleanup_strv_free_ char **cache_opts = NULL;
-        char *env[6] = { (char *) "HOME=" SBX_HOME, (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
-                         (char *) "LANG=C.UTF-8", NULL, NULL, NULL };
-        const SyscallRule *base;
-        size_t n_base, i;
-        NetworkMode net;
-        PropTable *t;
+        char **cache_opts;    /* the exec helper's "--cache=" options, as add_caches() gives them */
+} PolicyCompile;
+
+static void policy_compile_done(PolicyCompile *c) {
+        strv_free(c->cache_opts);
+}
+
+/* The request checked, and the run's ceilings: the profile's, or the lower ones the request asks for. */
+static int compile_ceilings(PolicyCompile *c) {
+        const Profile *p = c->p;
+        const RunRequest *req = c->req;
         int r;
 
-        r = run_request_validate(p, req, ret_error);
+        r = run_request_validate(p, req, c->ret_error);
         if (r < 0)
                 return r;
         /* validated above: these cannot fail */
-        (void) pick_bound(p, "memory", BOUND_SIZE, req->memory_max, p->memory_max, &p->request.memory, &memory, NULL);
-        (void) pick_bound(p, "tasks", BOUND_PLAIN, req->tasks_max, p->tasks_max, &p->request.tasks, &tasks, NULL);
-        (void) pick_bound(p, "timeout", BOUND_USEC, req->runtime_max, p->runtime_max, &p->request.runtime, &runtime,
+        (void) pick_bound(p, "memory", BOUND_SIZE, req->memory_max, p->memory_max, &p->request.memory, &c->memory,
                           NULL);
-        (void) pick_bound(p, "cpu", BOUND_PERCENT, req->cpu_quota_percent, p->cpu_quota_percent, &p->request.cpu, &cpu,
-                          NULL);
-        net = policy_run_network(p, req);
+        (void) pick_bound(p, "tasks", BOUND_PLAIN, req->tasks_max, p->tasks_max, &p->request.tasks, &c->tasks, NULL);
+        (void) pick_bound(p, "timeout", BOUND_USEC, req->runtime_max, p->runtime_max, &p->request.runtime,
+                          &c->runtime, NULL);
+        (void) pick_bound(p, "cpu", BOUND_PERCENT, req->cpu_quota_percent, p->cpu_quota_percent, &p->request.cpu,
+                          &c->cpu, NULL);
+        c->net = policy_run_network(p, req);
         /* A run of a network mode other than "none" gets its own network namespace, made and connected
          * for it (sbxd names it): without one there is nothing to enforce the policy in. */
-        if (net != NETWORK_NONE && (!req->run_id || !req->netns_path))
-                return error_setf(ret_error, -EINVAL, "network: no network namespace was prepared for this run");
-        if (memory < (4ULL << 20))
-                return error_setf(ret_error, -EINVAL, "memory: %" PRIu64 " bytes is too little to start anything (at least 4M)",
-                              memory);
-        if (tasks < 2)
-                return error_setf(ret_error, -EINVAL, "tasks: at least 2 are needed (the helper and the command)");
+        if (c->net != NETWORK_NONE && (!req->run_id || !req->netns_path))
+                return error_setf(c->ret_error, -EINVAL, "network: no network namespace was prepared for this run");
+        if (c->memory < (4ULL << 20))
+                return error_setf(c->ret_error, -EINVAL,
+                                  "memory: %" PRIu64 " bytes is too little to start anything (at least 4M)", c->memory);
+        if (c->tasks < 2)
+                return error_setf(c->ret_error, -EINVAL, "tasks: at least 2 are needed (the helper and the command)");
         /* whole pages, as tmpfs counts them: what the helper finds is what it was told to expect */
-        disk = policy_disk_max(p);
-        if (disk == 0)
-                return error_setf(ret_error, -EINVAL, "disk: %" PRIu64 " bytes is less than one page", p->disk_max);
+        c->disk = policy_disk_max(p);
+        if (c->disk == 0)
+                return error_setf(c->ret_error, -EINVAL, "disk: %" PRIu64 " bytes is less than one page", p->disk_max);
         /* the kernel rounds memory.max down to whole pages; so does sbx, so that what the helper finds in
          * the kernel is what it was told to expect (rounding down only tightens) */
-        memory -= memory % page_size();
+        c->memory -= c->memory % page_size();
+        return 0;
+}
 
-        plan = calloc(1, sizeof(RunPlan));
-        if (!plan)
-                return -ENOMEM;
+/* The run's ceilings for its record, and the command line that reads its figures when it ended. */
+static int compile_limits(PolicyCompile *c) {
+        const Profile *p = c->p;
+        RunPlan *plan = c->plan;
+
         plan->profile = p;
+        plan->network = c->net;
+        plan->disk_max = c->disk;
         /* a request may lower a ceiling, never raise it: up to the profile's, where it lets callers set it */
         plan->limits = (RunLimits) {
                 .known = true,
-                .memory = memory,
-                .tasks = tasks,
-                .cpu_percent = cpu,
-                .wall_time = runtime,
+                .memory = c->memory,
+                .tasks = c->tasks,
+                .cpu_percent = c->cpu,
+                .wall_time = c->runtime,
                 .output = p->output_max,
-                .memory_raise = p->request.memory.allowed && p->memory_max > memory ? p->memory_max : 0,
-                .tasks_raise = p->request.tasks.allowed && p->tasks_max > tasks ? p->tasks_max : 0,
-                .cpu_percent_raise = p->request.cpu.allowed && p->cpu_quota_percent > cpu ? p->cpu_quota_percent : 0,
-                .wall_time_raise = p->request.runtime.allowed && p->runtime_max > runtime ? p->runtime_max : 0,
-                .unenforced = req->unenforced_ceilings & (CEILING_MEMORY | CEILING_TASKS | (cpu > 0 ? CEILING_CPU : 0)),
+                .memory_raise = p->request.memory.allowed && p->memory_max > c->memory ? p->memory_max : 0,
+                .tasks_raise = p->request.tasks.allowed && p->tasks_max > c->tasks ? p->tasks_max : 0,
+                .cpu_percent_raise = p->request.cpu.allowed && p->cpu_quota_percent > c->cpu ? p->cpu_quota_percent : 0,
+                .wall_time_raise = p->request.runtime.allowed && p->runtime_max > c->runtime ? p->runtime_max : 0,
+                .unenforced = c->req->unenforced_ceilings &
+                              (CEILING_MEMORY | CEILING_TASKS | (c->cpu > 0 ? CEILING_CPU : 0)),
         };
-        plan->figures_argv = strv_new(exec_path, "--figures=" SBX_FIGURES_DIR);
-        if (!plan->figures_argv)
-                return -ENOMEM;
+        plan->figures_argv = strv_new(c->exec_path, "--figures=" SBX_FIGURES_DIR);
+        return plan->figures_argv ? 0 : -ENOMEM;
+}
+
+/* The seccomp rules: sbx's own argument-level ones, then the profile's. */
+static int compile_syscall_rules(PolicyCompile *c) {
+        const SyscallRule *base;
+        size_t n_base;
 
         base = policy_baseline_rules(&n_base);
-        plan->rules = calloc(n_base + p->n_rules, sizeof(SyscallRule));
-        if (!plan->rules)
+        c->plan->rules = calloc(n_base + c->p->n_rules, sizeof(SyscallRule));
+        if (!c->plan->rules)
                 return -ENOMEM;
-        memcpy(plan->rules, base, n_base * sizeof(SyscallRule));
-        if (p->n_rules > 0)
-                memcpy(plan->rules + n_base, p->rules, p->n_rules * sizeof(SyscallRule));
-        plan->n_rules = n_base + p->n_rules;
+        memcpy(c->plan->rules, base, n_base * sizeof(SyscallRule));
+        if (c->p->n_rules > 0)
+                memcpy(c->plan->rules + n_base, c->p->rules, c->p->n_rules * sizeof(SyscallRule));
+        c->plan->n_rules = n_base + c->p->n_rules;
+        return 0;
+}
 
-        r = policy_compile_fixed(p, &plan->props);
+/* The unit's properties: first the profile's fixed part (the drop-in's), then the broker's socket. */
+static int compile_unit_fixed(PolicyCompile *c) {
+        int r;
+
+        r = policy_compile_fixed(c->p, &c->plan->props);
         if (r < 0)
                 return r;
-        t = plan->props;
-
-        if (req->term) {
-                if (asprintf(&term_env, "TERM=%s", req->term) < 0)
-                        return -ENOMEM;
-                env[3] = term_env;
-        }
         /* A run with grants reaches the broker through its socket, whose directory is bound in (a socket
          * made anew after a restart of the broker's is the one the run reaches): "-", the broker not
          * installed is a run without one, whose requests fail with a clear error (sbx-fetch(1)). Who
          * asks is told by the caller's cgroup, never by the path (docs/credentials.md). */
-        if (p->n_grants > 0) {
-                env[term_env ? 4 : 3] = (char *) "SBX_BROKER=" SBX_BROKER_SOCKET;
-                r = prop_table_extend_strv(t, "BindReadOnlyPaths",
-                                           (char *[]) { (char *) "-" SBX_BROKER_DIR, (char *) SBX_BROKER_DIR, NULL });
-                if (r < 0)
-                        return r;
-        }
-        /* What this run adds to the profile's fixed part */
-        r = 0;
-        if (net == NETWORK_NONE && p->network != NETWORK_NONE)
+        if (c->p->n_grants > 0)
+                return prop_table_extend_strv(c->plan->props, "BindReadOnlyPaths",
+                                              (char *[]) { (char *) "-" SBX_BROKER_DIR, (char *) SBX_BROKER_DIR, NULL });
+        return 0;
+}
+
+/* What this run adds to the profile's fixed part: its network, the directories it binds, its caches. */
+static int compile_unit_places(PolicyCompile *c) {
+        const RunRequest *req = c->req;
+        PropTable *t = c->plan->props;
+        int r = 0;
+
+        if (c->net == NETWORK_NONE && c->p->network != NETWORK_NONE)
                 r = prop_table_add_bool(t, "PrivateNetwork", true);
-        if (r == 0 && net != NETWORK_NONE)
+        if (r == 0 && c->net != NETWORK_NONE)
                 r = prop_table_add_string(t, "NetworkNamespacePath", req->netns_path);
         /* The host's own addresses may be public ones, and the run's traffic leaves from the host: they
          * would reach its services. They change at run time, so they are per run, not in the drop-in
          * (the egress table denies them too). */
-        if (r == 0 && net != NETWORK_NONE && strv_length(req->host_addresses) > 0)
+        if (r == 0 && c->net != NETWORK_NONE && strv_length(req->host_addresses) > 0)
                 r = prop_table_extend_strv(t, "IPAddressDeny", req->host_addresses);
         if (r == 0 && req->workspace)
                 r = prop_table_extend_strv(t, "BindPaths", (char *[]) { req->workspace, (char *) SBX_WORKSPACE, NULL });
@@ -1094,37 +1118,69 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 r = prop_table_extend_strv(t, "BindReadOnlyPaths",
                                            (char *[]) { req->dataset, (char *) SBX_DATASET, NULL });
         if (r == 0)
-                r = add_caches(p, req, t, &cache_opts);
+                r = add_caches(c->p, req, t, &c->cache_opts);
         if (r == -EBUSY)
-                return error_setf(ret_error, -EBUSY, "cache-ro: a cache this run would read is in use by another run "
+                return error_setf(c->ret_error, -EBUSY, "cache-ro: a cache this run would read is in use by another run "
                                   "of the same caller and profile (or being removed)");
-        r = r ?: prop_table_add_strv(t, "Environment", env);
-        r = r ?: prop_table_add_u64(t, "MemoryMax", memory);
-        r = r ?: prop_table_add_u64(t, "TasksMax", tasks);
-        if (r == 0 && cpu > 0)
-                r = prop_table_add_u64(t, "CPUQuota", cpu * 10000);
-        r = r ?: prop_table_add_u64(t, "RuntimeMaxSec", runtime);
+        return r;
+}
+
+/* The command's environment, its ceilings and how the unit starts. */
+static int compile_unit_service(PolicyCompile *c) {
+        const RunRequest *req = c->req;
+        PropTable *t = c->plan->props;
+        _cleanup_free_ char *term_env = NULL;
+        char *env[6] = { (char *) "HOME=" SBX_HOME, (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
+                         (char *) "LANG=C.UTF-8", NULL, NULL, NULL };
+        size_t n_env = 3;
+        int r;
+
+        if (req->term) {
+                if (asprintf(&term_env, "TERM=%s", req->term) < 0)
+                        return -ENOMEM;
+                env[n_env++] = term_env;
+        }
+        if (c->p->n_grants > 0)
+                env[n_env++] = (char *) "SBX_BROKER=" SBX_BROKER_SOCKET;
+        r = prop_table_add_strv(t, "Environment", env);
+        r = r ?: prop_table_add_u64(t, "MemoryMax", c->memory);
+        r = r ?: prop_table_add_u64(t, "TasksMax", c->tasks);
+        if (r == 0 && c->cpu > 0)
+                r = prop_table_add_u64(t, "CPUQuota", c->cpu * 10000);
+        r = r ?: prop_table_add_u64(t, "RuntimeMaxSec", c->runtime);
         /* A pooled unit is started before its run is asked for: it reports READY=1 when it gets its
          * command, so that RuntimeMaxSec= counts from there; until then TimeoutStartSec= bounds how long
          * it may wait (docs/pool.md). */
         r = r ?: prop_table_add_string(t, "Type", req->pool ? "notify" : "exec");
         if (r == 0 && req->pool)
                 r = prop_table_add_u64(t, "TimeoutStartSec", POLICY_POOL_WAIT_MAX_USEC);
-        if (r == 0)
-                r = policy_image_compile(p, req, exec_path, plan, t, ret_error);
-        if (r < 0)
-                return r;
+        return r;
+}
 
-        r = prop_table_digest(t, plan->digest);
-        if (r < 0)
-                return r;
+/* A run on a base image: its root and the host's exec helper in it (policy-image.c). */
+static int compile_unit_image(PolicyCompile *c) {
+        return policy_image_compile(c->p, c->req, c->exec_path, c->plan, c->plan->props, c->ret_error);
+}
+
+/* The digest names the policy: what was added so far, the same for the same profile and request. */
+static int compile_digest(PolicyCompile *c) {
+        return prop_table_digest(c->plan->props, c->plan->digest);
+}
+
+/* What is named after the run, left out of the digest: its cgroup, its space and export units, and the
+ * binds of its space. */
+static int compile_run_units(PolicyCompile *c) {
+        const RunRequest *req = c->req;
+        PropTable *t = c->plan->props;
+        int r;
+
         /* The run's own cgroup, the only one it sees (the helper reads its limits and figures there). Named
          * after the run, it is left out of the digest, which names the policy: the same for the same
          * profile and request, whichever run and unit (a pooled one included, docs/pool.md). */
         if (req->run_id) {
                 _cleanup_free_ char *cg = NULL;
 
-                r = policy_cgroup_path(p->name, req->run_id, &cg);
+                r = policy_cgroup_path(c->p->name, req->run_id, &cg);
                 if (r == 0)
                         r = prop_table_extend_strv(t, "BindReadOnlyPaths", (char *[]) { cg, cg, NULL });
                 if (r < 0)
@@ -1132,11 +1188,11 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 /* The run's space: one tmpfs for every place it can write outside its workspace, so that
                  * one cap holds for all of them together. Bind mounts, as systemd 252 keeps one mount per
                  * path and a bind wins over the PrivateTmp= that DynamicUser= implies (a tmpfs does not). */
-                r = compile_space_unit(p, req, exec_path, disk, plan);
+                r = compile_space_unit(c->p, req, c->exec_path, c->disk, c->plan);
                 if (r < 0)
                         return r;
                 if (req->export_dir) {
-                        r = compile_export_unit(p, req, plan);
+                        r = compile_export_unit(c->p, req, c->plan);
                         if (r < 0)
                                 return r;
                 }
@@ -1151,147 +1207,161 @@ int policy_compile(const Profile *p, const RunRequest *req, const char *exec_pat
                 }
         }
 
-        if (req->export_dir && !plan->export_props)
-                return error_setf(ret_error, -EINVAL, "export: the run has no id to export under");
+        if (req->export_dir && !c->plan->export_props)
+                return error_setf(c->ret_error, -EINVAL, "export: the run has no id to export under");
+        return 0;
+}
 
-        /* The helper re-checks inside the unit what must hold, and refuses to run the command otherwise
-         * (fail closed: systemd ignores some settings silently when the kernel lacks a feature). */
-        if (asprintf(&a_mem, "--expect-memory-max=%" PRIu64, memory) < 0 ||
-            asprintf(&a_swap, "--expect-swap-max=%" PRIu64, p->swap_max - p->swap_max % page_size()) < 0 ||
-            asprintf(&a_tasks, "--expect-tasks-max=%" PRIu64, tasks) < 0 ||
-            asprintf(&a_net, "--expect-network=%s", net == NETWORK_NONE ? "none" : "egress") < 0 ||
-            asprintf(&a_digest, "--expect-profile-digest=%s", p->digest) < 0 ||
-            asprintf(&a_disk, "--expect-disk-max=%" PRIu64, disk) < 0)
-                return -ENOMEM;
-        if (cpu > 0 && asprintf(&a_cpu, "--expect-cpu-quota=%" PRIu64, cpu) < 0)
-                return -ENOMEM;
-        if (p->output_max > 0 && asprintf(&a_out, "--output-max=%" PRIu64 "%s", p->output_max,
-                                          p->output_action == OUTPUT_ACTION_CUT ? ":cut" : "") < 0)
-                return -ENOMEM;
-        if (net != NETWORK_NONE && req->host_netns_ino != 0 &&
-            asprintf(&a_netns, "--expect-netns-not=%" PRIu64, req->host_netns_ino) < 0)
-                return -ENOMEM;
-        if (net != NETWORK_NONE)
-                STRV_FOREACH(h, req->host_addresses) {
-                        _cleanup_free_ char *o = NULL;
-                        size_t k = strcspn(*h, "/");
+/* The exec helper's command line begins with what it re-checks inside the unit, refusing to run the
+ * command otherwise (fail closed: systemd ignores some settings silently when the kernel lacks a
+ * feature). */
+static int compile_helper_expectations(PolicyCompile *c) {
+        const Profile *p = c->p;
+        const RunRequest *req = c->req;
+        char ***argv = &c->plan->exec_argv;
+        int r;
 
-                        if (asprintf(&o, "--expect-denied=%.*s", (int) k, *h) < 0)
-                                return -ENOMEM;
-                        r = strv_push_take(&cache_opts, o);
-                        if (r < 0)
-                                return r;
-                        o = NULL;
-                }
+        r = strv_push_printf(argv, "%s", c->exec_path);
+        r = r ?: strv_push_printf(argv, "--expect-memory-max=%" PRIu64, c->memory);
+        r = r ?: strv_push_printf(argv, "--expect-swap-max=%" PRIu64, p->swap_max - p->swap_max % page_size());
+        r = r ?: strv_push_printf(argv, "--expect-tasks-max=%" PRIu64, c->tasks);
+        r = r ?: strv_push_printf(argv, "--expect-network=%s", c->net == NETWORK_NONE ? "none" : "egress");
+        r = r ?: strv_push_printf(argv, "--expect-profile-digest=%s", p->digest);
+        r = r ?: strv_push_printf(argv, "--expect-disk-max=%" PRIu64, c->disk);
+        if (r == 0 && p->output_max > 0)
+                r = strv_push_printf(argv, "--output-max=%" PRIu64 "%s", p->output_max,
+                                     p->output_action == OUTPUT_ACTION_CUT ? ":cut" : "");
+        if (r == 0 && c->cpu > 0)
+                r = strv_push_printf(argv, "--expect-cpu-quota=%" PRIu64, c->cpu);
+        if (r == 0 && c->net != NETWORK_NONE && req->host_netns_ino != 0)
+                r = strv_push_printf(argv, "--expect-netns-not=%" PRIu64, req->host_netns_ino);
+        return r ?: strv_push_printf(argv, "--expect-egress");
+}
 
+/* Then the caches it links into HOME, the host's addresses it checks are denied, the ceilings it may
+ * find without a controller, and the command's second file-system wall (Landlock). */
+static int compile_helper_options(PolicyCompile *c) {
+        const RunRequest *req = c->req;
+        char ***argv = &c->plan->exec_argv;
+        _cleanup_strv_free_ char **ll = NULL;
+        int r = 0;
+
+        STRV_FOREACH(o, c->cache_opts)
+                r = r ?: strv_push_printf(argv, "%s", *o);
+        if (c->net != NETWORK_NONE)
+                STRV_FOREACH(h, req->host_addresses)
+                        r = r ?: strv_push_printf(argv, "--expect-denied=%.*s", (int) strcspn(*h, "/"), *h);
         /* A testbed build's ceilings that this host has no controller for: the helper lets their files be
          * missing (and only then), the record says so (src/shared/ceilings.h) */
-        if (plan->limits.unenforced != 0) {
-                char list[CEILINGS_LIST_MAX], *o;
+        if (r == 0 && c->plan->limits.unenforced != 0) {
+                char list[CEILINGS_LIST_MAX];
 
-                if (asprintf(&o, "--unenforced-ceilings=%s", ceilings_to_list(plan->limits.unenforced, ",", list)) < 0)
-                        return -ENOMEM;
-                r = strv_push_take(&cache_opts, o);
-                if (r < 0) {
-                        free(o);
-                        return r;
-                }
+                r = strv_push_printf(argv, "--unenforced-ceilings=%s",
+                                     ceilings_to_list(c->plan->limits.unenforced, ",", list));
         }
+        /* the same view of the file system in Landlock's terms (helper/landlock.h) */
+        r = r ?: policy_landlock_options(c->p, req, &ll);
+        STRV_FOREACH(o, ll)
+                r = r ?: strv_push_printf(argv, "%s", *o);
+        return r;
+}
 
-        /* The command's second file-system wall: the same view in Landlock's terms (helper/landlock.h). */
-        {
-                _cleanup_strv_free_ char **ll = NULL;
+/* Last, the directories bound and the kind of run (export, sandbox, pool), and "--": the command comes
+ * on the unit's stdin (sandbox-proto.h), never as a property. */
+static int compile_helper_run(PolicyCompile *c) {
+        const RunRequest *req = c->req;
+        char ***argv = &c->plan->exec_argv;
+        int r;
 
-                r = policy_landlock_options(p, req, &ll);
-                if (r < 0)
-                        return r;
-                STRV_FOREACH(o, ll) {
-                        r = strv_push_take(&cache_opts, *o);
-                        if (r < 0)
-                                return r;
-                        *o = NULL;
-                }
-        }
-
-        plan->exec_argv = calloc(19 + strv_length(cache_opts), sizeof(char *));
-        if (!plan->exec_argv)
-                return -ENOMEM;
-        i = 0;
-        if (!(plan->exec_argv[i++] = strdup(exec_path)))
-                return -ENOMEM;
-        plan->exec_argv[i++] = TAKE_PTR(a_mem);
-        plan->exec_argv[i++] = TAKE_PTR(a_swap);
-        plan->exec_argv[i++] = TAKE_PTR(a_tasks);
-        plan->exec_argv[i++] = TAKE_PTR(a_net);
-        plan->exec_argv[i++] = TAKE_PTR(a_digest);
-        plan->exec_argv[i++] = TAKE_PTR(a_disk);
-        if (a_out)
-                plan->exec_argv[i++] = TAKE_PTR(a_out);
-        if (a_cpu)
-                plan->exec_argv[i++] = TAKE_PTR(a_cpu);
-        if (a_netns)
-                plan->exec_argv[i++] = TAKE_PTR(a_netns);
-        if (!(plan->exec_argv[i++] = strdup("--expect-egress")))
-                return -ENOMEM;
-        STRV_FOREACH(o, cache_opts)
-                plan->exec_argv[i++] = TAKE_PTR(*o);
-        if (!(plan->exec_argv[i++] = strdup(req->workspace ? "--workspace=bound" : "--workspace=private")))
-                return -ENOMEM;
+        r = strv_push_printf(argv, "%s", req->workspace ? "--workspace=bound" : "--workspace=private");
         /* The bind mounts are made by path, after sbxd checked the directories: the helper compares what
          * it finds bound with what was checked (a parent swapped for a symlink in between would bind
          * another directory). */
-        if (req->workspace && req->workspace_ino != 0 &&
-            asprintf(&plan->exec_argv[i++], "--expect-dir=" SBX_WORKSPACE ":%" PRIu64 ":%" PRIu64,
-                     (uint64_t) req->workspace_dev, (uint64_t) req->workspace_ino) < 0)
-                return -ENOMEM;
-        if (req->dataset && req->dataset_ino != 0 &&
-            asprintf(&plan->exec_argv[i++], "--expect-dir=" SBX_DATASET ":%" PRIu64 ":%" PRIu64,
-                     (uint64_t) req->dataset_dev, (uint64_t) req->dataset_ino) < 0)
-                return -ENOMEM;
-        if (req->export_dir && !(plan->exec_argv[i++] = strdup("--export-out")))
-                return -ENOMEM;
-        if (req->sandbox && !(plan->exec_argv[i++] = strdup("--serve")))
-                return -ENOMEM;
-        if (req->pool && !(plan->exec_argv[i++] = strdup("--pool")))
-                return -ENOMEM;
-        /* the command comes on the unit's stdin (sandbox-proto.h), never as a property */
-        if (!(plan->exec_argv[i++] = strdup("--")))
-                return -ENOMEM;
+        if (r == 0 && req->workspace && req->workspace_ino != 0)
+                r = strv_push_printf(argv, "--expect-dir=" SBX_WORKSPACE ":%" PRIu64 ":%" PRIu64,
+                                     (uint64_t) req->workspace_dev, (uint64_t) req->workspace_ino);
+        if (r == 0 && req->dataset && req->dataset_ino != 0)
+                r = strv_push_printf(argv, "--expect-dir=" SBX_DATASET ":%" PRIu64 ":%" PRIu64,
+                                     (uint64_t) req->dataset_dev, (uint64_t) req->dataset_ino);
+        if (r == 0 && req->export_dir)
+                r = strv_push_printf(argv, "--export-out");
+        if (r == 0 && req->sandbox)
+                r = strv_push_printf(argv, "--serve");
+        if (r == 0 && req->pool)
+                r = strv_push_printf(argv, "--pool");
+        return r ?: strv_push_printf(argv, "--");
+}
 
-        if (req->workspace) {
-                char owner[128], dir_mode[32];
-                bool checked = req->workspace_ino != 0;
+/* A bound workspace is handed to the run's user before it starts and back after it ended. */
+static int compile_handover(PolicyCompile *c) {
+        const RunRequest *req = c->req;
+        char owner[128], dir_mode[32];
+        bool checked = req->workspace_ino != 0;
+        int r;
 
-                if (checked) { /* the hand-over checks it walks the directory sbxd checked */
-                        snprintf(owner, sizeof(owner), "--owner=%u:%u:%" PRIu64 ":%" PRIu64,
-                                 (unsigned) req->workspace_uid, (unsigned) req->workspace_gid,
-                                 (uint64_t) req->workspace_dev, (uint64_t) req->workspace_ino);
-                        /* 0700 while the run owns it, this mode again afterwards */
-                        snprintf(dir_mode, sizeof(dir_mode), "--workspace-mode=%04o",
-                                 (unsigned) (req->workspace_mode & 07777));
-                } else
-                        snprintf(owner, sizeof(owner), "--owner=%u:%u", (unsigned) req->workspace_uid,
-                                 (unsigned) req->workspace_gid);
-                r = handover_argv(exec_path, "--handover=in", owner, checked ? dir_mode : NULL, req->workspace,
-                                  &plan->pre_argv);
-                if (r >= 0)
-                        r = handover_argv(exec_path, "--handover=out", owner, checked ? dir_mode : NULL,
-                                          req->workspace, &plan->post_argv);
-                if (r < 0)
-                        return r;
-        }
-
-        r = policy_image_wrap(req, exec_path, plan);
+        if (!req->workspace)
+                return 0;
+        if (checked) { /* the hand-over checks it walks the directory sbxd checked */
+                snprintf(owner, sizeof(owner), "--owner=%u:%u:%" PRIu64 ":%" PRIu64, (unsigned) req->workspace_uid,
+                         (unsigned) req->workspace_gid, (uint64_t) req->workspace_dev, (uint64_t) req->workspace_ino);
+                /* 0700 while the run owns it, this mode again afterwards */
+                snprintf(dir_mode, sizeof(dir_mode), "--workspace-mode=%04o", (unsigned) (req->workspace_mode & 07777));
+        } else
+                snprintf(owner, sizeof(owner), "--owner=%u:%u", (unsigned) req->workspace_uid,
+                         (unsigned) req->workspace_gid);
+        r = handover_argv(c->exec_path, "--handover=in", owner, checked ? dir_mode : NULL, req->workspace,
+                          &c->plan->pre_argv);
         if (r < 0)
                 return r;
-        plan->network = net;
-        plan->disk_max = disk;
-        if (net != NETWORK_NONE) {
-                r = compile_net_unit(req, exec_path, plan);
+        return handover_argv(c->exec_path, "--handover=out", owner, checked ? dir_mode : NULL, req->workspace,
+                             &c->plan->post_argv);
+}
+
+/* A run on a base image: the exec helper's command lines as they run inside it (policy-image.c). */
+static int compile_image_argv(PolicyCompile *c) {
+        return policy_image_wrap(c->req, c->exec_path, c->plan);
+}
+
+/* Modes other than none: the run's network unit. */
+static int compile_network_unit(PolicyCompile *c) {
+        if (c->net == NETWORK_NONE)
+                return 0;
+        return compile_net_unit(c->req, c->exec_path, c->plan);
+}
+
+/* policy_compile()'s steps, in order: each adds its part of the plan. The order is the order of the
+ * unit's properties and of the exec helper's options; the digest covers what comes before it. */
+static int (*const policy_compile_steps[])(PolicyCompile *c) = {
+        compile_ceilings,
+        compile_limits,
+        compile_syscall_rules,
+        compile_unit_fixed,
+        compile_unit_places,
+        compile_unit_service,
+        compile_unit_image,
+        compile_digest,
+        compile_run_units,
+        compile_helper_expectations,
+        compile_helper_options,
+        compile_helper_run,
+        compile_handover,
+        compile_image_argv,
+        compile_network_unit,
+};
+
+int policy_compile(const Profile *p, const RunRequest *req, const char *exec_path, RunPlan **ret, char **ret_error) {
+        _cleanup_(run_plan_freep) RunPlan *plan = calloc(1, sizeof(RunPlan));
+        _cleanup_(policy_compile_done) PolicyCompile c = { .p = p, .req = req, .exec_path = exec_path,
+                                                           .ret_error = ret_error, .plan = plan };
+        int r;
+
+        if (!plan)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(policy_compile_steps); i++) {
+                r = policy_compile_steps[i](&c);
                 if (r < 0)
                         return r;
         }
-
         *ret = TAKE_PTR(plan);
         return 0;
 }

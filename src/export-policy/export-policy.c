@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A profile's export policy (export-policy.h). */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,38 +165,21 @@ int export_policy_dispatch(JsonDoc *jd, const JsonPath *p, json_object *v, void 
         return 0;
 }
 
-static int push_fmt(char ***argv, const char *fmt, ...) _printf_(2, 3);
-static int push_fmt(char ***argv, const char *fmt, ...) {
-        char *s;
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-        r = strv_push_take(argv, s);
-        if (r < 0)
-                free(s);
-        return r;
-}
-
 int export_policy_append_argv(const ExportPolicy *e, char ***argv) {
         int r;
 
-        r = push_fmt(argv, "--max-files=%" PRIu64, e->max_files);
-        r = r ?: push_fmt(argv, "--max-bytes=%" PRIu64, e->max_bytes);
-        r = r ?: push_fmt(argv, "--max-file-bytes=%" PRIu64, e->max_file_bytes);
-        r = r ?: push_fmt(argv, "--active=%s", export_active_to_string(e->active));
-        r = r ?: push_fmt(argv, "--archives=%s", export_archives_to_string(e->archives));
+        r = strv_push_printf(argv, "--max-files=%" PRIu64, e->max_files);
+        r = r ?: strv_push_printf(argv, "--max-bytes=%" PRIu64, e->max_bytes);
+        r = r ?: strv_push_printf(argv, "--max-file-bytes=%" PRIu64, e->max_file_bytes);
+        r = r ?: strv_push_printf(argv, "--active=%s", export_active_to_string(e->active));
+        r = r ?: strv_push_printf(argv, "--archives=%s", export_archives_to_string(e->archives));
         if (r == 0 && e->keep_exec)
-                r = push_fmt(argv, "--keep-exec");
+                r = strv_push_printf(argv, "--keep-exec");
         STRV_FOREACH(t, e->allow_types)
                 if (r == 0)
-                        r = push_fmt(argv, "--allow-type=%s", *t);
+                        r = strv_push_printf(argv, "--allow-type=%s", *t);
         STRV_FOREACH(t, e->approve_types)
                 if (r == 0)
-                        r = push_fmt(argv, "--approve-type=%s", *t);
+                        r = strv_push_printf(argv, "--approve-type=%s", *t);
         return r;
 }

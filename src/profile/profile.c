@@ -39,18 +39,7 @@ static const char *const landlock_mode_table[_LANDLOCK_MODE_MAX + 1] = {
         NULL,
 };
 
-const char *landlock_mode_to_string(LandlockMode m) {
-        if (m < 0 || m >= _LANDLOCK_MODE_MAX)
-                return NULL;
-        return landlock_mode_table[m];
-}
-
-LandlockMode landlock_mode_from_string(const char *s) {
-        for (int i = 0; s && i < _LANDLOCK_MODE_MAX; i++)
-                if (streq(s, landlock_mode_table[i]))
-                        return (LandlockMode) i;
-        return _LANDLOCK_MODE_INVALID;
-}
+DEFINE_NAME_TABLE_LOOKUP(landlock_mode, LandlockMode, landlock_mode_table, _LANDLOCK_MODE_MAX);
 
 static const char *const network_mode_table[_NETWORK_MODE_MAX + 1] = {
         [NETWORK_NONE] = "none",
@@ -58,20 +47,7 @@ static const char *const network_mode_table[_NETWORK_MODE_MAX + 1] = {
         [NETWORK_ALLOWLIST] = "allowlist",
 };
 
-const char *network_mode_to_string(NetworkMode m) {
-        if (m < 0 || m >= _NETWORK_MODE_MAX)
-                return NULL;
-        return network_mode_table[m];
-}
-
-NetworkMode network_mode_from_string(const char *s) {
-        if (!s)
-                return _NETWORK_MODE_INVALID;
-        for (int i = 0; i < _NETWORK_MODE_MAX; i++)
-                if (streq(network_mode_table[i], s))
-                        return (NetworkMode) i;
-        return _NETWORK_MODE_INVALID;
-}
+DEFINE_NAME_TABLE_LOOKUP(network_mode, NetworkMode, network_mode_table, _NETWORK_MODE_MAX);
 
 static const char *const net_protocol_table[_NET_PROTOCOL_MAX + 1] = {
         [NET_PROTOCOL_ANY] = "any",
@@ -79,20 +55,7 @@ static const char *const net_protocol_table[_NET_PROTOCOL_MAX + 1] = {
         [NET_PROTOCOL_UDP] = "udp",
 };
 
-const char *net_protocol_to_string(NetProtocol p) {
-        if (p < 0 || p >= _NET_PROTOCOL_MAX)
-                return NULL;
-        return net_protocol_table[p];
-}
-
-NetProtocol net_protocol_from_string(const char *s) {
-        if (!s)
-                return _NET_PROTOCOL_INVALID;
-        for (int i = 0; i < _NET_PROTOCOL_MAX; i++)
-                if (streq(net_protocol_table[i], s))
-                        return (NetProtocol) i;
-        return _NET_PROTOCOL_INVALID;
-}
+DEFINE_NAME_TABLE_LOOKUP(net_protocol, NetProtocol, net_protocol_table, _NET_PROTOCOL_MAX);
 
 static const char *const syscall_cmp_table[_SYSCALL_CMP_MAX + 1] = {
         [SYSCALL_CMP_EQ] = "eq",
@@ -104,20 +67,7 @@ static const char *const syscall_cmp_table[_SYSCALL_CMP_MAX + 1] = {
         [SYSCALL_CMP_MASKED_EQ] = "masked_eq",
 };
 
-const char *syscall_cmp_to_string(SyscallCmp c) {
-        if (c < 0 || c >= _SYSCALL_CMP_MAX)
-                return NULL;
-        return syscall_cmp_table[c];
-}
-
-SyscallCmp syscall_cmp_from_string(const char *s) {
-        if (!s)
-                return _SYSCALL_CMP_INVALID;
-        for (int i = 0; i < _SYSCALL_CMP_MAX; i++)
-                if (streq(syscall_cmp_table[i], s))
-                        return (SyscallCmp) i;
-        return _SYSCALL_CMP_INVALID;
-}
+DEFINE_NAME_TABLE_LOOKUP(syscall_cmp, SyscallCmp, syscall_cmp_table, _SYSCALL_CMP_MAX);
 
 /* The syscall groups systemd 252 knows (SystemCallFilter=), sorted for bsearch(). */
 static const char *const syscall_groups[] = {

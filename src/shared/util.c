@@ -334,6 +334,17 @@ int strv_push_take(char ***l, char *s) {
         return 0;
 }
 
+const char *name_table_to_string(const char *const *table, size_t n, int i) {
+        return i >= 0 && (size_t) i < n ? table[i] : NULL;
+}
+
+int name_table_from_string(const char *const *table, size_t n, const char *s) {
+        for (size_t i = 0; s && i < n; i++)
+                if (table[i] && streq(table[i], s))
+                        return (int) i;
+        return -EINVAL;
+}
+
 int strv_push_printf(char ***l, const char *fmt, ...) {
         va_list ap;
         char *s;

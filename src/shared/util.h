@@ -92,3 +92,19 @@ char **strv_copy(char * const *l);
 int strv_push_take(char ***l, char *s);
 /* Appends the formatted string to *l (which may be NULL). */
 _printf_(2, 3) int strv_push_printf(char ***l, const char *fmt, ...);
+
+/* An enum's names: a table of n names indexed by its values. The name of value i (NULL out of range),
+ * and the value named s (-EINVAL, the enum's _INVALID, for NULL or a name not in the table). */
+const char *name_table_to_string(const char *const *table, size_t n, int i);
+int name_table_from_string(const char *const *table, size_t n, const char *s);
+/* Defines PREFIX_to_string() and PREFIX_from_string() of an enum TYPE from its name table (TYPE's
+ * _MAX names, the rest of the table ignored), or only the first. */
+#define DEFINE_NAME_TABLE_TO_STRING(prefix, type, table, max)                           \
+        const char *prefix##_to_string(type i) {                                         \
+                return name_table_to_string(table, max, (int) i);                        \
+        }
+#define DEFINE_NAME_TABLE_LOOKUP(prefix, type, table, max)                              \
+        DEFINE_NAME_TABLE_TO_STRING(prefix, type, table, max)                            \
+        type prefix##_from_string(const char *s) {                                       \
+                return (type) name_table_from_string(table, max, s);                     \
+        }

@@ -64,6 +64,26 @@ static void test_strv_push_printf(void **state) {
         assert_null(l[3]);
 }
 
+typedef enum Color { COLOR_RED, COLOR_GREEN, COLOR_BLUE, _COLOR_MAX, _COLOR_INVALID = -EINVAL } Color;
+static const char *const color_table[_COLOR_MAX + 1] = { [COLOR_RED] = "red", [COLOR_BLUE] = "blue", NULL };
+static const char *color_to_string(Color c);
+static Color color_from_string(const char *s);
+DEFINE_NAME_TABLE_LOOKUP(color, Color, color_table, _COLOR_MAX);
+
+static void test_name_table(void **state) {
+        assert_string_equal(color_to_string(COLOR_RED), "red");
+        assert_null(color_to_string(COLOR_GREEN)); /* no name */
+        assert_string_equal(color_to_string(COLOR_BLUE), "blue");
+        assert_null(color_to_string(_COLOR_MAX));
+        assert_null(color_to_string(_COLOR_INVALID));
+        assert_int_equal(color_from_string("red"), COLOR_RED);
+        assert_int_equal(color_from_string("blue"), COLOR_BLUE);
+        assert_int_equal(color_from_string("green"), _COLOR_INVALID);
+        assert_int_equal(color_from_string("Red"), _COLOR_INVALID);
+        assert_int_equal(color_from_string(""), _COLOR_INVALID);
+        assert_int_equal(color_from_string(NULL), _COLOR_INVALID);
+}
+
 static void test_run_id_is_valid(void **state) {
         static const struct {
                 const char *s;
@@ -525,6 +545,7 @@ int main(void) {
                 cmocka_unit_test(test_run_id_is_valid),
                 cmocka_unit_test(test_strv_copy),
                 cmocka_unit_test(test_strv_push_printf),
+                cmocka_unit_test(test_name_table),
                 cmocka_unit_test(test_format_timestamp),
                 cmocka_unit_test(test_format_timestamp_out_of_range),
                 cmocka_unit_test(test_parse_timestamp),

@@ -10,13 +10,8 @@
 static const char *const active_names[] = { "reject", "approve", "allow", NULL };
 static const char *const archives_names[] = { "normalize", "reject", NULL };
 
-const char *export_active_to_string(ExportActive a) {
-        return a >= 0 && a < _EXPORT_ACTIVE_MAX ? active_names[a] : NULL;
-}
-
-const char *export_archives_to_string(ExportArchives a) {
-        return a >= 0 && a < _EXPORT_ARCHIVES_MAX ? archives_names[a] : NULL;
-}
+DEFINE_NAME_TABLE_TO_STRING(export_active, ExportActive, active_names, _EXPORT_ACTIVE_MAX);
+DEFINE_NAME_TABLE_TO_STRING(export_archives, ExportArchives, archives_names, _EXPORT_ARCHIVES_MAX);
 
 void export_policy_init(ExportPolicy *e) {
         *e = (ExportPolicy) {

@@ -55,40 +55,15 @@ static const char *const verdict_table[_GRANT_VERDICT_MAX] = {
         [GRANT_VERDICT_FAILED] = "failed",
 };
 
-static int table_lookup(const char *const *table, int n, const char *s) {
-        for (int i = 0; s && i < n; i++)
-                if (streq(table[i], s))
-                        return i;
-        return -EINVAL;
-}
-
-GrantMethod grant_method_from_string(const char *s) {
-        return (GrantMethod) table_lookup(method_table, _GRANT_METHOD_MAX, s);
-}
-
-const char *grant_method_to_string(GrantMethod m) {
-        return m >= 0 && m < _GRANT_METHOD_MAX ? method_table[m] : NULL;
-}
-
-const char *grant_scheme_to_string(GrantScheme s) {
-        return s >= 0 && s < _GRANT_SCHEME_MAX ? scheme_table[s] : NULL;
-}
+DEFINE_NAME_TABLE_LOOKUP(grant_method, GrantMethod, method_table, _GRANT_METHOD_MAX);
+DEFINE_NAME_TABLE_TO_STRING(grant_scheme, GrantScheme, scheme_table, _GRANT_SCHEME_MAX);
 
 uint16_t grant_scheme_default_port(GrantScheme s) {
         return s >= 0 && s < _GRANT_SCHEME_MAX ? scheme_port_table[s] : 0;
 }
 
-const char *grant_reason_to_string(GrantReason r) {
-        return r >= 0 && r < _GRANT_REASON_MAX ? reason_table[r] : NULL;
-}
-
-GrantReason grant_reason_from_string(const char *s) {
-        return (GrantReason) table_lookup(reason_table, _GRANT_REASON_MAX, s);
-}
-
-const char *grant_verdict_to_string(GrantVerdict v) {
-        return v >= 0 && v < _GRANT_VERDICT_MAX ? verdict_table[v] : NULL;
-}
+DEFINE_NAME_TABLE_LOOKUP(grant_reason, GrantReason, reason_table, _GRANT_REASON_MAX);
+DEFINE_NAME_TABLE_TO_STRING(grant_verdict, GrantVerdict, verdict_table, _GRANT_VERDICT_MAX);
 
 /* ---- characters and names ---- */
 

@@ -248,16 +248,10 @@ static const char *const reason_phrase_table[_EGRESS_REASON_MAX] = {
         [EGRESS_REASON_SOCKET] = "socket type other than TCP and UDP",
 };
 
-const char *egress_reason_to_string(int reason) {
-        if (reason < 0 || reason >= _EGRESS_REASON_MAX)
-                return NULL;
-        return reason_table[reason];
-}
+DEFINE_NAME_TABLE_TO_STRING(egress_reason, int, reason_table, _EGRESS_REASON_MAX);
 
 const char *egress_reason_to_phrase(int reason) {
-        if (reason < 0 || reason >= _EGRESS_REASON_MAX)
-                return NULL;
-        return reason_phrase_table[reason];
+        return name_table_to_string(reason_phrase_table, _EGRESS_REASON_MAX, reason);
 }
 
 int egress_format_destination(int family, const uint8_t addr[static 16], uint16_t port, uint8_t proto, char *buf,

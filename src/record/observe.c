@@ -19,16 +19,7 @@ static const char *const limit_event_table[_LIMIT_EVENT_MAX] = {
         [LIMIT_EVENT_OUTPUT_CUT] = "output-cut",
 };
 
-const char *limit_event_to_string(LimitEvent e) {
-        return e >= 0 && e < _LIMIT_EVENT_MAX ? limit_event_table[e] : NULL;
-}
-
-LimitEvent limit_event_from_string(const char *s) {
-        for (LimitEvent e = 0; s && e < _LIMIT_EVENT_MAX; e++)
-                if (streq(s, limit_event_table[e]))
-                        return e;
-        return _LIMIT_EVENT_INVALID;
-}
+DEFINE_NAME_TABLE_LOOKUP(limit_event, LimitEvent, limit_event_table, _LIMIT_EVENT_MAX);
 
 size_t run_record_observe(const RunRecord *r, Observation ret[static _LIMIT_EVENT_MAX]) {
         const RunLimits *l = &r->limits;

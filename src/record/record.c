@@ -43,35 +43,8 @@ static const char *const exec_result_table[_EXEC_RESULT_MAX] = {
         [EXEC_OUTPUT_LIMIT] = "output-limit",
 };
 
-const char *exec_result_to_string(ExecResult r) {
-        if (r < 0 || r >= _EXEC_RESULT_MAX)
-                return NULL;
-        return exec_result_table[r];
-}
-
-ExecResult exec_result_from_string(const char *s) {
-        if (!s)
-                return _EXEC_RESULT_INVALID;
-        for (int i = 0; i < _EXEC_RESULT_MAX; i++)
-                if (streq(exec_result_table[i], s))
-                        return (ExecResult) i;
-        return _EXEC_RESULT_INVALID;
-}
-
-const char *stop_reason_to_string(StopReason r) {
-        if (r < 0 || r >= _STOP_REASON_MAX)
-                return NULL;
-        return stop_reason_table[r];
-}
-
-StopReason stop_reason_from_string(const char *s) {
-        if (!s)
-                return _STOP_REASON_INVALID;
-        for (int i = 0; i < _STOP_REASON_MAX; i++)
-                if (streq(stop_reason_table[i], s))
-                        return (StopReason) i;
-        return _STOP_REASON_INVALID;
-}
+DEFINE_NAME_TABLE_LOOKUP(exec_result, ExecResult, exec_result_table, _EXEC_RESULT_MAX);
+DEFINE_NAME_TABLE_LOOKUP(stop_reason, StopReason, stop_reason_table, _STOP_REASON_MAX);
 
 StopReason stop_reason_from_unit_result(const char *result) {
         static const struct {
@@ -261,18 +234,7 @@ static const char *const name_verdict_table[_NAME_VERDICT_MAX] = {
         [NAME_FAILED] = "failed",
 };
 
-const char *name_verdict_to_string(NameVerdict v) {
-        if (v < 0 || v >= _NAME_VERDICT_MAX)
-                return NULL;
-        return name_verdict_table[v];
-}
-
-NameVerdict name_verdict_from_string(const char *s) {
-        for (int i = 0; s && i < _NAME_VERDICT_MAX; i++)
-                if (streq(name_verdict_table[i], s))
-                        return (NameVerdict) i;
-        return _NAME_VERDICT_INVALID;
-}
+DEFINE_NAME_TABLE_LOOKUP(name_verdict, NameVerdict, name_verdict_table, _NAME_VERDICT_MAX);
 
 /* The strings are egress.c's (egress_reason_to_string()): part of the record format, never changed. */
 int run_record_net_reason_from_string(const char *s) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The egress programs in the kernel: probe, load, attach once at sbx.slice through BPF links, pin links
  * and maps so that the attachment and the policy outlive sbxd, adopt the pins again after a restart,
- * and give sbxd the maps and the event ring. No policy is decided here (src/policy compiles the
- * entries); nothing is logged (errors come back as negative errno plus a one-line reason). */
+ * and give sbxd the maps and the event ring. No policy is decided here (src/plan/egress-policy.c
+ * compiles the entries); nothing is logged (errors come back as negative errno plus a one-line reason). */
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>

@@ -2,7 +2,7 @@
 #pragma once
 
 /* The contract between the egress BPF programs (egress.bpf.c) and user space (the pure compiler in
- * src/policy/egress.c fills entries, sbxd/egress.c loads, pins and writes them, and reads events).
+ * src/plan/egress-policy.c fills entries, sbxd/egress.c loads, pins and writes them, and reads events).
  * Only __u* types, enums and constants: this header is compiled for the kernel and for user space.
  *
  * The programs are attached once, at sbx.slice, and pinned (links and maps) below EGRESS_PIN_DIR. A

@@ -405,8 +405,9 @@ print(n)
             return int(open(os.path.join(e.root, "swaps")).read())
         except (OSError, ValueError):
             return 0
-    # at least 3 reviews and 2000 swaps (at most 15 s)
-    while (runs < 3 or swaps_so_far() < 2000) and time.monotonic() - t0 < 15:
+    # at least 3 reviews and 2000 swaps: about 8 s on an idle machine; the 60 s bound only keeps a machine
+    # busy with other work from failing the test for want of swaps (it never shortens the race)
+    while (runs < 3 or swaps_so_far() < 2000) and time.monotonic() - t0 < 60:
         shutil.rmtree(e.dest)
         os.makedirs(e.dest)
         e.run("--active=approve", "--approve-type=*/*")

@@ -60,7 +60,7 @@ void caches_note_use(Manager *m, const RunPlan *plan) {
         }
 }
 
-bool caches_removing(Manager *m, const char *dir) {
+static bool caches_removing(Manager *m, const char *dir) {
         usec_t now = now_monotonic();
 
         for (size_t i = 0; i < m->n_caches_removing; i++)
@@ -126,7 +126,7 @@ static void caches_removal_done(Manager *m, const char *unit, const char *result
         removing_filter(m, not_of_unit, unit);
 }
 
-void caches_done(Manager *m) {
+static void caches_done(Manager *m) {
         usec_t never = USEC_INFINITY;
 
         removing_filter(m, not_expired, &never);
@@ -592,8 +592,62 @@ static int caches_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error) 
         return 0;
 }
 
+/* Caches are per caller and profile, handed to one run's user at a time: while another run of the same
+ * caller and profile holds them, a new run gets ephemeral ones; so it does for a cache the reaper is
+ * removing. */
+static int busy_caches(Manager *m, const Profile *p, const char *tenant, const char *cache_owner, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        size_t n = 0;
+
+        for (size_t i = 0; i < p->n_caches; i++) {
+                _cleanup_free_ char *dir = NULL;
+                char **k;
+
+                if (asprintf(&dir, "%s/%s/%s", cache_owner, p->name, p->caches[i].name) < 0)
+                        return -ENOMEM;
+                if (!caches_removing(m, dir))
+                        continue;
+                k = realloc(l, (n + 2) * sizeof(char *));
+                if (!k)
+                        return -ENOMEM;
+                l = k;
+                if (!(l[n] = strdup(p->caches[i].name)))
+                        return -ENOMEM;
+                l[++n] = NULL;
+        }
+        for (Run *r = m->runs; r; r = r->next)
+                if (r->record && streq_ptr(r->record->profile, p->name) && streq(r->record->tenant, tenant) &&
+                    p->n_caches > 0) {
+                        l = strv_free(l);
+                        l = calloc(p->n_caches + 1, sizeof(char *));
+                        if (!l)
+                                return -ENOMEM;
+                        for (size_t i = 0; i < p->n_caches; i++)
+                                if (!(l[i] = strdup(p->caches[i].name)))
+                                        return -ENOMEM;
+                        break;
+                }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+/* What the plan needs: whose caches the run's are, and which of them it cannot have (busy_caches()). */
+static int caches_plan_inputs(Manager *m, const Profile *p, RunRequest *req, uid_t uid, sd_bus_error *error) {
+        char cache_owner[TENANT_ID_LEN + 1], tenant[TENANT_ID_LEN + 1];
+
+        if (p->n_caches == 0)
+                return 0;
+        store_cache_owner_id(&m->store, uid, cache_owner);
+        store_tenant_id(&m->store, uid, tenant);
+        if (!(req->cache_owner = strdup(cache_owner)))
+                return -ENOMEM;
+        return busy_caches(m, p, tenant, cache_owner, &req->busy_caches);
+}
+
 const Feature feature_caches = {
         .name = "caches",
+        .stop = caches_done,
+        .plan_inputs = caches_plan_inputs,
         .prepare = caches_prepare,
         .job_removed = caches_removal_done,
 };

@@ -14,14 +14,9 @@
 /* A run starts with the caches of plan (its StateDirectory= below sbx-cache/): their last use is now. */
 void caches_note_use(Manager *m, const RunPlan *plan);
 
-/* Whether the cache OWNER/PROFILE/CACHE is being removed (new runs then get an ephemeral one). */
-bool caches_removing(Manager *m, const char *dir);
-
 /* The reaper's pass over the caches: chooses by conf (cache_prune_select()), starts their removal, and
  * adds "caches" to report. */
 int caches_collect(Manager *m, const DaemonConf *conf, json_object *report);
-
-void caches_done(Manager *m);
 
 /* sbxctl cache list|rm|prune: the caller's own caches (docs/caches.md) */
 int caches_method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error);

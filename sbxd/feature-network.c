@@ -8,6 +8,72 @@
 #include "profile-load.h"
 #include "run.h"
 
+/* sbxd starts: the egress programs and their maps, reusing what an earlier sbxd pinned (its runs' entries
+ * are still in force); a failure to attach them refuses runs, not the daemon. */
+static int network_init(Manager *m) {
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        r = net_manager_new(m->event, m->bus, &m->net);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the network side: %m");
+        r = net_manager_prepare(m->net, &why);
+        if (r < 0)
+                log_warning("Egress enforcement is not available (runs are refused until it is): %s", strna(why));
+        return 0;
+}
+
+/* The map entries of runs that ended while no sbxd ran. Every run being followed keeps its entries, also
+ * one whose network could not be taken up again. */
+static void network_gc(Manager *m, bool runs_known) {
+        _cleanup_free_ char **live = NULL; /* the runs' own strings */
+        size_t n = 0;
+        int r;
+
+        if (!runs_known)
+                return;
+        for (Run *run = m->runs; run; run = run->next)
+                n++;
+        live = calloc(n + 1, sizeof(char *));
+        n = 0;
+        for (Run *run = live ? m->runs : NULL; run; run = run->next)
+                if (run->cgroup_path)
+                        live[n++] = run->cgroup_path;
+        r = live ? net_manager_gc(m->net, live) : -ENOMEM;
+        if (r < 0)
+                log_warning_errno(r, "Failed to remove egress entries of ended runs, ignoring: %m");
+}
+
+static void network_stop(Manager *m) {
+        m->net = net_manager_free(m->net);
+}
+
+/* What the plan needs: a run with a network gets a namespace of its own, named after it, and the host's
+ * addresses are denied to it. Every run's sockets are judged by sbx's egress programs (mode none: its own
+ * loopback only): they must be in force, attached to sbx.slice as it is now. */
+static int network_plan_inputs(Manager *m, const Profile *p, RunRequest *req, uid_t uid, sd_bus_error *error) {
+        _cleanup_free_ char *refusal = NULL;
+        NetworkMode mode = policy_run_network(p, req);
+        int r;
+
+        if (mode != NETWORK_NONE) {
+                r = policy_netns_path(req->run_id, &req->netns_path);
+                if (r < 0)
+                        return r;
+                req->host_netns_ino = net_manager_host_netns(m->net);
+        }
+        r = net_manager_prepare(m->net, &refusal);
+        if (r < 0)
+                return sd_bus_error_setf(error, ERR_UNENFORCEABLE, "%s", strna(refusal));
+        if (mode != NETWORK_NONE) {
+                r = manager_host_addresses(&req->host_addresses);
+                if (r < 0)
+                        return sd_bus_error_setf(error, ERR_START_FAILED, "cannot list the host's addresses: %s",
+                                                 strerror(-r));
+        }
+        return 0;
+}
+
 /* Its egress policy, resolver and telemetry. A pooled unit's network policy was made with it, and is
  * handed over with it. */
 static int network_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error) {
@@ -81,6 +147,10 @@ static void network_free_run(Run *run) {
 
 const Feature feature_network = {
         .name = "network",
+        .init = network_init,
+        .stop = network_stop,
+        .plan_inputs = network_plan_inputs,
+        .gc = network_gc,
         .prepare = network_prepare,
         .job_done = network_job_done,
         .adopt = network_adopt,

@@ -21,22 +21,53 @@ typedef struct RunPrepare {
         const Profile *profile;
         const RunRequest *req;
         const RunPlan *plan;
-        bool pooled;               /* a pooled unit serves the run: its network was made with it */
+        bool pooled;               /* a unit a feature had waiting serves the run (its route): its network
+                                    * was made with it */
         int *ctl;                  /* a sandbox's control channel (sandbox-proto.h), taken by the sandbox */
+        int *stdio;                /* the unit's stdin, stdout and stderr (the caller's, or a sandbox's channel) */
+        int *stdin_held;           /* a stdin a feature puts in stdio[0], held by the start until its call is sent */
 } RunPrepare;
 
 typedef struct Feature {
         const char *name;
+        /* sbxd starts, before it takes up the runs of an earlier one: what the feature needs for them (the
+         * network's programs and maps). A negative errno (logged) stops sbxd. Walked in the table's order. */
+        int (*init)(Manager *m);
+        /* sbxd took up the runs of an earlier one and removed what ended ones left (gc): the feature's own
+         * work begins (the warm pool fills). A negative errno (logged) stops sbxd. */
+        int (*start)(Manager *m);
+        /* sbxd stops, its runs freed: what the feature holds for all of them goes. Walked in the table's
+         * order (the warm pool before the network its units use). */
+        void (*stop)(Manager *m);
         /* A request is checked against its profile and the host, before the run exists (a negative
          * errno, or a named error in error): check_request before the host directories the request
          * names are walked, check_host_dirs after the workspace and the dataset. */
         int (*check_request)(Manager *m, const Profile *p, RunRequest *req, uid_t uid, sd_bus_error *error);
         int (*check_host_dirs)(Manager *m, const Profile *p, RunRequest *req, uid_t uid, sd_bus_error *error);
+        /* Another way to the run's unit than StartTransientUnit: a unit the feature has waiting (the warm
+         * pool's). route: before the run's id is chosen, 1 if such a unit may serve the request (its id in
+         * run_id, the unit in *ret_unit, opaque to the core), 0 if not. route_keeps: the plan compiled with
+         * that id, 1 if the unit serves it, 0 if not (the feature let the unit go; the run gets a unit of its
+         * own under another id). Once the run is made and prepared: hand_over makes the unit the run's (it
+         * cannot fail); release lets it go (the run's record could not be written); claim gives it the
+         * run's command (ctx->stdio: the caller's): a negative errno if it cannot, the unit then being
+         * stopped and what the feature had made for the run gone. */
+        int (*route)(Manager *m, const Profile *p, const RunRequest *req, char run_id[static RUN_ID_LEN + 1],
+                     void **ret_unit);
+        int (*route_keeps)(Manager *m, void *unit, const Profile *p, const RunPlan *plan);
+        void (*hand_over)(Run *run, void *unit);
+        void (*release)(Run *run, void *unit);
+        int (*claim)(Run *run, void *unit, const RunPrepare *ctx);
+        /* The run's id chosen (req->run_id): what the plan needs of the feature, filled into req (the
+         * network's namespace and the host's addresses, the caches other runs hold), or a negative errno,
+         * or a named error in error (the network's programs not in force). */
+        int (*plan_inputs)(Manager *m, const Profile *p, RunRequest *req, uid_t uid, sd_bus_error *error);
         /* The run is made, its record filled in, its unit not asked for yet: what the feature needs for
          * it (a negative errno, or a named error in error). */
         int (*prepare)(Run *run, const RunPrepare *ctx, sd_bus_error *error);
-        /* The run gets a unit of its own (no pooled unit serves it): what the feature makes for that unit,
-         * once every feature has prepared the run (a negative errno, or a named error in error). */
+        /* The run gets a unit of its own (no feature's route serves it): what the feature makes for that
+         * unit, once every feature has prepared the run (a negative errno, or a named error in error); the
+         * unit's stdin may be replaced (ctx->stdio, ctx->stdin_held: a run's command channel). */
         int (*prepare_unit)(Run *run, const RunPrepare *ctx, sd_bus_error *error);
         /* What the feature adds to the StartTransientUnit call of the run's unit, its a(sv) open. */
         int (*append_units)(Run *run, sd_bus_message *call);
@@ -64,7 +95,8 @@ typedef struct Feature {
          * the table's order. */
         void (*free_run)(Run *run);
         /* sbxd started and took up the runs of an earlier one (runs_known: it knows all of them): what
-         * runs that ended meanwhile left goes. */
+         * runs that ended meanwhile left goes. Walked in the reverse order (the network's entries first),
+         * right after the adoption, before the core sweeps the figures and spaces of ended runs. */
         void (*gc)(Manager *m, bool runs_known);
         /* A start job of some unit ended with result (JobRemoved): a unit of sbx's own the feature started
          * (a removal, a review) is done. Walked for every start job, a run's or not. */

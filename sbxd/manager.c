@@ -28,10 +28,7 @@
 
 #include "bus-errors.h"
 #include "feature.h"
-#include "caches.h"
 #include "objects.h"
-#include "pool.h"
-#include "sandbox.h"
 #include "unit-journal.h"
 
 #define UNIT_REMOVAL_TIMEOUT_USEC (5 * USEC_PER_SEC)
@@ -1240,62 +1237,6 @@ uint64_t manager_stack_limit(void) {
         return rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t) rl.rlim_cur;
 }
 
-/* A run's command line and environment reach its helper on the unit's stdin (sandbox-proto.h): one EXEC,
- * queued before the unit starts, with the caller's stdio; sbxd keeps no end. Returns the helper's end. */
-static int run_command_channel(const Run *run, const RunRequest *req, const int fds[3], int *ret) {
-        _cleanup_close_ int ours = -EBADF, theirs = -EBADF;
-        int pair[2], r;
-
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
-                return -errno;
-        ours = pair[0];
-        theirs = pair[1];
-        r = sandbox_send_exec(ours, run->id, req->argv, req->env, fds, 0, 0);
-        if (r < 0)
-                return r;
-        *ret = TAKE_FD(theirs);
-        return 0;
-}
-
-/* Caches are per caller and profile, handed to one run's user at a time: while another run of the same
- * caller and profile holds them, a new run gets ephemeral ones; so it does for a cache the reaper is
- * removing. */
-static int busy_caches(Manager *m, const Profile *p, const char *tenant, const char *cache_owner, char ***ret) {
-        _cleanup_strv_free_ char **l = NULL;
-        size_t n = 0;
-
-        for (size_t i = 0; i < p->n_caches; i++) {
-                _cleanup_free_ char *dir = NULL;
-                char **k;
-
-                if (asprintf(&dir, "%s/%s/%s", cache_owner, p->name, p->caches[i].name) < 0)
-                        return -ENOMEM;
-                if (!caches_removing(m, dir))
-                        continue;
-                k = realloc(l, (n + 2) * sizeof(char *));
-                if (!k)
-                        return -ENOMEM;
-                l = k;
-                if (!(l[n] = strdup(p->caches[i].name)))
-                        return -ENOMEM;
-                l[++n] = NULL;
-        }
-        for (Run *r = m->runs; r; r = r->next)
-                if (r->record && streq_ptr(r->record->profile, p->name) && streq(r->record->tenant, tenant) &&
-                    p->n_caches > 0) {
-                        l = strv_free(l);
-                        l = calloc(p->n_caches + 1, sizeof(char *));
-                        if (!l)
-                                return -ENOMEM;
-                        for (size_t i = 0; i < p->n_caches; i++)
-                                if (!(l[i] = strdup(p->caches[i].name)))
-                                        return -ENOMEM;
-                        break;
-                }
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
 /* One command of an aux unit: its Exec property and command line. */
 typedef struct AuxExec {
         const char *key;
@@ -1382,7 +1323,8 @@ typedef struct RunStart {
         char run_id[RUN_ID_LEN + 1];
         Profile *profile;
         RunPlan *plan;
-        PoolMember *member;        /* a pooled unit that may serve the run, or NULL */
+        const Feature *route;      /* the feature whose waiting unit may serve the run, or NULL */
+        void *route_unit;          /* that unit (the feature's) */
         Run *run;
         char *slice;
         int fds[3];
@@ -1399,6 +1341,14 @@ static void run_start_free(RunStart *s) {
         run_free(s->run);
         run_plan_free(s->plan);
         profile_free(s->profile);
+}
+
+/* What a feature's prepare, prepare_unit and claim hooks are given of the run's request. */
+static RunPrepare run_start_prepare(RunStart *s) {
+        return (RunPrepare) {
+                .profile = s->profile, .req = s->req, .plan = s->plan, .pooled = s->route, .ctl = &s->ctl,
+                .stdio = s->fds, .stdin_held = &s->ctl_helper,
+        };
 }
 
 /* The stdio of the run's unit: the caller's three descriptors, or a sandbox's control channel. */
@@ -1522,59 +1472,38 @@ static int start_check(RunStart *s, sd_bus_error *error) {
         return 0;
 }
 
-/* What the plan needs from the host and from the runs sbxd follows: the run's id (and namespace), the
- * egress programs, the host's addresses, the caches other runs hold. */
+/* What the plan needs from the host and from the runs sbxd follows: the run's id, then what the features
+ * fill in (plan_inputs: the run's namespace, the egress programs, the host's addresses, the caches other
+ * runs hold). */
 static int start_plan_inputs(RunStart *s, sd_bus_error *error) {
-        _cleanup_free_ char *refusal = NULL;
         Manager *m = s->m;
         const Profile *profile = s->profile;
         RunRequest *req = s->req;
-        NetworkMode net_mode;
         int r;
 
-        net_mode = policy_run_network(profile, req);
-        /* The run id first: a run with a network gets a namespace of its own, named after it. A run the
-         * warm pool may serve takes the id of a waiting unit (docs/pool.md). */
-        if (!s->sandbox && profile->pool_size > 0 && net_mode == NETWORK_NONE && !req->workspace && !req->dataset &&
-            !run_request_has_credentials(req) && !req->export_dir)
-                s->member = pool_find(m->pool, profile->name, s->run_id);
-        if (!s->member) {
+        /* The run id first: a run with a network gets a namespace of its own, named after it. A run a
+         * feature's waiting unit may serve takes its id (the warm pool's, docs/pool.md). */
+        FEATURE_FOREACH(f)
+                if ((*f)->route && (*f)->route(m, profile, req, s->run_id, &s->route_unit) > 0) {
+                        s->route = *f;
+                        break;
+                }
+        if (!s->route) {
                 r = run_id_new(s->run_id);
                 if (r < 0)
                         return r;
         }
         if (!(req->run_id = strdup(s->run_id)))
                 return -ENOMEM;
-        if (net_mode != NETWORK_NONE) {
-                r = policy_netns_path(s->run_id, &req->netns_path);
-                if (r < 0)
-                        return r;
-                req->host_netns_ino = net_manager_host_netns(m->net);
-        }
         /* a testbed build on a host without some cgroup controllers: their ceilings go unenforced, and the
          * record says so (src/shared/ceilings.h); 0 in every other build */
         req->unenforced_ceilings = ceilings_unenforced(_CEILINGS_ALL);
-        /* Every run's sockets are judged by sbx's egress programs (mode none: its own loopback only):
-         * they must be in force, attached to sbx.slice as it is now. */
-        r = net_manager_prepare(m->net, &refusal);
-        if (r < 0)
-                return sd_bus_error_setf(error, ERR_UNENFORCEABLE, "%s", strna(refusal));
-        if (net_mode != NETWORK_NONE) {
-                r = manager_host_addresses(&req->host_addresses);
-                if (r < 0)
-                        return sd_bus_error_setf(error, ERR_START_FAILED, "cannot list the host's addresses: %s",
-                                                 strerror(-r));
-        }
-        if (profile->n_caches > 0) {
-                char cache_owner[TENANT_ID_LEN + 1];
-
-                store_cache_owner_id(&m->store, s->uid, cache_owner);
-                if (!(req->cache_owner = strdup(cache_owner)))
-                        return -ENOMEM;
-                r = busy_caches(m, profile, s->tenant, cache_owner, &req->busy_caches);
-                if (r < 0)
-                        return r;
-        }
+        FEATURE_FOREACH(f)
+                if ((*f)->plan_inputs) {
+                        r = (*f)->plan_inputs(m, profile, req, s->uid, error);
+                        if (r < 0 || sd_bus_error_is_set(error))
+                                return r;
+                }
         return 0;
 }
 
@@ -1601,19 +1530,16 @@ static int start_plan(RunStart *s, sd_bus_error *error) {
                         return log_error_errno(r, "Failed to compile the syscall rules of profile '%s': %m",
                                                profile->name);
         }
-        /* A pooled unit of the profile serves the run if it was made from the same plan (the run's
-         * ceilings apart, which the claim applies): the plan is compiled with the pooled unit's id, the
-         * unit's name being part of it. Otherwise the run starts a unit of its own, under another id. */
-        if (s->member) {
-                _cleanup_free_ char *why = NULL;
-
-                r = policy_pool_match(pool_member_plan(s->member), s->plan, &why);
+        /* A feature's waiting unit serves the run if it was made from the same plan (the run's ceilings
+         * apart, which the claim applies): the plan is compiled with the unit's id, the unit's name being
+         * part of it. Otherwise the run starts a unit of its own, under another id. */
+        if (s->route) {
+                r = s->route->route_keeps(s->m, s->route_unit, profile, s->plan);
                 if (r < 0)
                         return r;
                 if (r == 0) {
-                        log_debug("Run not served by pooled unit %s: %s", s->run_id, strna(why));
-                        pool_member_mismatch(s->m->pool, s->member, profile);
-                        s->member = NULL;
+                        s->route = NULL;
+                        s->route_unit = NULL;
                         s->plan = run_plan_free(s->plan);
                         r = run_id_new(s->run_id);
                         if (r < 0)
@@ -1634,9 +1560,7 @@ static int start_plan(RunStart *s, sd_bus_error *error) {
 
 /* The run sbxd follows, and its record, from the plan. */
 static int start_new_run(RunStart *s, sd_bus_error *error) {
-        RunPrepare prep = {
-                .profile = s->profile, .req = s->req, .plan = s->plan, .pooled = s->member, .ctl = &s->ctl,
-        };
+        RunPrepare prep = run_start_prepare(s);
         Manager *m = s->m;
         const Profile *profile = s->profile;
         const RunPlan *plan = s->plan;
@@ -1657,7 +1581,7 @@ static int start_new_run(RunStart *s, sd_bus_error *error) {
         run->record = run_record_new();
         if (!run->record)
                 return -ENOMEM;
-        run->record->pooled = s->member;
+        run->record->pooled = s->route;
         run->record->limits = plan->limits;
         memcpy(run->id, s->run_id, sizeof(run->id));
         if (req->netns_path && !(run->netns_path = strdup(req->netns_path)))
@@ -1704,26 +1628,24 @@ static int start_new_run(RunStart *s, sd_bus_error *error) {
         return 0;
 }
 
-/* A pooled unit serves the run: the unit is handed over and given the command. */
-static int start_pooled(RunStart *s, sd_bus_error *error) {
+/* A feature's waiting unit serves the run (its route): the unit is handed over and given the command. */
+static int start_routed(RunStart *s, sd_bus_error *error) {
+        RunPrepare prep = run_start_prepare(s);
         Manager *m = s->m;
         Run *run = s->run;
         int r;
 
         /* Nothing fails from here to the claim but writing the record: the unit is the run's now. */
-        pool_member_hand_over(m->pool, s->member, run);
+        s->route->hand_over(run, s->route_unit);
         /* The record exists before the run does, as for a unit started for it. */
         r = store_write(&m->store, run->record);
         if (r < 0) {
-                pool_member_release(m->pool, s->member);
-                run_net_finish(run->net);
+                s->route->release(run, s->route_unit);
                 return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot write the run record in %s/runs: %s",
                                          SBX_STATEDIR, strerror(-r));
         }
-        r = pool_claim(m->pool, s->member, run, s->plan, s->fds, s->req->argv, s->req->env);
+        r = s->route->claim(run, s->route_unit, &prep);
         if (r < 0) {
-                /* the unit is being stopped: its entries go now */
-                run_net_finish(run->net);
                 record_start_failed(m, run, false, "sbxd could not hand the run to its pooled unit");
                 return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot hand the run to a pooled unit: %s",
                                          strerror(-r));
@@ -1731,12 +1653,10 @@ static int start_pooled(RunStart *s, sd_bus_error *error) {
         return run_launched(m, TAKE_PTR(s->run), s->msg);
 }
 
-/* The run gets a unit of its own (no pooled unit serves it): what each feature makes for that unit, in the
+/* The run gets a unit of its own (no feature's route serves it): what each feature makes for that unit, in the
  * table's order, once every feature has prepared the run. */
 static int start_unit_prepare(RunStart *s, sd_bus_error *error) {
-        RunPrepare prep = {
-                .profile = s->profile, .req = s->req, .plan = s->plan, .pooled = s->member, .ctl = &s->ctl,
-        };
+        RunPrepare prep = run_start_prepare(s);
         int r;
 
         FEATURE_FOREACH(f)
@@ -1775,13 +1695,6 @@ static int start_unit(RunStart *s, sd_bus_error *error) {
         Run *run = s->run;
         int r;
 
-        if (!s->sandbox) {
-                r = run_command_channel(run, s->req, s->fds, &s->ctl_helper);
-                if (r < 0)
-                        return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot pass the command to the run: %s",
-                                                 strerror(-r));
-                s->fds[0] = s->ctl_helper;
-        }
         r = manager_new_start_call(m, run->unit, run->id, s->sandbox ? "sandbox" : "run", s->slice, s->fds, s->plan,
                                    &call);
         if (r >= 0)
@@ -1849,8 +1762,8 @@ int manager_run_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t 
                 if (r < 0 || sd_bus_error_is_set(error))
                         return r;
         }
-        if (s.member)
-                return start_pooled(&s, error);
+        if (s.route)
+                return start_routed(&s, error);
         r = start_unit_prepare(&s, error);
         if (r < 0 || sd_bus_error_is_set(error))
                 return r;
@@ -2351,9 +2264,9 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         while (m->runs)
                 run_free(m->runs);
-        pool_free(m->pool);
-        net_manager_free(m->net);
-        caches_done(m);
+        FEATURE_FOREACH(f)
+                if ((*f)->stop)
+                        (*f)->stop(m);
         sd_event_source_disable_unref(m->store_retry);
         sd_event_source_disable_unref(m->store_post);
         sd_bus_slot_unref(m->slot_job_removed);
@@ -2472,56 +2385,33 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to subscribe to systemd: %s", error.message);
 
-        r = net_manager_new(m->event, m->bus, &m->net);
-        if (r < 0)
-                return log_error_errno(r, "Failed to set up the network side: %m");
-        {
-                _cleanup_free_ char *why = NULL;
-
-                /* Reuses what an earlier sbxd pinned (its runs' entries are still in force); a failure
-                 * here refuses runs, not the daemon. */
-                r = net_manager_prepare(m->net, &why);
-                if (r < 0)
-                        log_warning("Egress enforcement is not available (runs are refused until it is): %s",
-                                    strna(why));
-        }
+        /* what the features need to take up runs (the network's programs and maps) */
+        FEATURE_FOREACH(f)
+                if ((*f)->init) {
+                        r = (*f)->init(m);
+                        if (r < 0)
+                                return r;
+                }
 
         r = adopted = manager_adopt_runs(m);
         if (r < 0)
                 log_warning_errno(r, "Failed to look for runs of an earlier sbxd, ignoring: %m");
-        else {
-                _cleanup_free_ char **live = NULL; /* the runs' own strings */
-                size_t n = 0;
-
-                /* every run being followed keeps its entries, also one whose network could not be
-                 * taken up again */
-                for (Run *run = m->runs; run; run = run->next)
-                        n++;
-                live = calloc(n + 1, sizeof(char *));
-                n = 0;
-                for (Run *run = live ? m->runs : NULL; run; run = run->next)
-                        if (run->cgroup_path)
-                                live[n++] = run->cgroup_path;
-                r = live ? net_manager_gc(m->net, live) : -ENOMEM;
-                if (r < 0)
-                        log_warning_errno(r, "Failed to remove egress entries of ended runs, ignoring: %m");
-        }
-
-        /* figures of units that ended while no sbxd ran: their records are closed already */
-        store_sweep_figures(&m->store, unit_has_run, m);
-        manager_sweep_spaces(m);
-        /* what the features made for runs that ended while no sbxd ran */
+        /* what the features made for runs that ended while no sbxd ran (the network's entries first) */
         FEATURE_FOREACH_REVERSE(f)
                 if ((*f)->gc)
                         (*f)->gc(m, adopted >= 0);
+        /* figures of units that ended while no sbxd ran: their records are closed already */
+        store_sweep_figures(&m->store, unit_has_run, m);
+        manager_sweep_spaces(m);
 
-        /* after the adoption: what is not a run's among sbx's units is left from an earlier pool */
-        r = pool_new(m, &m->pool);
-        if (r < 0)
-                return log_error_errno(r, "Failed to set up the warm pool: %m");
-        r = pool_start(m->pool);
-        if (r < 0)
-                log_warning_errno(r, "Failed to start the warm pool (runs start units of their own): %m");
+        /* after the adoption: the features' own work (what is not a run's among sbx's units is left from an
+         * earlier warm pool) */
+        FEATURE_FOREACH(f)
+                if ((*f)->start) {
+                        r = (*f)->start(m);
+                        if (r < 0)
+                                return r;
+                }
 
         return 0;
 }

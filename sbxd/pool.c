@@ -545,7 +545,7 @@ static int on_startup_finished(sd_bus_message *msg, void *userdata, sd_bus_error
         return 0;
 }
 
-int pool_start(Pool *p) {
+static int pool_start(Pool *p) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         Manager *m = p->manager;
         uint64_t finished = 0;
@@ -575,7 +575,7 @@ int pool_start(Pool *p) {
         return pool_rescan(p);
 }
 
-int pool_new(Manager *m, Pool **ret) {
+static int pool_new(Manager *m, Pool **ret) {
         Pool *p = calloc(1, sizeof(Pool));
 
         if (!p)
@@ -585,7 +585,7 @@ int pool_new(Manager *m, Pool **ret) {
         return 0;
 }
 
-Pool *pool_free(Pool *p) {
+static Pool *pool_free(Pool *p) {
         if (!p)
                 return NULL;
         /* the units stop when their control channels close (or at their TimeoutStartSec=) */
@@ -605,7 +605,7 @@ Pool *pool_free(Pool *p) {
 
 /* ---- claims ------------------------------------------------------------------------------------------ */
 
-PoolMember *pool_find(Pool *p, const char *profile, char run_id[static RUN_ID_LEN + 1]) {
+static PoolMember *pool_find(Pool *p, const char *profile, char run_id[static RUN_ID_LEN + 1]) {
         usec_t now = now_monotonic();
 
         if (!p)
@@ -618,11 +618,7 @@ PoolMember *pool_find(Pool *p, const char *profile, char run_id[static RUN_ID_LE
         return NULL;
 }
 
-const RunPlan *pool_member_plan(const PoolMember *pm) {
-        return pm->plan;
-}
-
-void pool_member_mismatch(Pool *p, PoolMember *pm, const Profile *current) {
+static void pool_member_mismatch(Pool *p, PoolMember *pm, const Profile *current) {
         if (streq(pm->profile->digest, current->digest))
                 return; /* another request may match it */
         /* the file changed, without a reload yet: the pool's units are made from the new one */
@@ -630,7 +626,7 @@ void pool_member_mismatch(Pool *p, PoolMember *pm, const Profile *current) {
         (void) pool_rescan(p);
 }
 
-void pool_member_hand_over(Pool *p, PoolMember *pm, Run *run) {
+static void pool_member_hand_over(Pool *p, PoolMember *pm, Run *run) {
         for (PoolMember **q = &p->members; *q; q = &(*q)->next)
                 if (*q == pm) {
                         *q = pm->next;
@@ -645,7 +641,7 @@ void pool_member_hand_over(Pool *p, PoolMember *pm, Run *run) {
         pool_schedule_refill_at(p, now_monotonic() + POOL_REFILL_AFTER_CLAIM_USEC);
 }
 
-void pool_member_release(Pool *p, PoolMember *pm) {
+static void pool_member_release(Pool *p, PoolMember *pm) {
         member_retire(pm, false, "its run could not take it");
 }
 
@@ -785,7 +781,7 @@ static int on_claim_props_reply(sd_bus_message *reply, void *userdata, sd_bus_er
         return 0;
 }
 
-int pool_claim(Pool *p, PoolMember *pm, Run *run, const RunPlan *plan, const int fds[3], char **argv, char **env) {
+static int pool_claim(Pool *p, PoolMember *pm, Run *run, const RunPlan *plan, const int fds[3], char **argv, char **env) {
         Manager *m = p->manager;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         _cleanup_free_ char *desc = NULL;
@@ -861,6 +857,74 @@ fail:
 
 /* ---- the feature's hooks (feature.h) ------------------------------------------------------------ */
 
+/* sbxd took up the runs of an earlier one: what is not a run's among sbx's units is left from an earlier
+ * pool (stopped), then the pool fills. */
+static int pool_manager_start(Manager *m) {
+        int r;
+
+        r = pool_new(m, &m->pool);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the warm pool: %m");
+        r = pool_start(m->pool);
+        if (r < 0)
+                log_warning_errno(r, "Failed to start the warm pool (runs start units of their own): %m");
+        return 0;
+}
+
+static void pool_manager_stop(Manager *m) {
+        m->pool = pool_free(m->pool);
+}
+
+/* A run a waiting unit may serve: not a sandbox, of a profile with a pool, and with nothing a unit made
+ * before the request could not have (a network, host directories, credentials, an export). */
+static int pool_route(Manager *m, const Profile *p, const RunRequest *req, char run_id[static RUN_ID_LEN + 1],
+                      void **ret_unit) {
+        PoolMember *pm;
+
+        if (req->sandbox || p->pool_size == 0 || policy_run_network(p, req) != NETWORK_NONE || req->workspace ||
+            req->dataset || run_request_has_credentials(req) || req->export_dir)
+                return 0;
+        pm = pool_find(m->pool, p->name, run_id);
+        if (!pm)
+                return 0;
+        *ret_unit = pm;
+        return 1;
+}
+
+/* The unit serves the run if it was made from the same plan (the run's ceilings apart, which the claim
+ * applies). */
+static int pool_route_keeps(Manager *m, void *unit, const Profile *p, const RunPlan *plan) {
+        _cleanup_free_ char *why = NULL;
+        PoolMember *pm = unit;
+        int r;
+
+        r = policy_pool_match(pm->plan, plan, &why);
+        if (r != 0)
+                return r;
+        log_debug("Run not served by pooled unit %s: %s", pm->id, strna(why));
+        pool_member_mismatch(m->pool, pm, p);
+        return 0;
+}
+
+static void pool_hand_over_run(Run *run, void *unit) {
+        pool_member_hand_over(run->manager->pool, unit, run);
+}
+
+/* The run's record could not be written: the unit is stopped, the entries handed over with it go. */
+static void pool_release_run(Run *run, void *unit) {
+        pool_member_release(run->manager->pool, unit);
+        run_net_finish(run->net);
+}
+
+static int pool_claim_run(Run *run, void *unit, const RunPrepare *ctx) {
+        int r;
+
+        r = pool_claim(run->manager->pool, unit, run, ctx->plan, ctx->stdio, ctx->req->argv, ctx->req->env);
+        if (r < 0)
+                run_net_finish(run->net); /* the unit is being stopped: its entries go now */
+        return r;
+}
+
 /* A claim still out when its run goes (the run was refused, or sbxd stops). */
 static void pool_free_run(Run *run) {
         run->claim = pool_claim_free(run->claim);
@@ -868,5 +932,12 @@ static void pool_free_run(Run *run) {
 
 const Feature feature_pool = {
         .name = "pool",
+        .start = pool_manager_start,
+        .stop = pool_manager_stop,
+        .route = pool_route,
+        .route_keeps = pool_route_keeps,
+        .hand_over = pool_hand_over_run,
+        .release = pool_release_run,
+        .claim = pool_claim_run,
         .free_run = pool_free_run,
 };

@@ -573,6 +573,29 @@ static int sandbox_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error)
         return 0;
 }
 
+/* A run of one command (no sandbox) gets a unit of its own: its command line and environment reach its
+ * helper on the unit's stdin (sandbox-proto.h) as one EXEC, queued before the unit starts, with the
+ * caller's stdio; sbxd keeps no end. */
+static int sandbox_prepare_unit(Run *run, const RunPrepare *ctx, sd_bus_error *error) {
+        _cleanup_close_ int ours = -EBADF, theirs = -EBADF;
+        int pair[2], r;
+
+        if (ctx->req->sandbox)
+                return 0;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+                r = -errno;
+        else {
+                ours = pair[0];
+                theirs = pair[1];
+                r = sandbox_send_exec(ours, run->id, ctx->req->argv, ctx->req->env, ctx->stdio, 0, 0);
+        }
+        if (r < 0)
+                return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot pass the command to the run: %s",
+                                         strerror(-r));
+        *ctx->stdin_held = ctx->stdio[0] = TAKE_FD(theirs);
+        return 0;
+}
+
 /* A sandbox's creator is answered when its helper is ready. */
 static int sandbox_answer(Run *run, sd_bus_message *call) {
         if (!run->sandbox)
@@ -588,6 +611,7 @@ static void sandbox_free_run(Run *run) {
 const Feature feature_sandbox = {
         .name = "sandbox",
         .prepare = sandbox_prepare,
+        .prepare_unit = sandbox_prepare_unit,
         .answer = sandbox_answer,
         .unit_ended = sandbox_unit_ended,
         .free_run = sandbox_free_run,

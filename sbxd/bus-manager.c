@@ -140,7 +140,7 @@ static int run_request(sd_bus_message *msg, Manager *m, bool sandbox, sd_bus_err
         r = read_request(msg, req, sandbox, error);
         if (r < 0 || sd_bus_error_is_set(error))
                 return r;
-        return manager_run_request(m, msg, req, uid, sandbox, error);
+        return run_start_request(m, msg, req, uid, sandbox, error);
 }
 
 /* Every refused or failed request is one journal event: who asked, and why it was not run. */
@@ -218,7 +218,7 @@ static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         run = manager_find_run(m, id);
         if (!run)
                 return sd_bus_error_setf(error, ERR_NO_RUN, "run: %s is not running", id);
-        r = manager_run_stop(run, SIGTERM);
+        r = run_stop(run, SIGTERM);
         if (r < 0)
                 return r;
         return sd_bus_reply_method_return(msg, NULL);
@@ -245,7 +245,7 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 /* its client is still there (it is watched): nobody takes a run away from it */
                 return sd_bus_error_setf(error, ERR_BUSY, "run %s has a client", id);
         if (run) {
-                r = manager_run_set_client(run, sd_bus_message_get_sender(msg));
+                r = run_set_client(run, sd_bus_message_get_sender(msg));
                 if (r < 0)
                         return r;
                 log_debug("Run %s: client %s attached.", run->id, run->client);

@@ -11,12 +11,12 @@
 typedef struct Manager Manager;
 typedef struct Run Run;
 
-/* A feature of a run (its export, image, caches, sandbox, pooled unit, credentials, capture, network): the stages of a
- * run it has something to do at. The run core (manager.c) walks features[] at each stage and calls the
- * hooks that are set; it never names a feature. What is made for a run is made in the table's order and
- * undone in the reverse one (ended, start_refused, start_failed, abandon, gc). As systemd's UnitVTable,
- * one table per feature. */
-/* What a feature's prepare hook is given of the run's request. */
+/* A feature of a run (its export, image, caches, sandbox, pooled unit, credentials, capture, network): the
+ * stages of a run it has something to do at, and of sbxd's own life (init, start, gc, stop). The run core
+ * (run.c) and the manager (manager.c) walk features[] and call the hooks that are set; neither names a
+ * feature. What is made for a run is made in the table's order and undone in the reverse one (ended,
+ * start_refused, start_failed, abandon, gc). As systemd's UnitVTable, one table per feature. */
+/* What a feature's prepare, prepare_unit and claim hooks are given of the run's request. */
 typedef struct RunPrepare {
         const Profile *profile;
         const RunRequest *req;

@@ -188,7 +188,7 @@ static int method_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 
         if (run->record->finished || run->finalizing)
                 return sd_bus_error_setf(error, ERR_NO_RUN, "run: %s is not running", run->id);
-        r = manager_run_stop(run, SIGTERM);
+        r = run_stop(run, SIGTERM);
         if (r < 0)
                 return r;
         return sd_bus_reply_method_return(msg, NULL);

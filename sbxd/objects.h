@@ -18,7 +18,3 @@
 #define SBX_SANDBOX_INTERFACE "org.sbx.Sandbox1"
 
 int objects_install(Manager *m);
-
-/* A figure of the run's cgroup while it is there ("memory.current", "cpu.stat" key "usage_usec"), or
- * UINT64_MAX (also once the run ends). */
-uint64_t run_cgroup_figure(const Run *run, const char *file, const char *key);

@@ -262,7 +262,7 @@ static int member_start(Pool *p, Profile *profile_in) {
         if (r >= 0)
                 r = policy_compile(profile, &req, SBX_EXEC_PATH, &pm->plan, &why);
         if (r >= 0)
-                r = manager_plan_add_seccomp(pm->plan, &why);
+                r = run_add_seccomp(pm->plan, &why);
         if (r < 0) {
                 log_warning("Cannot make a pooled unit of profile %s: %s", profile->name, why ?: strerror(-r));
                 return r;
@@ -300,9 +300,9 @@ static int member_start(Pool *p, Profile *profile_in) {
 
         pm->profile = TAKE_PTR(profile);
         pm->plan->profile = pm->profile;
-        r = manager_new_start_call(m, pm->unit, pm->id, "pool unit", slice, fds, pm->plan, &call);
+        r = run_new_start_call(m, pm->unit, pm->id, "pool unit", slice, fds, pm->plan, &call);
         if (r >= 0)
-                r = manager_finish_start_call(call, pm->plan, pm->id);
+                r = run_finish_start_call(call, pm->plan, pm->id);
         if (r < 0)
                 return log_error_errno(r, "Failed to build the StartTransientUnit call of a pooled unit: %m");
         r = sd_event_add_io(m->event, &pm->ctl_source, pm->ctl, EPOLLIN, on_member_ctl, pm);
@@ -666,7 +666,7 @@ static void claim_done(PoolClaim *c, const char *error) {
         Run *run = c->run;
 
         pool_claim_free(c);
-        manager_run_claimed(run, error);
+        run_claimed(run, error);
 }
 
 static void claim_send(PoolClaim *c) {

@@ -85,7 +85,7 @@ int reaper_collect(Manager *m, const DaemonConf *conf, char **ret) {
                 if (!why)
                         continue;
                 log_warning("Run %s is still running though %s: stopping it.", run->id, why);
-                if (manager_run_stop(run, SIGTERM) >= 0 && add_string(stopped, run->id) < 0)
+                if (run_stop(run, SIGTERM) >= 0 && add_string(stopped, run->id) < 0)
                         return -ENOMEM;
         }
 

@@ -94,69 +94,76 @@ struct Manager {
         size_t n_caches_removing;
 };
 
-/* Takes what the run's unit used and met before the run (a pooled unit's checks): not the run's. */
-void run_take_base_figures(Run *run);
-
 /* Whom polkit may let see and manage every tenant's runs. */
 #define POLKIT_ACTION_MANAGE_ALL "org.sbx.manage-all-runs"
 
-/* for sandbox.c and objects.c */
+/* ---- the manager's (manager.c) ---- */
+
+/* A run sbxd follows, by id, or NULL. */
 Run *manager_find_run(Manager *m, const char *id);
-int manager_run_stop(Run *run, int sig);
 /* The caller's tenant id (and uid), from the credentials the bus recorded. */
 int manager_caller_tenant(Manager *m, sd_bus_message *msg, char tenant[static TENANT_ID_LEN + 1], uid_t *ret_uid);
+/* The record of a run the caller may see (1, *ret set); 0: polkit is being asked and method runs again
+ * with its answer; a named error in error otherwise. */
+int manager_lookup_owned(Manager *m, sd_bus_message *msg, const char *id, sd_bus_message_handler_t method,
+                         RunRecord **ret, sd_bus_error *error);
 
 /* A StartTransientUnit call for unit (mode "fail"), its a(sv) of properties open. */
 int manager_new_transient_call(Manager *m, const char *unit, sd_bus_message **ret);
 /* A privileged one-shot unit of sbx's own (a removal): the call with its description, type, slice and
  * collection, its a(sv) open for more; then sent with argv as its ExecStart=, not waited for (callback
  * NULL) or its reply given to callback (ret_slot: the call's slot, or NULL for a floating one). The start
- * job's end comes as JobRemoved (on_job_removed()). */
+ * job's end comes as JobRemoved (the job_removed hooks). */
 int manager_new_oneshot_call(Manager *m, const char *unit, const char *desc, sd_bus_message **ret);
 int manager_send_oneshot_call(Manager *m, sd_bus_message *call, char **argv, sd_bus_slot **ret_slot,
                               sd_bus_message_handler_t callback, void *userdata);
 /* An Exec property (ExecStart, ExecStartPre, ExecStopPost) of a StartTransientUnit call, of the kind a
  * daemon-reload keeps; the unit needs PermissionsStartOnly=yes for privileged ExecStartPre/ExecStopPost. */
 int manager_append_exec(sd_bus_message *m, const char *name, char **argv, bool ignore_failure);
+int manager_unit_object_path(const char *unit, char **ret);
 
 /* Whether the dynamic user of a run's unit still exists (for the reaper). */
 bool manager_unit_user_exists(Manager *m, const char *unit);
 bool manager_run_mounts_gone(const char *run_id);
 
-/* for pool.c */
-int manager_unit_object_path(const char *unit, char **ret);
-/* Adds the profile's syscall rules to the helper's command line (--seccomp-filter=): a negative errno,
- * with a message in *ret_why when the rules cannot be compiled. */
-/* A host directory of the caller's a run binds or writes into (workspace, dataset, export): walked without
- * following symlinks, owned by the caller (uid; root may name any); exclusive: no other run's workspace
- * overlaps it. Its stat in *ret_st. A named error in error otherwise. */
 /* The stack size limit a run's command gets (RLIMIT_STACK's soft value; UINT64_MAX: none): execve()'s
  * ARG_MAX follows from it (command.h). */
 uint64_t manager_stack_limit(void);
 /* The host's own addresses as "ADDR/32" or "ADDR/128", as they are now (for a run's egress policy). */
 int manager_host_addresses(char ***ret);
-
+/* A host directory of the caller's a run binds or writes into (workspace, dataset, export): walked without
+ * following symlinks, owned by the caller (uid; root may name any); exclusive: no other run's workspace
+ * overlaps it. Its stat in *ret_st. A named error in error otherwise. */
 int manager_check_host_dir(Manager *m, const char *what, const char *path, uid_t uid, bool exclusive,
                            struct stat *ret_st, sd_bus_error *error);
-/* The record of a run the caller may see (1, *ret set); 0: polkit is being asked and method runs again
- * with its answer; a named error in error otherwise. */
-int manager_lookup_owned(Manager *m, sd_bus_message *msg, const char *id, sd_bus_message_handler_t method,
-                         RunRecord **ret, sd_bus_error *error);
-int manager_plan_add_seccomp(RunPlan *plan, char **ret_why);
+
+/* ---- the run core's (run.c) ---- */
+
+/* Stops the run's unit (sig: what the record says it was stopped with). */
+int run_stop(Run *run, int sig);
+/* Adds the profile's syscall rules to the helper's command line (--seccomp-filter=): a negative errno,
+ * with a message in *ret_why when the rules cannot be compiled. */
+int run_add_seccomp(RunPlan *plan, char **ret_why);
 /* StartTransientUnit of a run's (kind "run") or sandbox's unit: its name, user, description, slice, stdio,
- * with the a(sv) left open for more; manager_finish_start_call() adds the plan, closes it, and adds the
+ * with the a(sv) left open for more; run_finish_start_call() adds the plan, closes it, and adds the
  * aux units the run's unit binds to (its space unit, its network unit), which end with it. */
-int manager_new_start_call(Manager *m, const char *unit, const char *id, const char *kind, const char *slice,
-                           const int fds[3], const RunPlan *plan, sd_bus_message **ret);
-int manager_finish_start_call(sd_bus_message *call, const RunPlan *plan, const char *id);
+int run_new_start_call(Manager *m, const char *unit, const char *id, const char *kind, const char *slice,
+                       const int fds[3], const RunPlan *plan, sd_bus_message **ret);
+int run_finish_start_call(sd_bus_message *call, const RunPlan *plan, const char *id);
 /* Sets up run's space fields (space_path, space_unit, record->disk_max) from the plan. */
-int manager_run_init_space(Run *run, const RunPlan *plan);
+int run_init_space(Run *run, const RunPlan *plan);
 /* A pooled unit took the run's command (error NULL: its Run() call is answered), or could not be given
  * it (the run is refused, with that message, and stopped). */
-void manager_run_claimed(Run *run, const char *error);
+void run_claimed(Run *run, const char *error);
+/* Takes what the run's unit used and met before the run (a pooled unit's checks): not the run's. */
+void run_take_base_figures(Run *run);
 
-/* The run's D-Bus object (objects.c): "/org/sbx/run/<id>" or "/org/sbx/sandbox/<id>" */
+/* ---- the run's object (objects.c) ---- */
+
+/* A figure of the run's cgroup while it is there ("memory.current", "cpu.stat" key "usage_usec"), or
+ * UINT64_MAX (also once the run ends). */
+uint64_t run_cgroup_figure(const Run *run, const char *file, const char *key);
+/* The run's D-Bus object: "/org/sbx/run/<id>" or "/org/sbx/sandbox/<id>" */
 int run_object_path(const Run *run, char **ret);
-
 /* Sends the run's changing properties (those marked to emit a change) to its client and subscribers. */
 void run_object_changed(Run *run);

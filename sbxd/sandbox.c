@@ -49,7 +49,7 @@ static int on_idle(sd_event_source *src, uint64_t usec, void *userdata) {
                 return 0;
         log_info("Sandbox %s: no command for its idle timeout; stopping it.", s->run->id);
         s->run->idle_stop = true;
-        (void) manager_run_stop(s->run, SIGTERM);
+        (void) run_stop(s->run, SIGTERM);
         return 0;
 }
 
@@ -523,7 +523,7 @@ int sandbox_method_signal_exec(sd_bus_message *msg, void *userdata, sd_bus_error
 int sandbox_remove_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
         int r;
 
-        r = manager_run_stop(s->run, SIGTERM);
+        r = run_stop(s->run, SIGTERM);
         if (r < 0)
                 return r;
         return sd_bus_reply_method_return(msg, NULL);

@@ -302,7 +302,7 @@ def check(inp):
 
     # sbxd(8): D-Bus interface, errors, journal message ids
     vtable = src["sbxd/bus-manager.c"]
-    manager = src["sbxd/manager.c"] + vtable
+    manager = src["sbxd/manager.c"] + src["sbxd/run.c"] + vtable
     member_re = r"SD_BUS_(?:METHOD|SIGNAL|PROPERTY)(?:_WITH_ARGS|_WITH_NAMES)?\(\s*\"(\w+)\""
     # the manager's vtable, and those of the objects of runs and sandboxes
     members = {x: "sbxd/bus-manager.c" for x in re.findall(member_re, vtable)}
@@ -366,7 +366,7 @@ def check(inp):
 
 # ---- inputs ---------------------------------------------------------------------------------------
 
-SOURCES = ["src/shared/exit-codes.h", "src/profile/profile.c", "src/grant/grant.c", "src/export-policy/export-policy.c", "sbxd/manager.c", "sbxd/bus-manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
+SOURCES = ["src/shared/exit-codes.h", "src/profile/profile.c", "src/grant/grant.c", "src/export-policy/export-policy.c", "sbxd/manager.c", "sbxd/run.c", "sbxd/bus-manager.c", "sbxd/bus-errors.h", "sbxd/sandbox.c",
            "sbxd/objects.c",
            "sbxd/network.c", "sbxd/sbxd.c", "sbxd/store.c",
            "src/profile/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "generator/sbx-generator.c",

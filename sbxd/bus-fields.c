@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Decoding a method call's a{sv} (a run's request, an Exec's options) by a table of rows (bus-fields.h). */
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-
+/* The caches feature (feature.h): the profiles' caches seen from sbxd, their last use, which a new run
+ * cannot have (in use, or being removed), and their removal by the reaper (caches.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

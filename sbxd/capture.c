@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The capture feature (feature.h): a run's output also written by sbxd for a while, on request (capture.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

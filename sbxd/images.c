@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The images feature (feature.h): the image store, its import in a child process, and a run's base image
+ * held while it runs (images.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sbxd's network side: the egress programs and their maps, each run's entries, resolver and telemetry
+ * (network.h); feature-network.c is its feature's table. */
 #include <arpa/inet.h>
 #include <bpf/libbpf.h>
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The D-Bus objects of runs and sandboxes, and the figures of a run's cgroup (objects.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

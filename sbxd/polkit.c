@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Asking polkit without blocking sbxd: the question goes out, the method runs again with the answer (polkit.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

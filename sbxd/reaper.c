@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-
+/* The reaper: runs past their deadline or whose owner is gone stopped, cleanups measured again, old
+ * records removed (reaper.h). */
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdlib.h>

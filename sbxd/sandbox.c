@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The sandbox feature (feature.h): long-lived runs whose helper waits for commands on a control channel,
+ * their methods' bodies, and a run's one command sent on the same channel (sandbox.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Run records on disk, one JSON file per run, written atomically; and the figures units leave (store.h). */
 #include <dirent.h>
 #include <fcntl.h>
 #include <json-c/json.h>

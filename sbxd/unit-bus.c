@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The property table rendered as StartTransientUnit's a(sv) entries (unit-bus.h). */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <sys/mount.h>

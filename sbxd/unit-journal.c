@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* How a unit ended, read from PID 1's entries in the journal (unit-journal.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

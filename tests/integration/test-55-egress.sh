@@ -451,7 +451,12 @@ touch "$SHARE/b-go"
 wait "$cpid" 2>/dev/null
 T_OUT=$(cat "$SHARE/b-result" 2>/dev/null)
 assert_reached "tcp 203.0.113.10:443"
-for i in $(seq 100); do systemctl is-active -q "sbx-net@$runb.service" || break; sleep 0.1; done
+# until the network unit has stopped, not only left "active" (its namespace's mount goes while it is
+# deactivating)
+for i in $(seq 100); do
+  case $(systemctl show -P ActiveState "sbx-net@$runb.service" 2>/dev/null) in inactive|failed|"") break ;; esac
+  sleep 0.1
+done
 assert_eq "$MOUNTS_BEFORE" "$(findmnt -rn -o TARGET,FSTYPE | sort)" "the host's mounts after runs with a bridge"
 fi
 

@@ -115,30 +115,3 @@ int command_prepare(char **cmd, char ***ret_env) {
         *ret_env = TAKE_PTR(env);
         return 0;
 }
-
-static int append_byte_strings(sd_bus_message *m, const char *key, char **l) {
-        int r;
-
-        r = sd_bus_message_open_container(m, 'e', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", key);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "aay");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "ay");
-        STRV_FOREACH(s, l)
-                if (r >= 0)
-                        r = sd_bus_message_append_array(m, 'y', *s, strlen(*s));
-        for (int i = 0; i < 3 && r >= 0; i++)
-                r = sd_bus_message_close_container(m);
-        return r;
-}
-
-int command_append(sd_bus_message *m, char **cmd, char **env) {
-        int r;
-
-        r = append_byte_strings(m, "argv_bytes", cmd);
-        if (r >= 0 && env && env[0])
-                r = append_byte_strings(m, "environment", env);
-        return r;
-}

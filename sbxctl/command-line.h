@@ -15,5 +15,3 @@ bool command_env_given(void);
 /* The environment entries of the options, and cmd and them checked as sbxd does (command.h). 0, or the
  * exit status (the error printed). */
 int command_prepare(char **cmd, char ***ret_env);
-/* Into an open a{sv}: "argv_bytes" (cmd) and, if any, "environment" (env), as byte arrays. */
-int command_append(sd_bus_message *m, char **cmd, char **env);

@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
+#include "client-error.h"
+#include "client-lines.h"
 #include "common.h"
 #include "exit-codes.h"
 #include "fileio.h"
@@ -253,10 +255,7 @@ int connect_bus(sd_bus **ret) {
 /* Whether a call failed because the connection did: ssh could not connect or log in, the other end has no
  * systemd-stdio-bridge, the connection was lost. */
 bool connection_failed(sd_bus *bus, const sd_bus_error *e) {
-        return sd_bus_is_open(bus) <= 0 ||
-               sd_bus_error_has_names(e, "System.Error.ECONNRESET", "System.Error.ENOTCONN", "System.Error.EPIPE",
-                                      "System.Error.ESHUTDOWN", "System.Error.ECONNREFUSED",
-                                      SD_BUS_ERROR_DISCONNECTED);
+        return client_connection_failed(bus, e);
 }
 
 int connection_failure(int r) {
@@ -301,8 +300,7 @@ int check_fd_passing(sd_bus *bus) {
 int check_systemd(void) {
         if (arg_host || arg_machine || sd_booted() > 0)
                 return 0;
-        return failed("systemd is not running as PID 1 on this machine, and sbx runs every sandbox as a "
-                      "systemd unit; use the testbed (testbed/vm.sh, see docs/testbed.md)");
+        return failed("%s", CLIENT_NO_SYSTEMD);
 }
 
 int connect_systemd_bus(sd_bus **ret) {
@@ -316,26 +314,20 @@ int connect_systemd_bus(sd_bus **ret) {
 
 /* Maps an sbxd error reply (or a failed connection) to our exit codes. */
 int bus_failure(sd_bus *bus, const sd_bus_error *e, int r) {
+        static const int codes[_CLIENT_FAULT_MAX] = {
+                [CLIENT_FAULT_REFUSED] = SBX_EXIT_REFUSED,
+                [CLIENT_FAULT_FAILED] = SBX_EXIT_FAILURE,
+                [CLIENT_FAULT_NOT_FOUND] = 1,
+        };
+        _cleanup_free_ char *sentence = NULL;
+        int fault;
+
         if (connection_failed(bus, e))
                 return connection_failure(r);
-        if (sd_bus_error_has_names(e, "org.sbx.Error.InvalidRequest", "org.sbx.Error.NoSuchProfile",
-                                   "org.sbx.Error.AccessDenied", "org.sbx.Error.Exists", "org.sbx.Error.NoSuchImage"))
-                return refused("%s", e->message);
-        /* a broken profile or a policy sbx cannot enforce here: nothing ran, and not the caller's fault */
-        if (sd_bus_error_has_names(e, "org.sbx.Error.BadProfile", "org.sbx.Error.CannotEnforce",
-                                   "org.sbx.Error.CannotCapture"))
-                return failed("%s", e->message);
-        if (sd_bus_error_has_names(e, "org.freedesktop.DBus.Error.ServiceUnknown",
-                                   "org.freedesktop.DBus.Error.NameHasNoOwner"))
-                return failed("sbxd is not available on the system bus%s (%s); is sbx installed%s?", bus_owner(),
-                              e->message, arg_host || arg_machine ? " there" : "");
-        if (sd_bus_error_has_names(e, "org.sbx.Error.NoSuchRun", "org.sbx.Error.NoSuchSandbox",
-                                   "org.sbx.Error.NoSuchSecret", "org.sbx.Error.NoSuchItem",
-                                   "org.sbx.Error.NoSuchCache")) {
-                fprintf(stderr, "sbxctl: %s\n", e->message);
-                return 1;
-        }
-        return failed("%s", e->message ?: strerror(-r));
+        fault = client_bus_error(e, r, bus_owner(), arg_host || arg_machine, &sentence);
+        if (fault < 0)
+                return failed("out of memory");
+        return complain(codes[fault], "%s", sentence);
 }
 
 /* ---- calls to sbxd ------------------------------------------------------------------------------- */
@@ -445,43 +437,19 @@ int memfd_sealed(const void *data, size_t size, int *ret) {
 
 /* ---- the lines at the end of a run ------------------------------------------------------------- */
 
-/* How sbxctl names the reason of a denied call (the record keeps egress_reason_to_string()'s). */
-static const char *const egress_phrase[_EGRESS_REASON_MAX] = {
-        [EGRESS_REASON_PORT] = "port not allowed",
-        [EGRESS_REASON_NO_POLICY] = "no policy",
-        [EGRESS_REASON_NOT_ALLOWED] = "not in profile", /* followed by its name */
-        [EGRESS_REASON_EXPIRED] = "allowance expired (TTL)",
-        [EGRESS_REASON_LOOPBACK] = "loopback",
-        [EGRESS_REASON_LINK_LOCAL] = "link-local range (metadata services)",
-        [EGRESS_REASON_PRIVATE] = "private range",
-        [EGRESS_REASON_SHARED] = "shared address space",
-        [EGRESS_REASON_MULTICAST] = "multicast",
-        [EGRESS_REASON_BROADCAST] = "broadcast",
-        [EGRESS_REASON_UNSPECIFIED] = "unspecified address",
-        [EGRESS_REASON_RESERVED] = "reserved range",
-        [EGRESS_REASON_EMBEDDED] = "IPv6 form of a denied IPv4 address",
-        [EGRESS_REASON_SOCKET] = "raw or packet socket",
-};
-
-/* "10.0.0.5:22/tcp (private range)", "203.0.113.10:443/tcp (pkg.example, allowance expired (TTL))",
- * "203.0.113.10:443/tcp (pkg.example)" for an allowed one. */
 const char *format_destination(const NetDestinationStat *d, const char *profile, char *buf, size_t l) {
-        char dest[NET_DESTINATION_TEXT_MAX], why[128] = "";
-
-        if (!d->allowed) {
-                const char *p = d->reason >= 0 && d->reason < _EGRESS_REASON_MAX ? egress_phrase[d->reason] : NULL;
-
-                if (d->reason == EGRESS_REASON_NOT_ALLOWED)
-                        snprintf(why, sizeof(why), "%s %s", p, strna(profile));
-                else
-                        snprintf(why, sizeof(why), "%s", p ?: "denied");
-        }
-        snprintf(buf, l, "%s%s%s%s%s%s", net_destination_format(d, dest) ?: "?", d->name || why[0] ? " (" : "",
-                 d->name ?: "", d->name && why[0] ? ", " : "", why, d->name || why[0] ? ")" : "");
-        return buf;
+        return client_format_destination(d, profile, buf, l);
 }
 
-#define EGRESS_SUMMARY_LINES 20
+/* The agent's lines (client-lines.h) on stderr, each after "sbx: " */
+static void print_lines(int (*make)(const RunRecord *rec, char ***lines), const RunRecord *rec) {
+        _cleanup_strv_free_ char **lines = NULL;
+
+        (void) make(rec, &lines);
+        STRV_FOREACH(l, lines)
+                fprintf(stderr, "sbx: %s\n", *l);
+}
+
 
 /* At the end of a run that met a limit, on stderr: one line per limit (docs/limits.md), or with --json
  * one JSON object per line. Nothing for a run that ended normally. */
@@ -489,6 +457,8 @@ void print_observations(const RunRecord *rec) {
         Observation obs[_LIMIT_EVENT_MAX];
         size_t n;
 
+        if (!arg_json)
+                return print_lines(client_observation_lines, rec);
         if (rec->stop_reason == STOP_REFUSED || rec->stop_reason == STOP_START_FAILED)
                 return;
         n = run_record_observe(rec, obs);
@@ -498,10 +468,6 @@ void print_observations(const RunRecord *rec) {
 
                 if (!obs[i].shown || observation_format(&obs[i], rec->profile, &line) < 0)
                         continue;
-                if (!arg_json) {
-                        fprintf(stderr, "sbx: %s\n", line);
-                        continue;
-                }
                 o = json_object_new_object();
                 if (!o)
                         continue;
@@ -538,36 +504,7 @@ void print_unenforced(const RunRecord *rec) {
 
 /* At the end of a run, on stderr: one line per denied destination and per refused name. */
 void print_egress_summary(const RunRecord *rec) {
-        const RunNetwork *n = rec->network;
-        size_t shown = 0, more = 0;
-        char buf[512];
-
-        if (!n)
-                return;
-        for (size_t i = 0; i < n->n_destinations; i++) {
-                const NetDestinationStat *d = &n->destinations[i];
-
-                if (d->allowed)
-                        continue;
-                if (shown++ >= EGRESS_SUMMARY_LINES) {
-                        more++;
-                        continue;
-                }
-                fprintf(stderr, "sbx: egress denied: %s, %" PRIu64 " %s\n",
-                        format_destination(d, rec->profile, buf, sizeof(buf)), d->count,
-                        d->count == 1 ? "attempt" : "attempts");
-        }
-        for (size_t i = 0; i < n->n_names; i++) {
-                if (n->names[i].verdict != NAME_REFUSED)
-                        continue;
-                if (shown++ >= EGRESS_SUMMARY_LINES) {
-                        more++;
-                        continue;
-                }
-                fprintf(stderr, "sbx: dns refused: %s (not in profile %s)\n", n->names[i].name, strna(rec->profile));
-        }
-        if (more > 0)
-                fprintf(stderr, "sbx: ... and %zu more (sbxctl show %s)\n", more, rec->run_id);
+        print_lines(client_egress_lines, rec);
 }
 
 int get_record(const char *id, RunRecord **ret) {

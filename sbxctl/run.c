@@ -12,6 +12,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "client-request.h"
 #include "command-line.h"
 #include "common.h"
 #include "fileio.h"
@@ -313,17 +314,27 @@ int check_credential_files(void) {
 int append_request(sd_bus_message *m, const char *workspace, const char *dataset, int export_fd, bool sandbox,
                           char **cmd, char **env) {
         char *term = getenv("TERM");
+        ClientRequest req = {
+                .profile = arg_profile,
+                .workspace = workspace,
+                .dataset = dataset,
+                .image = arg_image,
+                .network = arg_network,
+                .cpu_percent = arg_cpu,
+                .memory = arg_memory,
+                .tasks = arg_tasks,
+                .timeout = arg_timeout,
+                /* TERM only for a terminal, and only a name sbxd would accept (else the run goes without it) */
+                .term = !sandbox && term && isatty(STDOUT_FILENO) && run_request_term_is_valid(term) ? term : NULL,
+                .idle_timeout = sandbox ? arg_idle_timeout : 0,
+                .name = sandbox ? arg_name : NULL,
+                .detach = sandbox && arg_detach,
+        };
         int r;
 
         r = sd_bus_message_open_container(m, 'a', "{sv}");
-        if (r >= 0 && arg_profile)
-                r = sd_bus_message_append(m, "{sv}", "profile", "s", arg_profile);
-        if (r >= 0 && workspace)
-                r = sd_bus_message_append(m, "{sv}", "workspace", "s", workspace);
-        if (r >= 0 && dataset)
-                r = sd_bus_message_append(m, "{sv}", "dataset", "s", dataset);
-        if (r >= 0 && arg_image)
-                r = sd_bus_message_append(m, "{sv}", "image", "s", arg_image);
+        if (r >= 0)
+                r = client_request_append(m, &req);
         if (r >= 0 && export_fd >= 0)
                 r = sd_bus_message_append(m, "{sv}", "export_fd", "h", export_fd);
         if (r >= 0 && arg_caches_ro) {
@@ -337,25 +348,6 @@ int append_request(sd_bus_message *m, const char *workspace, const char *dataset
                 for (int i = 0; i < 2 && r >= 0; i++)
                         r = sd_bus_message_close_container(m);
         }
-        if (r >= 0 && arg_network)
-                r = sd_bus_message_append(m, "{sv}", "network", "s", arg_network);
-        if (r >= 0 && arg_cpu > 0)
-                r = sd_bus_message_append(m, "{sv}", "cpu_percent", "t", arg_cpu);
-        if (r >= 0 && arg_memory > 0)
-                r = sd_bus_message_append(m, "{sv}", "memory", "t", arg_memory);
-        if (r >= 0 && arg_tasks > 0)
-                r = sd_bus_message_append(m, "{sv}", "tasks", "t", arg_tasks);
-        if (r >= 0 && arg_timeout > 0)
-                r = sd_bus_message_append(m, "{sv}", "timeout_usec", "t", arg_timeout);
-        /* TERM only for a terminal, and only a name sbxd would accept (else the run goes without it) */
-        if (r >= 0 && !sandbox && term && isatty(STDOUT_FILENO) && run_request_term_is_valid(term))
-                r = sd_bus_message_append(m, "{sv}", "term", "s", term);
-        if (r >= 0 && sandbox && arg_idle_timeout > 0)
-                r = sd_bus_message_append(m, "{sv}", "idle_timeout_usec", "t", arg_idle_timeout);
-        if (r >= 0 && sandbox && arg_name)
-                r = sd_bus_message_append(m, "{sv}", "name", "s", arg_name);
-        if (r >= 0 && sandbox && arg_detach)
-                r = sd_bus_message_append(m, "{sv}", "detach", "b", 1);
         if (r >= 0 && arg_credentials) {
                 r = sd_bus_message_open_container(m, 'e', "sv");
                 if (r >= 0)
@@ -387,7 +379,7 @@ int append_request(sd_bus_message *m, const char *workspace, const char *dataset
         }
         /* the command line as bytes: any execve() takes (the "as" argument stays empty) */
         if (r >= 0 && cmd)
-                r = command_append(m, cmd, env);
+                r = client_command_append(m, cmd, env);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r;
@@ -819,7 +811,7 @@ int verb_exec(int argc, char **argv) {
         if (r >= 0 && arg_output_max > 0)
                 r = sd_bus_message_append(call, "{sv}", "output_max", "t", arg_output_max);
         if (r >= 0)
-                r = command_append(call, cmd, env);
+                r = client_command_append(call, cmd, env);
         if (r >= 0)
                 r = sd_bus_message_close_container(call);
         if (r >= 0)

@@ -200,9 +200,9 @@ static int command_text(const McpOutcome *o, const char *out, const char *err, c
         if (o->exit_code >= 0)
                 fprintf(f, "exit %d (%s)", o->exit_code, o->stop_reason);
         else if (o->signal > 0)
-                fprintf(f, "signal %d (%s)", o->signal, o->stop_reason);
+                fprintf(f, "exit signal %d (%s)", o->signal, o->stop_reason);
         else
-                fprintf(f, "no exit status (%s)", o->stop_reason);
+                fprintf(f, "exit none (%s)", o->stop_reason);
         if (fclose(f) != 0 || !t)
                 return free(t), -ENOMEM;
         *ret = t;

@@ -4,7 +4,7 @@
 # ceilings the host cannot enforce; a package must never be one. Each program of a testbed build carries
 # the mark "testbed-unenforced-limits" (src/shared/ceilings.h: SBX_BUILD_KIND, what --version adds), so:
 #   - no ELF file of the package may contain it, and
-#   - sbxd, sbxctl and sbx-exec, run with --version, must print just their name and version.
+#   - sbxd, sbxctl, sbx-mcp and sbx-exec, run with --version, must print just their name and version.
 #
 #   packaging/check-production.sh PACKAGE|DIR...     (a .deb, an .rpm, or a tree of installed files)
 #
@@ -20,19 +20,19 @@ check() {   # NAME DIR: the files below DIR
   while IFS= read -r -d '' f; do
     [ "$(head -c 4 "$f" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ] || continue
     grep -qaF -- "$MARK" "$f" && bad+=("${f#"$dir"/}")
-    case ${f##*/} in sbxd|sbxctl|sbx-exec) progs+=("$f") ;; esac
+    case ${f##*/} in sbxd|sbxctl|sbx-mcp|sbx-exec) progs+=("$f") ;; esac
   done < <(find "$dir" -type f -print0)
   for f in "${progs[@]}"; do
     out=$("$f" --version 2>&1) || { bad+=("${f#"$dir"/} (--version failed: $out)"); continue; }
     v=${out%%$'\n'*}
-    [[ $v =~ ^(sbxd|sbxctl|sbx-exec)\ [0-9][A-Za-z0-9.+~]*$ ]] || bad+=("${f#"$dir"/} (--version: $v)")
+    [[ $v =~ ^(sbxd|sbxctl|sbx-mcp|sbx-exec)\ [0-9][A-Za-z0-9.+~]*$ ]] || bad+=("${f#"$dir"/} (--version: $v)")
   done
-  if [ "${#progs[@]}" != 3 ]; then
-    echo "FAIL $name: found ${#progs[@]} programs named sbxd, sbxctl or sbx-exec, expected 3: ${progs[*]#"$dir"/}"; return 1
+  if [ "${#progs[@]}" != 4 ]; then
+    echo "FAIL $name: found ${#progs[@]} programs named sbxd, sbxctl, sbx-mcp or sbx-exec, expected 4: ${progs[*]#"$dir"/}"; return 1
   elif [ "${#bad[@]}" -gt 0 ]; then
     echo "FAIL $name: a testbed build (-Dtestbed-unenforced-limits=true): ${bad[*]}"; return 1
   fi
-  echo "ok $name: a production build (sbxd, sbxctl, sbx-exec; no ELF file carries the testbed mark)"
+  echo "ok $name: a production build (sbxd, sbxctl, sbx-mcp, sbx-exec; no ELF file carries the testbed mark)"
 }
 
 rc=0

@@ -16,6 +16,7 @@ Compares the generated pages (roff) with what they describe:
                   is documented, every journal MESSAGE_ID of src/shared/message-ids.h is listed, and
                   every field of sbxd's journal events (and of the generator's, in sbx-generator(8))
                   is documented
+  sbx-mcp(1)      every option of its table (mcp/sbx-mcp.c) is documented in OPTIONS, and nothing else
   all pages       every environment variable the program reads (getenv) is in ENVIRONMENT
 
 A key, option or method is "documented" when it starts the tag of a definition (.TP) in the named
@@ -256,6 +257,23 @@ def check(inp):
         if c not in listed:
             errors.append(f"sbxctl(1): exit status {c} is not listed in EXIT STATUS")
 
+    # sbx-mcp(1): the options of its table (mcp/sbx-mcp.c), which also makes its --help
+    m = re.search(r"^static const Option options\[\]\s*=\s*\{(.*?)^\};", src["mcp/sbx-mcp.c"], re.S | re.M)
+    table = set()
+    for name, short in re.findall(r'^\s*\{ "([a-z][a-z0-9-]*)",\s*(0|\'[a-zA-Z]\')', m.group(1) if m else "", re.M):
+        table.add("--" + name)
+        if short != "0":
+            table.add("-" + short.strip("'"))
+    if not table:
+        errors.append("mcp/sbx-mcp.c: found no options table in it")
+    have = set()
+    for tag, _ in tags("sbx-mcp.1", "OPTIONS"):
+        have |= help_options(tag)
+    for opt in sorted(table - have):
+        errors.append(f"sbx-mcp(1): option {opt} of mcp/sbx-mcp.c is not documented in OPTIONS")
+    for opt in sorted(have - table):
+        errors.append(f"sbx-mcp(1): option {opt} is documented in OPTIONS but mcp/sbx-mcp.c does not know it")
+
     # sbx-profile(5): the profile keys, three ways
     # a grant's keys are grant.c's table grant_fields (its other tables are the broker's wire formats)
     # and the export section's are export-policy.c's table export_fields
@@ -370,9 +388,9 @@ SOURCES = ["src/shared/exit-codes.h", "src/profile/profile.c", "src/grant/grant.
            "sbxd/objects.c",
            "sbxd/network.c", "sbxd/sbxd.c", "sbxd/store.c",
            "src/profile/profile-load.c", "src/shared/log.c", "sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "generator/sbx-generator.c",
-           "src/shared/message-ids.h"]
+           "src/shared/message-ids.h", "mcp/sbx-mcp.c"]
 OPTIONAL = {"src/shared/message-ids.h"}
-PAGES = ["sbxctl.1", "sbx-profile.5", "sbxd.8", "sbx-generator.8"]
+PAGES = ["sbxctl.1", "sbx-profile.5", "sbxd.8", "sbx-generator.8", "sbx-mcp.1"]
 
 
 def profile_check(sbxctl, path):
@@ -466,6 +484,10 @@ def self_test(inp):
          src("sbxd/manager.c", lambda s: s.replace('LOG_FIELDS({ "SBX_RUN_ID", run->id }', 'LOG_FIELDS({ "SBX_FROB_FIELD", x }, { "SBX_RUN_ID", run->id }', 1))),
         ("a new journal field of the generator", "SBX_FROB_GEN",
          src("generator/sbx-generator.c", lambda s: s.replace('"SBX_ERROR=%s\\n"', '"SBX_ERROR=%s\\nSBX_FROB_GEN=%s\\n"', 1))),
+        ("an sbx-mcp option only in its table", "--frob-max",
+         src("mcp/sbx-mcp.c", lambda s: s.replace('        { "keep-sandboxes", ', '        { "frob-max", 0, "N", f, "" },\n        { "keep-sandboxes", ', 1))),
+        ("an sbx-mcp option gone from its page", "--tasks-max",
+         page("sbx-mcp.1", drop_tag("OPTIONS", "--tasks-max"))),
         ("a new environment variable", "SBX_FROB",
          src("generator/sbx-generator.c", lambda s: s + '\nstatic const char *frob(void) { return getenv("SBX_FROB"); }\n')),
     ]

@@ -9,6 +9,7 @@
 
 #include "mcp-server.h"
 #include "profile-name.h"
+#include "profile.h"
 #include "util.h"
 
 static McpConfig config = { .output_cap = MCP_OUTPUT_CAP_DEFAULT };
@@ -168,8 +169,9 @@ static int parse_argv(int argc, char *argv[]) {
                 fprintf(stderr, "sbx-mcp: unexpected argument '%s' (the server takes only options)\n", argv[optind]);
                 return -EINVAL;
         }
+        /* none given: sbxd's own default */
         if (!config.profiles)
-                return opt_profile("profile", "default");
+                return opt_profile("profile", PROFILE_DEFAULT);
         return 1;
 }
 

@@ -23,6 +23,7 @@
 #define CANCEL_STEP_USEC (5 * USEC_PER_SEC)      /* SIGTERM, then SIGHUP, then the answer without waiting more */
 #define REMOVE_POLL_USEC (200 * USEC_PER_MSEC)
 #define REMOVE_POLLS 150                         /* 30 s */
+#define FILE_TOOL_TIMEOUT_USEC (60 * USEC_PER_SEC)
 #define READ_HEADER 24                           /* read_file: the size's line before the content */
 
 static void call_free(Call *c) {
@@ -127,6 +128,10 @@ static int sandbox_add(Server *s, const char *id, const char *name) {
 }
 
 /* ---- the end of a command -------------------------------------------------------------------- */
+
+static bool is_file_tool(McpTool t) {
+        return t == MCP_TOOL_WRITE_FILE || t == MCP_TOOL_READ_FILE || t == MCP_TOOL_LIST_FILES;
+}
 
 static bool is_command(McpTool t) {
         return t == MCP_TOOL_RUN || t == MCP_TOOL_SANDBOX_EXEC || t == MCP_TOOL_WRITE_FILE ||
@@ -528,6 +533,7 @@ static int on_progress(sd_event_source *src, uint64_t usec, void *userdata) {
         usec_t elapsed = now_monotonic() - c->started;
         json_object *p = json_object_new_object();
         char msg[128];
+        int r;
 
         snprintf(msg, sizeof(msg), "%" PRIu64 " s, %" PRIu64 " bytes of output", elapsed / USEC_PER_SEC,
                  c->out.total + c->err.total);
@@ -538,7 +544,9 @@ static int on_progress(sd_event_source *src, uint64_t usec, void *userdata) {
                 p = NULL;
         }
         json_object_put(p);
-        return sd_event_source_set_time_relative(src, PROGRESS_INTERVAL_USEC);
+        /* a timer fires once: armed again for the next */
+        r = sd_event_source_set_time_relative(src, PROGRESS_INTERVAL_USEC);
+        return r < 0 ? r : sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
 }
 
 /* ---- the tools ------------------------------------------------------------------------------------- */
@@ -566,6 +574,11 @@ static int start_command(Call *c) {
         _cleanup_strv_free_ char **cmd = NULL;
         int theirs[3] = { -EBADF, -EBADF, -EBADF }, r;
 
+        /* run and sandbox_exec: the caller's stdin (write_file's content is in in_data already) */
+        if (a->stdin_text) {
+                c->in_size = strlen(a->stdin_text);
+                c->in_data = TAKE_PTR(c->args.stdin_text);
+        }
         r = mcp_args_command(c->tool, s->cfg, a, &cmd);
         if (r >= 0)
                 r = call_pipes(c, theirs);
@@ -576,7 +589,8 @@ static int start_command(Call *c) {
                         .workspace = a->workspace,
                         .memory = a->memory,
                         .tasks = a->tasks,
-                        .timeout = a->timeout,
+                        /* the file tools' commands are short: one that waits (a FIFO) ends */
+                        .timeout = a->timeout ?: (is_file_tool(c->tool) ? FILE_TOOL_TIMEOUT_USEC : 0),
                 }, cmd, a->env, theirs, on_command_reply, c, &c->slot);
         for (size_t i = 0; i < 3; i++)
                 safe_close(theirs[i]);

@@ -17,6 +17,7 @@
 #include "mcp-proto.h"
 #include "mcp-schemas.h"
 #include "mcp-tools.h"
+#include "policy.h"
 
 /* ---- decoding ---------------------------------------------------------------------------------- */
 
@@ -365,15 +366,17 @@ int mcp_args_check(McpTool tool, const McpConfig *cfg, McpArgs *a, char **ret_se
 
 /* ---- the commands ---------------------------------------------------------------------------- */
 
-/* The file tools' scripts: the path is "$1", resolved by the sandbox's own view, from its HOME. */
-#define WRITE_SCRIPT "d=$(dirname -- \"$1\") && mkdir -p -- \"$d\" && cat > \"$1\""
-/* the file's size on the first line, then at most $2 of its bytes */
+/* The file tools' scripts: "$1" the sandbox's HOME (a command starts in its workspace), "$2" the path,
+ * resolved by the sandbox's own view from there. */
+#define WRITE_SCRIPT "cd -- \"$1\" && d=$(dirname -- \"$2\") && mkdir -p -- \"$d\" && cat > \"$2\""
+/* the file's size on the first line, then at most $3 of its bytes */
 #define READ_SCRIPT                                                                                          \
-        "if ! test -e \"$1\"; then echo \"$1: No such file or directory\" >&2; exit 1; fi; "                    \
-        "if ! test -f \"$1\"; then echo \"$1: not a regular file\" >&2; exit 1; fi; "                           \
-        "wc -c < \"$1\" && head -c \"$2\" < \"$1\""
+        "cd -- \"$1\" || exit 1; "                                                                            \
+        "if ! test -e \"$2\"; then echo \"$2: No such file or directory\" >&2; exit 1; fi; "                    \
+        "if ! test -f \"$2\"; then echo \"$2: not a regular file\" >&2; exit 1; fi; "                           \
+        "wc -c < \"$2\" && head -c \"$3\" < \"$2\""
 /* TYPE/SIZE/NAME and a NUL per entry (a name has no '/') */
-#define LIST_SCRIPT "cd -- \"$1\" && exec find . -mindepth 1 -maxdepth 1 -printf '%y/%s/%f\\0'"
+#define LIST_SCRIPT "cd -- \"$1\" && cd -- \"$2\" && exec find . -mindepth 1 -maxdepth 1 -printf '%y/%s/%f\\0'"
 /* sandbox_exec with cwd */
 #define CWD_SCRIPT "cd -- \"$1\" || exit 126; shift; exec \"$@\""
 
@@ -409,14 +412,14 @@ int mcp_args_command(McpTool tool, const McpConfig *cfg, const McpArgs *a, char 
                                 return -ENOMEM;
                 break;
         case MCP_TOOL_WRITE_FILE:
-                cmd = strv_new(MCP_SCRIPT_SHELL, "-c", WRITE_SCRIPT, "sh", a->path);
+                cmd = strv_new(MCP_SCRIPT_SHELL, "-c", WRITE_SCRIPT, "sh", SBX_HOME, a->path);
                 break;
         case MCP_TOOL_READ_FILE:
                 snprintf(cap, sizeof(cap), "%" PRIu64, cfg->output_cap);
-                cmd = strv_new(MCP_SCRIPT_SHELL, "-c", READ_SCRIPT, "sh", a->path, cap);
+                cmd = strv_new(MCP_SCRIPT_SHELL, "-c", READ_SCRIPT, "sh", SBX_HOME, a->path, cap);
                 break;
         case MCP_TOOL_LIST_FILES:
-                cmd = strv_new(MCP_SCRIPT_SHELL, "-c", LIST_SCRIPT, "sh", a->path ?: ".");
+                cmd = strv_new(MCP_SCRIPT_SHELL, "-c", LIST_SCRIPT, "sh", SBX_HOME, a->path ?: ".");
                 break;
         case MCP_TOOL_SANDBOX_CREATE:
         case MCP_TOOL_SANDBOX_REMOVE:

@@ -212,13 +212,14 @@ static void test_command(void **state) {
         assert_int_equal(decode(MCP_TOOL_READ_FILE, "{\"sandbox_id\":\"s\",\"path\":\"$(reboot)\"}", &a, &error), 0);
         assert_int_equal(mcp_args_command(MCP_TOOL_READ_FILE, &cfg, &a, &cmd), 0);
         assert_null(strstr(cmd[2], "reboot"));
-        assert_string_equal(cmd[4], "$(reboot)");
-        assert_string_equal(cmd[5], "4096");
+        assert_string_equal(cmd[4], "/home/sbx");     /* from there, whatever the command's own start */
+        assert_string_equal(cmd[5], "$(reboot)");
+        assert_string_equal(cmd[6], "4096");
         strv_free(cmd);
         mcp_args_done(&a);
         assert_int_equal(decode(MCP_TOOL_LIST_FILES, "{\"sandbox_id\":\"s\"}", &a, &error), 0);
         assert_int_equal(mcp_args_command(MCP_TOOL_LIST_FILES, &cfg, &a, &cmd), 0);
-        assert_string_equal(cmd[4], ".");
+        assert_string_equal(cmd[5], ".");
         strv_free(cmd);
         assert_int_equal(mcp_args_command(MCP_TOOL_SHOW_RUN, &cfg, &a, &cmd), -EINVAL);
         mcp_args_done(&a);

@@ -294,6 +294,9 @@ int mcp_read_result(const char *path, const McpCapture *out, int encoding, json_
                 return -EBADMSG;
         content = nl + 1;
         n = out->size - (size_t) (content - out->data);
+        /* text cut at the cap in the middle of a character is still text: the part is left out */
+        if (encoding < 0 && size > n && mcp_utf8_valid(content, mcp_utf8_cut(content, n)))
+                n = mcp_utf8_cut(content, n);
         if (encoding < 0)
                 encoding = mcp_utf8_valid(content, n) ? 0 : 1;
         if (encoding == 0 && mcp_utf8_text(content, n, &text) < 0)

@@ -163,6 +163,16 @@ static void test_read_result(void **state) {
         json_object_put(r);
         mcp_capture_done(&c);
 
+        /* text cut inside a character at the cap: still text, the part left out */
+        c = (McpCapture) { .cap = 64 };
+        assert_int_equal(mcp_capture_add(&c, "9\nab\xe2\x82", 6), 0);
+        assert_int_equal(mcp_read_result("t", &c, -1, &r), 0);
+        assert_string_equal(get_string(r, "encoding"), "utf-8");
+        assert_string_equal(get_string(r, "content"), "ab");
+        assert_string_equal(get_string(r, "truncated"), "true");
+        json_object_put(r);
+        mcp_capture_done(&c);
+
         STRV_FOREACH(bad, ((char *[]) { "", "12", "x\nabc", "\nabc", NULL })) {
                 c = (McpCapture) { .cap = 64 };
                 assert_int_equal(mcp_capture_add(&c, *bad, strlen(*bad)), 0);

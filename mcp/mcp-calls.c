@@ -219,7 +219,7 @@ static int file_tool_failed(Call *c, const char *res, int code) {
         if (c->err.size > 0) {
                 size_t n = strcspn(c->err.data, "\n");
 
-                if (mcp_utf8_text(c->err.data, n, &line) < 0)
+                if (mcp_utf8_text(c->err.data, n, &line, NULL) < 0)
                         return call_answer(c, NULL);
                 return call_fail(c, "%s %s: %s", tool, path, line);
         }

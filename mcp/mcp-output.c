@@ -86,7 +86,7 @@ size_t mcp_utf8_cut(const char *s, size_t n) {
         return n;
 }
 
-int mcp_utf8_text(const char *s, size_t n, char **ret) {
+int mcp_utf8_text(const char *s, size_t n, char **ret, size_t *ret_len) {
         char *t = malloc(n * 3 + 1), *p = t;
 
         if (!t)
@@ -105,6 +105,8 @@ int mcp_utf8_text(const char *s, size_t n, char **ret) {
                 i += (size_t) l;
         }
         *p = 0;
+        if (ret_len)
+                *ret_len = (size_t) (p - t);
         *ret = t;
         return 0;
 }
@@ -164,33 +166,43 @@ static int add(json_object *o, const char *key, json_object *v) {
         return 0;
 }
 
+/* a string that may hold NUL characters */
+static json_object *string_len(const char *s, size_t n) {
+        return n <= INT32_MAX ? json_object_new_string_len(s, (int) n) : NULL;
+}
+
 /* an integer, or null (json-c's NULL) */
 static int add_int_or_null(json_object *o, const char *key, bool has, int64_t v) {
         return has ? add(o, key, json_object_new_int64(v)) : (json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0);
 }
 
 /* A stream's kept bytes as text: cut at a whole character when it was cut */
-static int stream_text(const McpCapture *c, char **ret) {
+static int stream_text(const McpCapture *c, char **ret, size_t *ret_len) {
         size_t n = c->size;
 
         if (mcp_capture_truncated(c))
                 n = mcp_utf8_cut(c->data, n);
-        return mcp_utf8_text(c->data ?: "", n, ret);
+        return mcp_utf8_text(c->data ?: "", n, ret, ret_len);
 }
 
+
 /* The text rendering: stdout, stderr, the agent's lines, "exit N (reason)" */
-static int command_text(const McpOutcome *o, const char *out, const char *err, char **ret) {
+static int command_text(const McpOutcome *o, const char *out, size_t out_len, const char *err, size_t err_len,
+                        char **ret, size_t *ret_len) {
         size_t size = 0;
         char *t = NULL;
         FILE *f = open_memstream(&t, &size);
 
         if (!f)
                 return -ENOMEM;
-        const struct { const char *text; const McpCapture *c; } streams[] = { { out, o->out }, { err, o->err } };
+        const struct { const char *text; size_t len; const McpCapture *c; } streams[] = {
+                { out, out_len, o->out }, { err, err_len, o->err } };
         for (size_t i = 0; i < ELEMENTSOF(streams); i++) {
-                if (streams[i].text[0])
-                        fprintf(f, "%s%s", streams[i].text,
-                                streams[i].text[strlen(streams[i].text) - 1] == '\n' ? "" : "\n");
+                if (streams[i].len > 0) {
+                        fwrite(streams[i].text, 1, streams[i].len, f);
+                        if (streams[i].text[streams[i].len - 1] != '\n')
+                                fputc('\n', f);
+                }
                 if (mcp_capture_truncated(streams[i].c))
                         fprintf(f, "[... %" PRIu64 " bytes cut: output cap]\n",
                                 streams[i].c->total - (uint64_t) streams[i].c->size);
@@ -206,14 +218,15 @@ static int command_text(const McpOutcome *o, const char *out, const char *err, c
         if (fclose(f) != 0 || !t)
                 return free(t), -ENOMEM;
         *ret = t;
+        *ret_len = size;
         return 0;
 }
 
-static int text_result(json_object *result, const char *text, bool is_error) {
+static int text_result(json_object *result, const char *text, size_t len, bool is_error) {
         json_object *content = json_object_new_array(), *item = json_object_new_object();
 
         if (!content || !item || add(item, "type", json_object_new_string("text")) < 0 ||
-            add(item, "text", json_object_new_string(text)) < 0 || json_object_array_add(content, item) < 0) {
+            add(item, "text", string_len(text, len)) < 0 || json_object_array_add(content, item) < 0) {
                 json_object_put(content);
                 json_object_put(item);
                 return -ENOMEM;
@@ -227,24 +240,26 @@ int mcp_command_result(const McpOutcome *o, json_object **ret) {
         _cleanup_(json_object_putp) json_object *result = json_object_new_object(), *s = json_object_new_object();
         _cleanup_free_ char *out = NULL, *err = NULL, *text = NULL;
         json_object *lines = json_object_new_array();
+        size_t out_len, err_len, text_len;
 
         if (!result || !s || !lines || add(s, "agent_lines", lines) < 0)
                 return -ENOMEM;
         STRV_FOREACH(l, o->agent_lines)
                 if (json_object_array_add(lines, json_object_new_string(*l)) < 0)
                         return -ENOMEM;
-        if (stream_text(o->out, &out) < 0 || stream_text(o->err, &err) < 0 || command_text(o, out, err, &text) < 0)
+        if (stream_text(o->out, &out, &out_len) < 0 || stream_text(o->err, &err, &err_len) < 0 ||
+            command_text(o, out, out_len, err, err_len, &text, &text_len) < 0)
                 return -ENOMEM;
         if (add(s, "run_id", json_object_new_string(o->run_id)) < 0 ||
             add_int_or_null(s, "exit_code", o->exit_code >= 0, o->exit_code) < 0 ||
             add_int_or_null(s, "signal", o->signal > 0, o->signal) < 0 ||
             add(s, "stop_reason", json_object_new_string(o->stop_reason)) < 0 ||
-            add(s, "stdout", json_object_new_string(out)) < 0 || add(s, "stderr", json_object_new_string(err)) < 0 ||
+            add(s, "stdout", string_len(out, out_len)) < 0 || add(s, "stderr", string_len(err, err_len)) < 0 ||
             add(s, "stdout_bytes", json_object_new_uint64(o->out->total)) < 0 ||
             add(s, "stderr_bytes", json_object_new_uint64(o->err->total)) < 0 ||
             add(s, "stdout_truncated", json_object_new_boolean(mcp_capture_truncated(o->out))) < 0 ||
             add(s, "stderr_truncated", json_object_new_boolean(mcp_capture_truncated(o->err))) < 0 ||
-            text_result(result, text, false) < 0 || add(result, "structuredContent", TAKE_PTR(s)) < 0)
+            text_result(result, text, text_len, false) < 0 || add(result, "structuredContent", TAKE_PTR(s)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(result);
         return 0;
@@ -257,7 +272,8 @@ int mcp_structured_result(json_object *structured, json_object **ret) {
         if (!s || !result)
                 return -ENOMEM;
         text = json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-        if (!text || text_result(result, text, false) < 0 || add(result, "structuredContent", TAKE_PTR(s)) < 0)
+        if (!text || text_result(result, text, strlen(text), false) < 0 ||
+            add(result, "structuredContent", TAKE_PTR(s)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(result);
         return 0;
@@ -266,7 +282,7 @@ int mcp_structured_result(json_object *structured, json_object **ret) {
 json_object *mcp_tool_error(const char *sentence) {
         json_object *result = json_object_new_object();
 
-        if (!result || text_result(result, sentence, true) < 0)
+        if (!result || text_result(result, sentence, strlen(sentence), true) < 0)
                 return json_object_put(result), NULL;
         return result;
 }
@@ -278,7 +294,7 @@ int mcp_read_result(const char *path, const McpCapture *out, int encoding, json_
         _cleanup_free_ char *text = NULL;
         const char *nl, *content;
         uint64_t size;
-        size_t n;
+        size_t n, len = 0;
         char *end;
 
         if (!s)
@@ -299,11 +315,13 @@ int mcp_read_result(const char *path, const McpCapture *out, int encoding, json_
                 n = mcp_utf8_cut(content, n);
         if (encoding < 0)
                 encoding = mcp_utf8_valid(content, n) ? 0 : 1;
-        if (encoding == 0 && mcp_utf8_text(content, n, &text) < 0)
+        if (encoding == 0 && mcp_utf8_text(content, n, &text, &len) < 0)
                 return -ENOMEM;
         if (encoding == 1 && mcp_base64_encode(content, n, &text) < 0)
                 return -ENOMEM;
-        if (add(s, "path", json_object_new_string(path)) < 0 || add(s, "content", json_object_new_string(text)) < 0 ||
+        if (encoding == 1)
+                len = strlen(text);
+        if (add(s, "path", json_object_new_string(path)) < 0 || add(s, "content", string_len(text, len)) < 0 ||
             add(s, "encoding", json_object_new_string(encoding == 0 ? "utf-8" : "base64")) < 0 ||
             add(s, "bytes", json_object_new_uint64(size)) < 0 ||
             add(s, "truncated", json_object_new_boolean(size > n)) < 0)
@@ -357,7 +375,7 @@ int mcp_list_result(const char *path, const McpCapture *out, json_object **ret) 
                 slash = q;
                 if (errno != 0 || q == p + 2 || *slash != '/' || slash + 1 >= nul)
                         return -EBADMSG;
-                if (mcp_utf8_text(slash + 1, (size_t) (nul - slash - 1), &name) < 0)
+                if (mcp_utf8_text(slash + 1, (size_t) (nul - slash - 1), &name, NULL) < 0)
                         return -ENOMEM;
                 e = json_object_new_object();
                 if (!e || json_object_array_add(entries, e) < 0) {

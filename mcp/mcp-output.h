@@ -27,8 +27,9 @@ static inline bool mcp_capture_truncated(const McpCapture *c) {
 bool mcp_utf8_valid(const char *s, size_t n);
 /* n less the bytes of an incomplete UTF-8 sequence at its end (a stream cut in the middle of a character). */
 size_t mcp_utf8_cut(const char *s, size_t n);
-/* s as UTF-8 text: each byte that is not part of a valid sequence becomes U+FFFD. 0 or -ENOMEM. */
-int mcp_utf8_text(const char *s, size_t n, char **ret);
+/* s as UTF-8 text: each byte that is not part of a valid sequence becomes U+FFFD; NUL bytes stay (its length
+ * in *ret_len, if not NULL). 0 or -ENOMEM. */
+int mcp_utf8_text(const char *s, size_t n, char **ret, size_t *ret_len);
 int mcp_base64_encode(const void *p, size_t n, char **ret);
 /* -EINVAL when s (n bytes) is not base64 (white space is ignored). */
 int mcp_base64_decode(const char *s, size_t n, char **ret, size_t *ret_size);

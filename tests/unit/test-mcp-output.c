@@ -53,6 +53,7 @@ static void test_utf8(void **state) {
                 { "\xff", false },
         };
         char *t;
+        size_t n;
 
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
                 assert_int_equal(mcp_utf8_valid(rows[i].s, strlen(rows[i].s)), rows[i].valid);
@@ -61,8 +62,14 @@ static void test_utf8(void **state) {
         assert_int_equal(mcp_utf8_cut("ab\xf0\x9f\x98", 5), 2);
         assert_int_equal(mcp_utf8_cut("ab\xe2\x82\xac", 5), 5);
         assert_int_equal(mcp_utf8_cut("ab\xff", 3), 3);   /* invalid, not cut short: replaced later */
-        assert_int_equal(mcp_utf8_text("a\xff" "b\xc3", 4, &t), 0);
+        assert_int_equal(mcp_utf8_text("a\xff" "b\xc3", 4, &t, &n), 0);
         assert_string_equal(t, "a\xef\xbf\xbd" "b\xef\xbf\xbd");
+        assert_int_equal(n, 8);
+        free(t);
+        /* NUL bytes are kept, the length says where the text ends */
+        assert_int_equal(mcp_utf8_text("a\0b", 3, &t, &n), 0);
+        assert_int_equal(n, 3);
+        assert_memory_equal(t, "a\0b", 4);
         free(t);
 }
 

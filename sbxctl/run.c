@@ -12,6 +12,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "client-error.h"
 #include "client-request.h"
 #include "command-line.h"
 #include "common.h"
@@ -691,16 +692,17 @@ static int on_exec_finished(sd_bus_message *msg, void *userdata, sd_bus_error *r
                 s->exit_status = code >= 0 ? code : SBX_EXIT_FAILURE;
         else if (streq(result, "signal"))
                 s->exit_status = 128 + sig;
-        else if (streq(result, "timeout"))
-                s->exit_status = complain(SBX_EXIT_TIMEOUT, "exec %s reached its time limit", s->op);
-        else if (streq(result, "output-limit"))
-                s->exit_status = complain(SBX_EXIT_OUTPUT_LIMIT, "exec %s was stopped at its output limit", s->op);
-        else if (streq(result, "busy"))
-                s->exit_status = failed("sandbox %s runs too many commands already", s->sandbox);
-        else if (streq(result, "lost"))
-                s->exit_status = failed("sandbox %s ended before the command did", s->sandbox);
-        else
-                s->exit_status = failed("the command could not be started in sandbox %s", s->sandbox);
+        else {
+                _cleanup_free_ char *sentence = NULL;
+
+                /* timeout, output-limit, busy, lost, not-started: the sentence sbx-mcp gives too */
+                if (client_exec_result_sentence(result, s->sandbox, s->op, &sentence) < 0 || !sentence)
+                        s->exit_status = failed("out of memory");
+                else
+                        s->exit_status = complain(streq(result, "timeout") ? SBX_EXIT_TIMEOUT :
+                                                  streq(result, "output-limit") ? SBX_EXIT_OUTPUT_LIMIT :
+                                                  SBX_EXIT_FAILURE, "%s", sentence);
+        }
         json_object_put(o);
         return sd_event_exit(s->event, 0);
 }

@@ -218,18 +218,23 @@ def check(inp):
             errors.append(str(e.args[0]))
             return []
 
+    def options_documented(page, want, source):
+        """the options of source (want) are those of the page's OPTIONS, both ways"""
+        have = set()
+        for tag, _ in tags(page, "OPTIONS"):
+            have |= help_options(tag)
+        name = page.replace(".", "(") + ")"
+        for opt in sorted(want - have):
+            errors.append(f"{name}: option {opt} of {source} is not documented in OPTIONS")
+        for opt in sorted(have - want):
+            errors.append(f"{name}: option {opt} is documented in OPTIONS but {source} does not know it")
+
     # sbxctl(1): options, commands, exit statuses
     helpt = inp["help"]
     want = help_options(helpt)
     if not want or "--help" not in want:
         errors.append("sbxctl --help: found no options in it")
-    have = set()
-    for tag, _ in tags("sbxctl.1", "OPTIONS"):
-        have |= help_options(tag)
-    for opt in sorted(want - have):
-        errors.append(f"sbxctl(1): option {opt} of sbxctl --help is not documented in OPTIONS")
-    for opt in sorted(have - want):
-        errors.append(f"sbxctl(1): option {opt} is documented in OPTIONS but sbxctl --help does not know it")
+    options_documented("sbxctl.1", want, "sbxctl --help")
 
     cmds = help_commands(helpt)
     if not cmds:
@@ -266,13 +271,7 @@ def check(inp):
             table.add("-" + short.strip("'"))
     if not table:
         errors.append("mcp/sbx-mcp.c: found no options table in it")
-    have = set()
-    for tag, _ in tags("sbx-mcp.1", "OPTIONS"):
-        have |= help_options(tag)
-    for opt in sorted(table - have):
-        errors.append(f"sbx-mcp(1): option {opt} of mcp/sbx-mcp.c is not documented in OPTIONS")
-    for opt in sorted(have - table):
-        errors.append(f"sbx-mcp(1): option {opt} is documented in OPTIONS but mcp/sbx-mcp.c does not know it")
+    options_documented("sbx-mcp.1", table, "mcp/sbx-mcp.c")
 
     # sbx-profile(5): the profile keys, three ways
     # a grant's keys are grant.c's table grant_fields (its other tables are the broker's wire formats)

@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # install-deps.sh - install everything sbx needs to build, unit-test and run its testbeds.
 # Run as root on Debian 12. Idempotent: when every package is already installed it only runs one
-# dpkg-query (well under a second) and exits 0.
+# dpkg-query and compares one checksum of tests/mcp's lock file (well under a second), and exits 0.
 #
 #   scripts/install-deps.sh            install what is missing
-#   scripts/install-deps.sh --check    exit 1 (listing them) if packages are missing; install nothing
+#   scripts/install-deps.sh --check    exit 1 (listing them) if packages (or tests/mcp's) are missing;
+#                                      install nothing
 #
 # The kernel the VM testbed boots is not installed here: testbed/vm.sh setup downloads and unpacks it
 # into its cache without installing it.
+#
+# Then the MCP clients of the tests and the bench (tests/mcp: the MCP SDK and the inspector's CLI, at the
+# exact versions of its package-lock.json) with `npm ci`, under the first Node.js >= 20 found (the
+# inspector's CLI needs it; Debian 12's own nodejs is 18): skipped when tests/mcp/node_modules was
+# installed from the same lock file by the same Node.js major version.
 set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+MCP_DIR=$REPO/tests/mcp
+NODE_MIN=20
 
 PKGS=(
   # build
@@ -46,6 +55,7 @@ PKGS=(
   # the compatibility suite (tests/integration/test-70-compat.sh): real toolchains run inside the
   # sandbox and outside, plus a subset of CPython's own regression tests
   libpython3.11-testsuite python3-venv python3-pip python3-setuptools python3-wheel
+  # (nodejs: also the MCP test clients' runtime, at least version 20: see npm_deps below)
   make git nodejs tar xz-utils bzip2 zip unzip strace gdb
   # base images (docs/images.md, tests/integration/test-59-images.sh): import and dm-verity data
   squashfs-tools cryptsetup-bin
@@ -63,11 +73,50 @@ missing() {
   done
 }
 
+# the first node on PATH or in the usual places whose major version is at least NODE_MIN
+find_node() {
+  local n v
+  for n in "$(command -v node || true)" /usr/bin/node /usr/local/bin/node /usr/bin/nodejs; do
+    [ -n "$n" ] && [ -x "$n" ] || continue
+    v=$("$n" -p 'process.versions.node.split(".")[0]' 2>/dev/null) || continue
+    [ "${v:-0}" -ge "$NODE_MIN" ] 2>/dev/null && { echo "$n"; return 0; }
+  done
+  return 1
+}
+
+# tests/mcp/node_modules from its lock file (CHECK=1: only say whether it is up to date)
+npm_deps() {
+  local check=${1:-0} node npm stamp want
+  if ! node=$(find_node); then
+    echo "install-deps: the MCP test clients (tests/mcp) need Node.js >= $NODE_MIN; found:" \
+      "$(for n in node nodejs; do command -v "$n" >/dev/null && printf '%s %s ' "$(command -v "$n")" "$("$n" --version 2>&1)"; done)" \
+      "(Debian 12's nodejs is 18: install a Node.js $NODE_MIN or later)" >&2
+    return 1
+  fi
+  npm=$(dirname "$node")/npm
+  [ -x "$npm" ] || npm=$(command -v npm) || { echo "install-deps: no npm beside $node" >&2; return 1; }
+  stamp=$MCP_DIR/node_modules/.sbx-installed
+  want="$(sha256sum < "$MCP_DIR/package-lock.json" | cut -d' ' -f1) node $("$node" -p 'process.versions.node.split(".")[0]')"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    echo "install-deps: tests/mcp packages present (node $("$node" --version))"
+    return 0
+  fi
+  if [ "$check" = 1 ]; then
+    echo "install-deps: tests/mcp packages missing or older than package-lock.json"
+    return 1
+  fi
+  echo "install-deps: npm ci in tests/mcp (node $("$node" --version) from $node)"
+  (cd "$MCP_DIR" && PATH="$(dirname "$node"):$PATH" "$npm" ci --no-audit --no-fund --loglevel=error) || {
+    echo "install-deps: npm ci in $MCP_DIR failed" >&2; return 1; }
+  echo "$want" > "$stamp"
+}
+
 # (no process substitution: it needs /dev/fd, absent in a bare chroot)
 read -ra MISSING <<< "$(missing | tr '\n' ' ')"
 if [ "${#MISSING[@]}" -eq 0 ]; then
   echo "install-deps: all ${#PKGS[@]} packages present"
-  exit 0
+  npm_deps "$([ "${1:-}" = --check ] && echo 1 || echo 0)"
+  exit $?
 fi
 echo "install-deps: missing: ${MISSING[*]}"
 [ "${1:-}" = --check ] && exit 1
@@ -108,3 +157,4 @@ if [ "${#STILL[@]}" -ne 0 ]; then
   exit 1
 fi
 echo "install-deps: installed ${#MISSING[@]} package(s)"
+npm_deps

@@ -13,7 +13,8 @@
 # BENCH (default: all of them): sandbox-exec (exec vs a cold run), pool-run (a pooled run vs bwrap and a
 # cold run), run-overhead (a cold run vs hardened systemd-run), egress-connect (TCP and UDP connect()
 # with 10,000 rules), egress-run (start-up with a network, DNS through a run's resolver, bulk TCP),
-# load-run (concurrent cold runs), broker-latency, image-start. Two cannot run natively here, and say
+# load-run (concurrent cold runs), broker-latency, image-start, mcp-exec (sandbox_exec through sbx-mcp vs
+# sbxctl exec). Two cannot run natively here, and say
 # so in the table: broker-latency (the broker identifies its caller by /proc/PID/cgroup and refuses a
 # host with hybrid cgroups, as nspawn on this machine is, by design) and image-start (this machine's
 # kernel has no device-mapper, which dm-verity needs).
@@ -25,7 +26,7 @@ set -uo pipefail
 cd "$REPO" || exit 1
 LANES="native vm"
 if [ "${1:-}" = --lanes ]; then LANES=$2; shift 2; fi
-ALL="sandbox-exec pool-run run-overhead egress-connect egress-run load-run broker-latency image-start"
+ALL="sandbox-exec pool-run run-overhead egress-connect egress-run load-run broker-latency image-start mcp-exec"
 BENCHES=${*:-$ALL}
 S=${SBX_BENCH_SCALE:-1}
 OUT=$REPO/build/bench-lanes
@@ -43,6 +44,7 @@ args() {
     load-run) echo "1 '1 8 16'" ;;
     broker-latency) echo "$((20 * S)) 2" ;;
     image-start) echo "$((8 * S)) 2" ;;
+    mcp-exec) echo "$((100 * S))" ;;
   esac
 }
 # why a bench does not run in a lane ("" when it does)

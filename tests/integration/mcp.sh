@@ -6,23 +6,25 @@
 MCP_DIR=$(cd "$(dirname "$0")/../mcp" && pwd)
 MCP_NODE_MIN=20
 
-# mcp_require: sbx-mcp is installed, node is new enough, the clients' packages are installed
-# (scripts/install-deps.sh runs npm ci in tests/mcp); else the case fails or skips saying why
-mcp_require() {
-  if ! command -v sbx-mcp > /dev/null 2>&1; then
-    t_skip "sbx-mcp is not installed by this build"; return 1
-  fi
+# mcp_require_clients: node is new enough and the clients' packages are installed (scripts/install-deps.sh
+# runs npm ci in tests/mcp); else the case fails saying why
+mcp_require_clients() {
   if ! command -v node > /dev/null 2>&1; then
     t_fail "node is not installed (scripts/install-deps.sh)"; return 1
   fi
   local v; v=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
-  if [ "${v:-0}" -lt "$MCP_NODE_MIN" ] 2>/dev/null; then
+  if ! [ "${v:-0}" -ge "$MCP_NODE_MIN" ] 2>/dev/null; then
     t_fail "node $(node --version 2>&1) is older than $MCP_NODE_MIN, which the MCP clients need"; return 1
   fi
   if [ ! -d "$MCP_DIR/node_modules/@modelcontextprotocol/sdk" ]; then
     t_fail "the MCP clients' packages are not installed in $MCP_DIR (scripts/install-deps.sh runs npm ci there)"; return 1
   fi
   return 0
+}
+# mcp_require_server: sbx-mcp is installed (else the case is skipped: this build has none)
+mcp_require_server() {
+  command -v sbx-mcp > /dev/null 2>&1 && return 0
+  t_skip "sbx-mcp is not installed by this build"; return 1
 }
 
 # mcp SCRIPT ARGS... [-- SERVER-COMMAND...]: runs tests/mcp/SCRIPT under node (sets T_OUT, T_RC); each

@@ -15,12 +15,13 @@ t_require_systemd || t_summary
 W=$(mktemp -d /var/tmp/sbxt-mcp.XXXXXX); t_on_exit "rm -rf '$W'"
 chmod 0755 "$W"
 
-t_begin "setup: sbx-mcp, node and the MCP clients"
-mcp_require || t_summary
-t_log "$(sbx-mcp --version 2>&1 | head -n 1); node $(node --version)"
-
-t_begin "the SDK's client refuses a tool result that does not match the tool's outputSchema"
+t_begin "setup: node and the MCP clients; the SDK's client refuses a tool result that does not match the tool's outputSchema"
+mcp_require_clients || t_summary
 mcp client.mjs sdk-validates
+
+t_begin "setup: sbx-mcp"
+mcp_require_server || t_summary
+t_log "$(sbx-mcp --version 2>&1 | head -n 1); node $(node --version)"
 
 t_begin "initialize with both protocol versions, serverInfo, capabilities, tools/list with schemas, ping"
 mcp client.mjs handshake -- sbx-mcp

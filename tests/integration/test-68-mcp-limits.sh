@@ -9,7 +9,7 @@
 t_require_systemd || t_summary
 
 t_begin "setup: sbx-mcp, node and the MCP clients"
-mcp_require || t_summary
+mcp_require_clients && mcp_require_server || t_summary
 
 t_begin "memory: a run over the ceiling it asked for ends as memory; agent_lines has the limit line"
 if t_require_controller memory; then

@@ -8,7 +8,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
-    TOOLS, Session, connect, negotiatedVersion, checkCommandResult, ok, eq, info, note, clip, main, sleep,
+    TOOLS, Session, OutputSchemas, connect, negotiatedVersion, checkCommandResult, ok, eq, info, note, clip, main, sleep,
     serverArgv, ownArgs,
 } from './lib.mjs';
 
@@ -65,6 +65,8 @@ async function handshake() {
                 `${want}: ${t.name} has an input and an output schema of type object`, t);
             ok(typeof t.description === 'string' && t.description.length > 10, `${want}: ${t.name} is described`, t);
         }
+        const schemas = new OutputSchemas(tools);
+        eq([], schemas.errors, `${want}: every outputSchema is a valid JSON Schema (Ajv compiles it)`);
         eq({}, await c.client.ping(), `${want}: ping`);
         await c.client.setLoggingLevel('debug');
         ok(true, `${want}: logging/setLevel answered`);

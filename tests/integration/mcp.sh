@@ -46,3 +46,15 @@ mcp() {
 
 # mcp_info KEY: the value of the script's last "info KEY VALUE" line
 mcp_info() { printf '%s\n' "$T_OUT" | sed -n "s/^info $1 //p" | tail -n 1; }
+
+# mcp_inspector ARGS...: the MCP inspector's CLI (sets T_OUT to its stdout, T_RC; its stderr is logged
+# when it fails). It runs from its own build folder: version 1.0.3 looks for its package.json at
+# ../package.json of the current directory before importing it relative to itself.
+mcp_inspector() {
+  local err
+  err=$(mktemp)
+  T_OUT=$(cd "$MCP_DIR/node_modules/@modelcontextprotocol/inspector-cli/build" &&
+          timeout -k 5 120 "$MCP_DIR/node_modules/.bin/mcp-inspector-cli" "$@" 2> "$err"); T_RC=$?
+  [ "$T_RC" = 0 ] || t_log "mcp-inspector-cli $*: exit status $T_RC; stderr: $(tr '\n' ' ' < "$err" | head -c 600)"
+  rm -f "$err"
+}

@@ -82,7 +82,7 @@ async function run() {
     eq(['out\n', 'err', 4, 3, false, false],
         [c.stdout, c.stderr, c.stdout_bytes, c.stderr_bytes, c.stdout_truncated, c.stderr_truncated],
         'run (argv): stdout, stderr and their byte counts');
-    ok(/^[0-9a-f]{32}$/.test(c.run_id ?? ''), 'run (argv): run_id', c.run_id);
+    if (!ok(/^[0-9a-f]{32}$/.test(c.run_id ?? ''), 'run (argv): run_id', c.run_id)) return s.close();
     const text = s.text(r);
     ok(text.indexOf('out\n') >= 0 && text.indexOf('out\n') < text.indexOf('err'), 'run: the text has stdout, then stderr', text);
     info('run_id', c.run_id);
@@ -116,9 +116,9 @@ async function sandboxBuild() {
     const s = await Session.open({ server });
     let r = await s.call('sandbox_create', { name: 'mcp-build' });
     const id = r.structuredContent?.sandbox_id;
-    ok(/^[0-9a-f]{32}$/.test(id ?? ''), 'sandbox_create: an id', r.structuredContent);
     info('sandbox_id', id);
     info('sandbox_workspace', r.structuredContent?.workspace);
+    if (!ok(/^[0-9a-f]{32}$/.test(id ?? ''), 'sandbox_create: an id', r.structuredContent)) return s.close();
     r = await s.call('write_file', { sandbox_id: id, path: 'hello.c', content: HELLO_C }, { tag: 'hello.c' });
     eq(Buffer.byteLength(HELLO_C), r.structuredContent?.bytes, 'write_file: bytes written');
     await s.call('write_file', { sandbox_id: id, path: 'Makefile', content: MAKEFILE }, { tag: 'Makefile' });
@@ -304,6 +304,7 @@ async function hold() {
     const s = await Session.open({ server });
     const r = await s.call('sandbox_create', { name: 'mcp-vanish' });
     const id = r.structuredContent?.sandbox_id;
+    if (!ok(id, 'sandbox_create', r)) return s.close();
     info('sandbox_id', id);
     info('server_pid', s.conn.pid);
     const seen = { exec: 0, run: 0 };

@@ -32,7 +32,7 @@ mcp raw.mjs -- sbx-mcp
 t_begin "run: argv and script, stdout and stderr apart, exit code, signal, timeout, env, stdin; show_run"
 mcp client.mjs run -- sbx-mcp
 id=$(mcp_info run_id)
-assert_eq "finished 3" "$(record_get "$id" '"\(.state) \(.exit_code)"')" "sbxctl show of the first run"
+assert_eq "finished 3" "$(record_get "$id" '"\(.state) \(.exit.code)"')" "sbxctl show of the first run"
 assert_clean
 
 t_begin "sandbox: write a C program and a Makefile, make it inside, read the source and the binary back, list_files"

@@ -32,7 +32,7 @@ mcp_require_server() {
 # exit 0 and pass at least one check
 mcp() {
   local script=$1 line n=0; shift
-  t_run timeout -k 5 300 node "$MCP_DIR/$script" "$@"
+  t_run timeout -k 5 600 node "$MCP_DIR/$script" "$@"
   while IFS= read -r line; do
     case $line in
       "ok - "*) n=$((n + 1)) ;;

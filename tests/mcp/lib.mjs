@@ -15,8 +15,8 @@ export const TOOLS = ['export', 'list_files', 'read_file', 'run', 'sandbox_creat
     'sandbox_remove', 'show_run', 'write_file'];
 export const COMMAND_RESULT_KEYS = ['run_id', 'exit_code', 'signal', 'stop_reason', 'stdout', 'stderr',
     'stdout_bytes', 'stderr_bytes', 'stdout_truncated', 'stderr_truncated', 'agent_lines'];
-// calls that run commands may take long; the SDK's default is 60 s
-export const CALL_TIMEOUT_MS = 180000;
+// calls that run commands may take long (minutes under the VM lane's emulation); the SDK's default is 60 s
+export const CALL_TIMEOUT_MS = 600000;
 
 let failed = 0;
 export function ok(cond, what, why) {

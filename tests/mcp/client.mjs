@@ -8,7 +8,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
-    TOOLS, Session, OutputSchemas, connect, negotiatedVersion, checkCommandResult, ok, eq, info, note, clip, main, sleep,
+    TOOLS, Session, OutputSchemas, connect, negotiatedVersion, checkCommandResult, ok, eq, info, note, main, sleep,
     serverArgv, ownArgs,
 } from './lib.mjs';
 

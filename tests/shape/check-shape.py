@@ -11,7 +11,7 @@ import re
 import sys
 import tempfile
 
-DIRS = ['src', 'sbxd', 'sbxctl', 'helper', 'broker', 'export', 'generator']
+DIRS = ['src', 'sbxd', 'sbxctl', 'mcp', 'helper', 'broker', 'export', 'generator']
 MAX_LINES = 150
 # function -> why it may be longer (keep this short: a long function is a place to split)
 LONG = {

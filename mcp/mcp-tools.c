@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 
 #include "command.h"
 #include "json-doc.h"
@@ -257,10 +256,11 @@ static int check_profile(const McpConfig *cfg, McpArgs *a, char **ret_sentence) 
         return refuse(ret_sentence, "profile '%s' is not one this server offers (%s)", a->profile, list);
 }
 
-/* The workspace named (resolved as sbxctl resolves it) must be one of those configured; none named: the first. */
+/* The workspace named (resolved as sbxctl resolves it) must be one of those configured; none named: the first.
+ * A path that is not one of them gets the same sentence whether it exists, is a file or cannot be read: the
+ * model learns nothing of the host's files from it (the configured ones are directories, resolved at start). */
 static int check_workspace(const McpConfig *cfg, McpArgs *a, char **ret_sentence) {
         _cleanup_free_ char *list = NULL;
-        struct stat st;
         char *resolved;
 
         if (!a->workspace) {
@@ -271,15 +271,8 @@ static int check_workspace(const McpConfig *cfg, McpArgs *a, char **ret_sentence
         }
         if (!cfg->workspaces || !cfg->workspaces[0])
                 return refuse(ret_sentence, "workspace: '%s': this server was given no workspace directory", a->workspace);
-        if (stat(a->workspace, &st) < 0)
-                return errno == ENOENT ? refuse(ret_sentence, "workspace: '%s' does not exist", a->workspace)
-                                       : refuse(ret_sentence, "workspace: '%s': %m", a->workspace);
-        if (!S_ISDIR(st.st_mode))
-                return refuse(ret_sentence, "workspace: '%s' is not a directory", a->workspace);
         resolved = realpath(a->workspace, NULL);
-        if (!resolved)
-                return refuse(ret_sentence, "workspace: '%s': %m", a->workspace);
-        if (strv_contains(cfg->workspaces, resolved)) {
+        if (resolved && strv_contains(cfg->workspaces, resolved)) {
                 free(a->workspace);
                 a->workspace = resolved;
                 return 0;

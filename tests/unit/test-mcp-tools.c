@@ -114,7 +114,6 @@ static void test_check(void **state) {
                 { "{\"script\":\"x\",\"memory\":\"2G\"}", "memory: 2.0G is above the highest ceiling this server allows (1.0G)" },
                 { "{\"script\":\"x\",\"tasks\":101}", "tasks: 101 is above the highest ceiling this server allows (100)" },
                 { "{\"script\":\"x\",\"timeout\":\"2min\"}", "timeout: 120s is above the highest this server allows (60s)" },
-                { "{\"script\":\"x\",\"workspace\":\"/nonexistent-mcp\"}", "workspace: '/nonexistent-mcp' does not exist" },
         };
         char *sentence = NULL, *json;
         McpArgs a;
@@ -133,6 +132,14 @@ static void test_check(void **state) {
                 free(sentence);
                 mcp_args_done(&a);
         }
+        /* a path that does not exist: the same sentence as any other path not given */
+        assert_int_equal(decode(MCP_TOOL_RUN, "{\"script\":\"x\",\"workspace\":\"/nonexistent-mcp\"}", &a, &sentence), 0);
+        assert_int_equal(mcp_args_check(MCP_TOOL_RUN, &cfg, &a, &sentence), -EPERM);
+        assert_true(asprintf(&json, "workspace: '/nonexistent-mcp' is not one of the directories this server was given (%s)", dir) > 0);
+        assert_string_equal(sentence, json);
+        free(sentence);
+        free(json);
+        mcp_args_done(&a);
         /* a host directory other than those given, a file */
         assert_true(asprintf(&json, "{\"workspace\":\"%s\"}", other) > 0);
         assert_int_equal(decode(MCP_TOOL_SANDBOX_CREATE, json, &a, &sentence), 0);
@@ -144,7 +151,8 @@ static void test_check(void **state) {
         assert_true(asprintf(&json, "{\"script\":\"x\",\"workspace\":\"%s\"}", file) > 0);
         assert_int_equal(decode(MCP_TOOL_RUN, json, &a, &sentence), 0);
         assert_int_equal(mcp_args_check(MCP_TOOL_RUN, &cfg, &a, &sentence), -EPERM);
-        assert_non_null(strstr(sentence, "is not a directory"));
+        /* the same sentence for a file as for a directory: nothing said of what the host path is */
+        assert_non_null(strstr(sentence, "is not one of the directories this server was given"));
         free(sentence);
         free(json);
         mcp_args_done(&a);

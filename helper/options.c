@@ -190,6 +190,18 @@ static int option_landlock(const char *value, void *field, const ExecOption *row
         return 0;
 }
 
+/* gvisor:none or gvisor:host: the gVisor tier and runsc's network mode */
+static int option_isolation(const char *value, void *field, const ExecOption *row) {
+        if (!streq(value, "gvisor:none") && !streq(value, "gvisor:host"))
+                return -EINVAL;
+        *(const char **) field = value + strlen("gvisor:");
+        return 0;
+}
+
+static bool syscall_entry_is_valid(const char *s) {
+        return !isempty(s) && strspn(s, "@abcdefghijklmnopqrstuvwxyz0123456789_-") == strlen(s);
+}
+
 #define FIELD(f) offsetof(ExecOptions, f)
 
 static const char *const network_modes[] = { "none", "egress", NULL };
@@ -232,6 +244,9 @@ static const ExecOption exec_options[] = {
         { "landlock", required_argument, option_landlock, FIELD(landlock) },
         { "landlock-ro", required_argument, option_list, FIELD(landlock_ro), .check = landlock_path_is_valid },
         { "landlock-rw", required_argument, option_list, FIELD(landlock_rw), .check = landlock_path_is_valid },
+        { "isolation", required_argument, option_isolation, FIELD(gvisor_network) },
+        { "gvisor-allow", required_argument, option_list, FIELD(gvisor_allow), .check = syscall_entry_is_valid },
+        { "gvisor-deny", required_argument, option_list, FIELD(gvisor_deny), .check = syscall_entry_is_valid },
 };
 
 #define OPTION_BASE 0x100
@@ -249,6 +264,11 @@ static int check_combination(const ExecOptions *o, int argc, char *argv[]) {
         if (o->cache_images && !o->space_op)
                 return -EINVAL;
         if ((o->landlock_ro || o->landlock_rw) && o->landlock < 0)
+                return -EINVAL;
+        /* gVisor's: one command, never under Landlock (runsc cannot mount under it), with its syscall lists */
+        if (o->gvisor_network && (o->serve || o->landlock >= 0 || !o->gvisor_allow))
+                return -EINVAL;
+        if (!o->gvisor_network && (o->gvisor_allow || o->gvisor_deny))
                 return -EINVAL;
         if (o->remove_caches) { /* the caches follow, nothing else */
                 if (o->netns_op || o->bpffs || o->figures || o->serve || o->pool || o->space_op || o->handover ||

@@ -49,6 +49,10 @@ typedef struct ExecOptions {
         LandlockMode landlock;              /* not given: no Landlock ruleset */
         char **landlock_ro;                 /* read and execute below these */
         char **landlock_rw;                 /* everything below these */
+        const char *gvisor_network;         /* the gVisor tier (helper/gvisor.h): runsc's network mode,
+                                             * "none" or "host"; NULL: the kernel tier */
+        char **gvisor_allow;                /* the profile's syscall lists, applied inside gVisor */
+        char **gvisor_deny;
 } ExecOptions;
 
 #define EXEC_OPTIONS_INIT                                                                                  \

@@ -28,6 +28,7 @@
 #include "ceilings.h"
 #include "fileio.h"
 #include "cache.h"
+#include "gvisor.h"
 #include "handover.h"
 #include "image-mount.h"
 #include "landlock.h"
@@ -862,18 +863,43 @@ static int take_command(char ***ret_argv, char ***ret_env) {
 /* Runs the command as our child under the supervisor and waits for it; then ends what it left behind
  * and reports. Returns 0 with its wait status in *ret_status, or refuse()'s exit status. */
 static int supervise_command(Supervisor *sup, const char *cg, char **argv, char **env, int *ret_status) {
+        _cleanup_(gvisor_done) Gvisor gv = GVISOR_INIT;
         _cleanup_free_ char *error = NULL, *extra = NULL;
+        _cleanup_strv_free_ char **gv_env = NULL;
+        uint64_t output_max = arg.output_max;
         pid_t pid;
         int r, status;
 
+        /* The gVisor tier: the command becomes runsc's, with its whole environment (helper/gvisor.h). Its
+         * output always goes through the relay: runsc would write an inherited file from offset 0. */
+        if (arg.gvisor_network) {
+                r = gvisor_environment(environ, env, &gv_env);
+                if (r < 0)
+                        return refuse("cannot make the command's environment: %s", strerror(-r));
+                if (gvisor_find_command(argv[0], gv_env) == -ENOENT) { /* as the kernel tier's child says it */
+                        fprintf(stderr, "sbx: %s: command not found\n", argv[0]);
+                        report(NULL);
+                        *ret_status = W_EXITCODE(SBX_EXIT_NOT_FOUND, 0);
+                        return 0;
+                }
+                r = gvisor_prepare(&gv, arg.gvisor_network, arg.gvisor_allow, arg.gvisor_deny, argv, gv_env,
+                                   SBX_WORKSPACE, &error);
+                if (r < 0)
+                        return refuse("%s", error ?: strerror(-r));
+                argv = gv.argv;
+                env = NULL;
+                if (output_max == 0)
+                        output_max = UINT64_MAX;
+        }
+
         /* The syscall rules' program and the output relay (supervise.h). */
-        r = supervisor_prepare(sup, arg.seccomp_filter, arg.output_max, arg.output_cut, &error);
+        r = supervisor_prepare(sup, arg.seccomp_filter, output_max, arg.output_cut, &error);
         if (r < 0)
                 return refuse("%s", error ?: strerror(-r));
         /* Temporary elevated capture (docs/capture.md): offered where the output is relayed. Where it cannot be,
          * the run goes on as it would (nothing is said on the caller's stderr) and sbxd refuses to capture it:
          * it finds no pipe to open. */
-        if (arg.output_max > 0)
+        if (output_max > 0)
                 (void) supervisor_offer_capture(sup);
 
         pid = fork();
@@ -897,9 +923,20 @@ static int supervise_command(Supervisor *sup, const char *cg, char **argv, char 
                 return refuse("waitpid failed: %s", strerror(-r));
 
         end_leftovers(cg);
+        /* runsc that could not start the command is a refusal (123), not the command's status */
+        if (arg.gvisor_network && gvisor_check_started(&error) < 0)
+                return refuse("%s", error);
         supervisor_finish(sup);
         if (supervisor_status(sup, &extra) < 0)
                 extra = NULL;
+        if (gv.version) { /* which runsc ran it, for the record */
+                char *t = NULL;
+
+                if (asprintf(&t, "%s runsc=%s", strempty(extra), gv.version) < 0)
+                        t = NULL;
+                free(extra);
+                extra = t;
+        }
         report(extra);
         *ret_status = status;
         return 0;

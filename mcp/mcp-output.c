@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 
 #include "macro.h"
+#include "json-doc.h"
 #include "mcp-output.h"
 #include "mcp-proto.h"
 #include "util.h"
@@ -157,15 +158,6 @@ int mcp_base64_decode(const char *s, size_t n, char **ret, size_t *ret_size) {
 
 /* ---- results ---------------------------------------------------------------------------------- */
 
-/* v (taken) into o under key: 0 or -ENOMEM */
-static int add(json_object *o, const char *key, json_object *v) {
-        if (!v || json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 /* a string that may hold NUL characters */
 static json_object *string_len(const char *s, size_t n) {
         return n <= INT32_MAX ? json_object_new_string_len(s, (int) n) : NULL;
@@ -173,7 +165,7 @@ static json_object *string_len(const char *s, size_t n) {
 
 /* an integer, or null (json-c's NULL) */
 static int add_int_or_null(json_object *o, const char *key, bool has, int64_t v) {
-        return has ? add(o, key, json_object_new_int64(v)) : (json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0);
+        return has ? json_add_take(o, key, json_object_new_int64(v)) : (json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0);
 }
 
 /* A stream's kept bytes as text: cut at a whole character when it was cut */
@@ -225,13 +217,13 @@ static int command_text(const McpOutcome *o, const char *out, size_t out_len, co
 static int text_result(json_object *result, const char *text, size_t len, bool is_error) {
         json_object *content = json_object_new_array(), *item = json_object_new_object();
 
-        if (!content || !item || add(item, "type", json_object_new_string("text")) < 0 ||
-            add(item, "text", string_len(text, len)) < 0 || json_object_array_add(content, item) < 0) {
+        if (!content || !item || json_add_take(item, "type", json_object_new_string("text")) < 0 ||
+            json_add_take(item, "text", string_len(text, len)) < 0 || json_object_array_add(content, item) < 0) {
                 json_object_put(content);
                 json_object_put(item);
                 return -ENOMEM;
         }
-        if (add(result, "content", content) < 0 || add(result, "isError", json_object_new_boolean(is_error)) < 0)
+        if (json_add_take(result, "content", content) < 0 || json_add_take(result, "isError", json_object_new_boolean(is_error)) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -242,7 +234,7 @@ int mcp_command_result(const McpOutcome *o, json_object **ret) {
         json_object *lines = json_object_new_array();
         size_t out_len, err_len, text_len;
 
-        if (!result || !s || !lines || add(s, "agent_lines", lines) < 0)
+        if (!result || !s || !lines || json_add_take(s, "agent_lines", lines) < 0)
                 return -ENOMEM;
         STRV_FOREACH(l, o->agent_lines)
                 if (json_object_array_add(lines, json_object_new_string(*l)) < 0)
@@ -250,16 +242,16 @@ int mcp_command_result(const McpOutcome *o, json_object **ret) {
         if (stream_text(o->out, &out, &out_len) < 0 || stream_text(o->err, &err, &err_len) < 0 ||
             command_text(o, out, out_len, err, err_len, &text, &text_len) < 0)
                 return -ENOMEM;
-        if (add(s, "run_id", json_object_new_string(o->run_id)) < 0 ||
+        if (json_add_take(s, "run_id", json_object_new_string(o->run_id)) < 0 ||
             add_int_or_null(s, "exit_code", o->exit_code >= 0, o->exit_code) < 0 ||
             add_int_or_null(s, "signal", o->signal > 0, o->signal) < 0 ||
-            add(s, "stop_reason", json_object_new_string(o->stop_reason)) < 0 ||
-            add(s, "stdout", string_len(out, out_len)) < 0 || add(s, "stderr", string_len(err, err_len)) < 0 ||
-            add(s, "stdout_bytes", json_object_new_uint64(o->out->total)) < 0 ||
-            add(s, "stderr_bytes", json_object_new_uint64(o->err->total)) < 0 ||
-            add(s, "stdout_truncated", json_object_new_boolean(mcp_capture_truncated(o->out))) < 0 ||
-            add(s, "stderr_truncated", json_object_new_boolean(mcp_capture_truncated(o->err))) < 0 ||
-            text_result(result, text, text_len, false) < 0 || add(result, "structuredContent", TAKE_PTR(s)) < 0)
+            json_add_take(s, "stop_reason", json_object_new_string(o->stop_reason)) < 0 ||
+            json_add_take(s, "stdout", string_len(out, out_len)) < 0 || json_add_take(s, "stderr", string_len(err, err_len)) < 0 ||
+            json_add_take(s, "stdout_bytes", json_object_new_uint64(o->out->total)) < 0 ||
+            json_add_take(s, "stderr_bytes", json_object_new_uint64(o->err->total)) < 0 ||
+            json_add_take(s, "stdout_truncated", json_object_new_boolean(mcp_capture_truncated(o->out))) < 0 ||
+            json_add_take(s, "stderr_truncated", json_object_new_boolean(mcp_capture_truncated(o->err))) < 0 ||
+            text_result(result, text, text_len, false) < 0 || json_add_take(result, "structuredContent", TAKE_PTR(s)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(result);
         return 0;
@@ -273,7 +265,7 @@ int mcp_structured_result(json_object *structured, json_object **ret) {
                 return -ENOMEM;
         text = json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
         if (!text || text_result(result, text, strlen(text), false) < 0 ||
-            add(result, "structuredContent", TAKE_PTR(s)) < 0)
+            json_add_take(result, "structuredContent", TAKE_PTR(s)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(result);
         return 0;
@@ -321,10 +313,10 @@ int mcp_read_result(const char *path, const McpCapture *out, int encoding, json_
                 return -ENOMEM;
         if (encoding == 1)
                 len = strlen(text);
-        if (add(s, "path", json_object_new_string(path)) < 0 || add(s, "content", string_len(text, len)) < 0 ||
-            add(s, "encoding", json_object_new_string(encoding == 0 ? "utf-8" : "base64")) < 0 ||
-            add(s, "bytes", json_object_new_uint64(size)) < 0 ||
-            add(s, "truncated", json_object_new_boolean(size > n)) < 0)
+        if (json_add_take(s, "path", json_object_new_string(path)) < 0 || json_add_take(s, "content", string_len(text, len)) < 0 ||
+            json_add_take(s, "encoding", json_object_new_string(encoding == 0 ? "utf-8" : "base64")) < 0 ||
+            json_add_take(s, "bytes", json_object_new_uint64(size)) < 0 ||
+            json_add_take(s, "truncated", json_object_new_boolean(size > n)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(s);
         return 0;
@@ -382,14 +374,14 @@ int mcp_list_result(const char *path, const McpCapture *out, json_object **ret) 
                         json_object_put(e);
                         return -ENOMEM;
                 }
-                if (add(e, "name", json_object_new_string(name)) < 0 ||
-                    add(e, "type", json_object_new_string(entry_type(p[0]))) < 0 ||
-                    add(e, "size", json_object_new_uint64(size)) < 0)
+                if (json_add_take(e, "name", json_object_new_string(name)) < 0 ||
+                    json_add_take(e, "type", json_object_new_string(entry_type(p[0]))) < 0 ||
+                    json_add_take(e, "size", json_object_new_uint64(size)) < 0)
                         return -ENOMEM;
                 p = nul + 1;
         }
         json_object_array_sort(entries, entry_cmp);
-        if (add(s, "path", json_object_new_string(path)) < 0 || add(s, "entries", TAKE_PTR(entries)) < 0)
+        if (json_add_take(s, "path", json_object_new_string(path)) < 0 || json_add_take(s, "entries", TAKE_PTR(entries)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(s);
         return 0;

@@ -86,6 +86,9 @@ static void print_profile_policy(const Profile *p) {
 
         printf("profile %s: %s\n", p->name, p->description);
         printf("  file:       %s\n  digest:     %s\n", strna(p->path), p->digest);
+        printf("  isolation:  %s\n", p->isolation == ISOLATION_GVISOR
+                                             ? "gvisor (the command runs in runsc, gVisor's kernel; sandboxes refused)"
+                                             : "kernel (the host's, behind seccomp and Landlock)");
         printf("  network:    %s", network_mode_to_string(p->network));
         for (size_t i = 0; i < p->n_destinations; i++) {
                 const NetDestination *dst = &p->destinations[i];
@@ -154,6 +157,10 @@ static void print_profile_policy(const Profile *p) {
                 printf(" (none)");
         STRV_FOREACH(g, p->environment_deny)
                 printf("%s%s", g == p->environment_deny ? " but " : ",", *g);
+        if (p->isolation == ISOLATION_GVISOR) {
+                printf("\n  syscall lists: applied inside gVisor too (EPERM); no argument-level rules\n");
+                return;
+        }
         printf("\n  syscall rules (seccomp, counted in the record):\n");
         base = policy_baseline_rules(&n_base);
         for (size_t i = 0; i < n_base; i++)

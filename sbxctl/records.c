@@ -150,6 +150,10 @@ int verb_show(int argc, char **argv) {
         printf("%-14s %s\n", "State:", rec->finished ? "finished" : "running");
         printf("%-14s %s\n", "Started:", format_timestamp(ts, rec->started_at));
         printf("%-14s %s\n", "Start:", rec->pooled ? "pool (a unit of the profile's warm pool)" : "cold");
+        if (rec->isolation == ISOLATION_GVISOR)
+                printf("%-14s gvisor (runsc %s)\n", "Isolation:", rec->runsc_version ?: "did not start");
+        else
+                printf("%-14s kernel\n", "Isolation:");
         printf("%-14s %s\n", "Ended:", rec->ended_at ? format_timestamp(ts, rec->ended_at) : "-");
         printf("%-14s %s\n", "Stop reason:", strna(stop_reason_to_string(rec->stop_reason)));
         printf("%-14s %s\n", "Exit:", exit_text(rec, ex, sizeof(ex)));

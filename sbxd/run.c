@@ -125,7 +125,9 @@ int run_add_seccomp(RunPlan *plan, char **ret_why) {
         int r;
 
         /* The argument-level syscall rules become a seccomp program the exec helper installs right before
-         * the command starts. */
+         * the command starts. None: the gVisor tier (policy.c). */
+        if (plan->n_rules == 0)
+                return 0;
         r = seccomp_rules_compile(plan->rules, plan->n_rules, &hex, ret_why);
         if (r < 0)
                 return r;
@@ -430,6 +432,7 @@ static int start_new_run(RunStart *s, sd_bus_error *error) {
         strcpy(run->record->run_id, run->id);
         run->record->unit = strdup(run->unit);
         run->record->profile = strdup(plan->profile->name);
+        run->record->isolation = plan->profile->isolation;
         run->record->policy_digest = strdup(plan->digest);
         run->record->profile_digest = strdup(plan->profile->digest);
         if (!run->record->unit || !run->record->profile || !run->record->policy_digest ||
@@ -1263,6 +1266,11 @@ static void parse_status_text(RunRecord *rec, const char *status) {
         /* the Landlock ABI the command ran under (helper/landlock.h) */
         if ((p = strstr(status, " landlock=")) && p[10] >= '0' && p[10] <= '9')
                 rec->landlock_abi = (int) MIN(strtoul(p + 10, NULL, 10), 1000UL);
+        /* the gVisor tier: the runsc that ran the command (helper/gvisor.h) */
+        if ((p = strstr(status, " runsc=")) && rec->isolation == ISOLATION_GVISOR) {
+                free(rec->runsc_version);
+                rec->runsc_version = strndup(p + 7, MIN(strcspn(p + 7, " "), (size_t) 64));
+        }
 }
 
 /* The run's limit events in its cgroup (as sbx-exec --figures reads them); false if unreadable. */

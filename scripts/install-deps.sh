@@ -57,6 +57,9 @@ PKGS=(
   libpython3.11-testsuite python3-venv python3-pip python3-setuptools python3-wheel
   # (nodejs: also the MCP test clients' runtime, at least version 20: see npm_deps below)
   make git nodejs tar xz-utils bzip2 zip unzip strace gdb
+  # the gVisor tier (process.isolation "gvisor", docs/security.md; tests/integration/test-69-gvisor.sh,
+  # the shipped profile untrusted in the adversarial and compatibility tests)
+  runsc
   # base images (docs/images.md, tests/integration/test-59-images.sh): import and dm-verity data
   squashfs-tools cryptsetup-bin
   # VM testbed: emulator, initramfs, kernel module tools, timing

@@ -540,3 +540,19 @@ int json_doc_dispatch_choice(JsonDoc *jd, const JsonPath *p, json_object *v, voi
 int json_doc_dispatch_object(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
         return json_doc_dispatch(jd, p, v, arg, field);
 }
+
+int json_add_take(json_object *o, const char *key, json_object *v) {
+        if (!v || json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int json_append_take(json_object *a, json_object *v) {
+        if (!v || json_object_array_add(a, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}

@@ -52,6 +52,11 @@ int json_doc_missing(JsonDoc *jd, const JsonPath *p);
 /* Whether the object has the key; *ret is then its value, NULL for null. */
 bool json_doc_get(json_object *o, const char *key, json_object **ret);
 
+/* Building documents: v (taken, NULL counts as out of memory) into object o under key, or at the end of
+ * array a. 0 or -ENOMEM; v is released on failure. */
+int json_add_take(json_object *o, const char *key, json_object *v);
+int json_append_take(json_object *a, json_object *v);
+
 /* v's string, or NULL when v is not a string or holds a NUL character. No message. */
 const char *json_doc_string(json_object *v);
 /* A string without NUL characters; points into v. */

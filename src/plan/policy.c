@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
@@ -692,60 +693,81 @@ static int add_same_place(PropTable *t, const char *name, char **paths) {
         return r;
 }
 
+/* What every unit denies, whatever the profile allows. io_uring performs socket and file operations the
+ * filters never see (it bypasses RestrictAddressFamilies=). The kernel's keyrings are not namespaced: a
+ * key added to the user keyring (@u, per uid) outlives the run, and a later run given the same dynamic
+ * uid would read it. */
+const char *const policy_fixed_denied_syscalls[] = { "io_uring_setup", "io_uring_enter", "io_uring_register",
+                                                     "add_key", "keyctl", "request_key", NULL };
+
 static const char *const landlock_syscalls[] = { "landlock_create_ruleset", "landlock_add_rule",
                                                  "landlock_restrict_self", NULL };
 
-int policy_compile_fixed(const Profile *p, PropTable **ret) {
-        _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
-        _cleanup_strv_free_ char **deny = NULL, **allow = NULL;
-        size_t n_deny, n_allow;
-        int r;
+/* What the gVisor tier's units add to the allow-list, for runsc alone: the gofer binds and pivots into the
+ * container's root and the sandbox chroots (mount, umount2, pivot_root, chroot, each in namespaces runsc
+ * makes); its platform traces its own stub processes (ptrace). docs/security.md, "Isolation tiers". */
+static const char *const gvisor_syscalls[] = { "mount", "umount2", "pivot_root", "chroot", "ptrace", NULL };
+/* The namespace types runsc makes (the net type even without a network: the gofer gets one) */
+#define GVISOR_NAMESPACES                                                                                   \
+        ((uint64_t) (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET))
 
-        if (!t)
-                return -ENOMEM;
-        /* an empty SystemCallFilter= would reset the filter: no allow-list at all */
-        if (strv_length(p->syscall_allow) == 0)
-                return -EINVAL;
-        n_allow = strv_length(p->syscall_allow);
-        allow = calloc(n_allow + 2, sizeof(char *));
-        if (!allow)
-                return -ENOMEM;
-        for (size_t i = 0; i < n_allow; i++)
-                if (!(allow[i] = strdup(p->syscall_allow[i])))
-                        return -ENOMEM;
-        if (!strv_contains(allow, "seccomp") && !(allow[n_allow] = strdup("seccomp")))
-                return -ENOMEM;
-        /* the helper applies the Landlock ruleset in the command's child (systemd 252 has them in no group);
-         * they only ever restrict the caller further */
-        STRV_FOREACH(n, (char **) landlock_syscalls)
-                if (!strv_contains(allow, *n)) {
+static int strv_add_missing(char ***l, const char *const *names) {
+        for (const char *const *n = names; *n; n++)
+                if (!strv_contains(*l, *n)) {
                         char *c = strdup(*n);
+                        int r;
 
                         if (!c)
                                 return -ENOMEM;
-                        r = strv_push_take(&allow, c);
+                        r = strv_push_take(l, c);
                         if (r < 0) {
                                 free(c);
                                 return r;
                         }
                 }
-        n_deny = strv_length(p->syscall_deny);
-        deny = calloc(n_deny + 7, sizeof(char *));
-        if (!deny)
+        return 0;
+}
+
+/* The unit's SystemCallFilter= lists: the profile's, what the helper needs, and what sbx always denies
+ * (policy_fixed_denied_syscalls). */
+static int fixed_syscall_lists(const Profile *p, char ***ret_allow, char ***ret_deny) {
+        _cleanup_strv_free_ char **deny = NULL, **allow = NULL;
+        int r;
+
+        /* an empty SystemCallFilter= would reset the filter: no allow-list at all */
+        if (strv_length(p->syscall_allow) == 0)
+                return -EINVAL;
+        allow = strv_copy(p->syscall_allow);
+        deny = strv_copy(p->syscall_deny);
+        if (!allow || !deny)
                 return -ENOMEM;
-        for (size_t i = 0; i < n_deny; i++)
-                if (!(deny[i] = strdup(p->syscall_deny[i])))
-                        return -ENOMEM;
-        /* io_uring performs socket and file operations the filters never see (it bypasses
-         * RestrictAddressFamilies=). */
-        if (!(deny[n_deny] = strdup("io_uring_setup")) || !(deny[n_deny + 1] = strdup("io_uring_enter")) ||
-            !(deny[n_deny + 2] = strdup("io_uring_register")))
+        /* seccomp() is outside @system-service, but the exec helper needs it to install sbx's own filter
+         * (with a listener, for counting) right before exec; that filter then catches every seccomp()
+         * call of the command. The helper applies the Landlock ruleset in the command's child (systemd
+         * 252 has them in no group); they only ever restrict the caller further. */
+        r = strv_add_missing(&allow, (const char *const[]) { "seccomp", NULL });
+        r = r ?: strv_add_missing(&allow, landlock_syscalls);
+        if (r == 0 && p->isolation == ISOLATION_GVISOR)
+                r = strv_add_missing(&allow, gvisor_syscalls);
+        r = r ?: strv_add_missing(&deny, policy_fixed_denied_syscalls);
+        if (r < 0)
+                return r;
+        *ret_allow = TAKE_PTR(allow);
+        *ret_deny = TAKE_PTR(deny);
+        return 0;
+}
+
+int policy_compile_fixed(const Profile *p, PropTable **ret) {
+        _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
+        _cleanup_strv_free_ char **deny = NULL, **allow = NULL;
+        bool gvisor = p->isolation == ISOLATION_GVISOR;
+        int r;
+
+        if (!t)
                 return -ENOMEM;
-        /* The kernel's keyrings are not namespaced: a key added to the user keyring (@u, per uid)
-         * outlives the run, and a later run given the same dynamic uid would read it. */
-        if (!(deny[n_deny + 3] = strdup("add_key")) || !(deny[n_deny + 4] = strdup("keyctl")) ||
-            !(deny[n_deny + 5] = strdup("request_key")))
-                return -ENOMEM;
+        r = fixed_syscall_lists(p, &allow, &deny);
+        if (r < 0)
+                return r;
 
         /* Identity and privileges */
         r = prop_table_add_bool(t, "DynamicUser", true);
@@ -791,15 +813,14 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
         r = r ?: prop_table_add_bool(t, "ProtectKernelLogs", true);
         r = r ?: prop_table_add_bool(t, "ProtectClock", true);
         r = r ?: prop_table_add_bool(t, "ProtectHostname", true);
-        r = r ?: prop_table_add_u64(t, "RestrictNamespaces", p->namespaces);
+        /* the gVisor tier: the namespaces runsc makes, in this profile's units only (the profile refuses
+         * namespaces of its own and write_execute_memory false with it) */
+        r = r ?: prop_table_add_u64(t, "RestrictNamespaces", gvisor ? GVISOR_NAMESPACES : p->namespaces);
         r = r ?: prop_table_add_bool(t, "RestrictRealtime", true);
         r = r ?: prop_table_add_bool(t, "LockPersonality", true);
         if (r == 0 && !p->write_execute_memory)
                 r = prop_table_add_bool(t, "MemoryDenyWriteExecute", true);
         r = r ?: prop_table_add_strv(t, "SystemCallArchitectures", (char *[]) { (char *) "native", NULL });
-        /* seccomp() is outside @system-service, but the exec helper needs it to install sbx's own filter
-         * (with a listener, for counting) right before exec; that filter then catches every seccomp()
-         * call of the command. */
         r = r ?: prop_table_add_strv(t, "SystemCallFilter", allow);
         r = r ?: prop_table_add_strv(t, "SystemCallFilter~", deny);
         r = r ?: prop_table_add_errno(t, "SystemCallErrorNumber", EPERM);
@@ -1018,6 +1039,11 @@ static int compile_ceilings(PolicyCompile *c) {
         (void) pick_bound(p, "cpu", BOUND_PERCENT, req->cpu_quota_percent, p->cpu_quota_percent, &p->request.cpu,
                           &c->cpu, NULL);
         c->net = policy_run_network(p, req);
+        /* runsc of the gVisor tier runs one command and ends with it (this build has no "runsc exec" for an
+         * unprivileged caller): a sandbox, which takes commands one after another, cannot be of it */
+        if (p->isolation == ISOLATION_GVISOR && req->sandbox)
+                return error_setf(c->ret_error, -EINVAL, "profile %s: process.isolation \"gvisor\" runs one command "
+                                  "per run; sandboxes (create, exec) need a profile of isolation \"kernel\"", p->name);
         /* A run of a network mode other than "none" gets its own network namespace, made and connected
          * for it (sbxd names it): without one there is nothing to enforce the policy in. */
         if (c->net != NETWORK_NONE && (!req->run_id || !req->netns_path))
@@ -1064,10 +1090,15 @@ static int compile_limits(PolicyCompile *c) {
         return plan->figures_argv ? 0 : -ENOMEM;
 }
 
-/* The seccomp rules: sbx's own argument-level ones, then the profile's. */
+/* The seccomp rules: sbx's own argument-level ones, then the profile's. None in the gVisor tier: the
+ * command's calls never reach a filter on runsc, and this one, which denies seccomp() (the listener's
+ * guard), would stop runsc's own filters (the profile refuses syscall_rules with it). */
 static int compile_syscall_rules(PolicyCompile *c) {
         const SyscallRule *base;
         size_t n_base;
+
+        if (c->p->isolation == ISOLATION_GVISOR)
+                return 0;
 
         base = policy_baseline_rules(&n_base);
         c->plan->rules = calloc(n_base + c->p->n_rules, sizeof(SyscallRule));
@@ -1238,6 +1269,27 @@ static int compile_helper_expectations(PolicyCompile *c) {
         return r ?: strv_push_printf(argv, "--expect-egress");
 }
 
+/* The gVisor tier (helper/gvisor.h): runsc's network mode, and the profile's syscall lists, which the helper
+ * has runsc apply to the command inside gVisor (the unit's filter only ever sees runsc's own calls). No
+ * Landlock: runsc cannot run under it. Never gVisor's own network stack: it would send raw frames no
+ * cgroup program judges; "host" makes every socket of the command a socket of the unit's, in the run's
+ * namespace, judged like any other (docs/egress.md). */
+static int compile_gvisor_options(PolicyCompile *c) {
+        const Profile *p = c->p;
+        char ***argv = &c->plan->exec_argv;
+        _cleanup_strv_free_ char **deny = strv_copy(p->syscall_deny);
+        int r;
+
+        if (!deny || strv_add_missing(&deny, policy_fixed_denied_syscalls) < 0)
+                return -ENOMEM;
+        r = strv_push_printf(argv, "--isolation=gvisor:%s", c->net == NETWORK_NONE ? "none" : "host");
+        STRV_FOREACH(a, p->syscall_allow)
+                r = r ?: strv_push_printf(argv, "--gvisor-allow=%s", *a);
+        STRV_FOREACH(d, deny)
+                r = r ?: strv_push_printf(argv, "--gvisor-deny=%s", *d);
+        return r;
+}
+
 /* Then the caches it links into HOME, the host's addresses it checks are denied, the ceilings it may
  * find without a controller, and the command's second file-system wall (Landlock). */
 static int compile_helper_options(PolicyCompile *c) {
@@ -1259,6 +1311,8 @@ static int compile_helper_options(PolicyCompile *c) {
                 r = strv_push_printf(argv, "--unenforced-ceilings=%s",
                                      ceilings_to_list(c->plan->limits.unenforced, ",", list));
         }
+        if (c->p->isolation == ISOLATION_GVISOR)
+                return r ?: compile_gvisor_options(c);
         /* the same view of the file system in Landlock's terms (helper/landlock.h) */
         r = r ?: policy_landlock_options(c->p, req, &ll);
         STRV_FOREACH(o, ll)

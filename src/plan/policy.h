@@ -184,6 +184,9 @@ int run_plan_add_exec_option(RunPlan *plan, const char *option);
  * drop-in sbx-NAME-.service.d/, together with Environment=SBX_PROFILE_DIGEST=<p->digest>, which the
  * exec helper checks against the digest sbxd compiled from. */
 int policy_compile_fixed(const Profile *p, PropTable **ret);
+/* The syscalls every run is denied whatever its profile allows (NULL-terminated): in the unit's filter,
+ * and in gVisor's for the gVisor tier. */
+extern const char *const policy_fixed_denied_syscalls[];
 
 /* The profile's slice sbx-NAME.slice: the aggregate ceilings (may be an empty table). */
 int policy_compile_slice(const Profile *p, PropTable **ret);

@@ -41,6 +41,14 @@ static const char *const landlock_mode_table[_LANDLOCK_MODE_MAX + 1] = {
 
 DEFINE_NAME_TABLE_LOOKUP(landlock_mode, LandlockMode, landlock_mode_table, _LANDLOCK_MODE_MAX);
 
+static const char *const isolation_table[_ISOLATION_MAX + 1] = {
+        [ISOLATION_KERNEL] = "kernel",
+        [ISOLATION_GVISOR] = "gvisor",
+        NULL,
+};
+
+DEFINE_NAME_TABLE_LOOKUP(isolation, Isolation, isolation_table, _ISOLATION_MAX);
+
 static const char *const network_mode_table[_NETWORK_MODE_MAX + 1] = {
         [NETWORK_NONE] = "none",
         [NETWORK_PUBLIC] = "public",
@@ -351,6 +359,13 @@ static int check_image(JsonDoc *jd, const JsonPath *p, const Profile *prof) {
         return 0;
 }
 
+static int dispatch_landlock(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
+
+        prof->landlock_given = true;
+        return json_doc_dispatch_choice(jd, p, v, &prof->landlock, arg);
+}
+
 static const JsonDocField files_fields[] = {
         /* the host's tree, narrowed by the lists below, or a base image (files.image, docs/images.md) */
         { "base", dispatch_base, 0 },
@@ -362,7 +377,7 @@ static const JsonDocField files_fields[] = {
         /* whether a caller may bind a writable workspace directory */
         { "workspace", dispatch_workspace, offsetof(Profile, workspace) },
         /* a kernel without Landlock: the run is refused, or runs without it */
-        { "landlock", json_doc_dispatch_choice, offsetof(Profile, landlock), 0,
+        { "landlock", dispatch_landlock, 0, 0,
           &(const JsonDocChoice) { landlock_mode_table, "one of required, best-effort" } },
         {}
 };
@@ -682,6 +697,33 @@ static int dispatch_capabilities(JsonDoc *jd, const JsonPath *p, json_object *v,
         return 0;
 }
 
+/* process.isolation: after the rest of process and after files, which it is checked against. The gVisor
+ * tier refuses what it cannot give as asked (fail closed, docs/security.md "Isolation tiers"). */
+static int dispatch_isolation(JsonDoc *jd, const JsonPath *p, json_object *v, void *field, const void *arg) {
+        Profile *prof = field;
+        const char *why = NULL;
+        int r;
+
+        r = json_doc_dispatch_choice(jd, p, v, &prof->isolation, arg);
+        if (r < 0 || prof->isolation != ISOLATION_GVISOR)
+                return r;
+        if (prof->landlock_given)
+                why = "files.landlock cannot be set (Landlock cannot confine runsc; the command's file view is "
+                      "the unit's, through gVisor's own kernel)";
+        else if (prof->base_image)
+                why = "files.base must be \"host\" (runsc comes from the host's OS)";
+        else if (prof->n_rules > 0)
+                why = "process.syscall_rules cannot be used (the command's calls never reach the host's "
+                      "seccomp filters; process.syscalls are applied inside gVisor)";
+        else if (prof->namespaces != 0)
+                why = "process.namespaces must be [] (runsc uses the namespaces the unit allows it)";
+        else if (!prof->write_execute_memory)
+                why = "process.write_execute_memory must be true (runsc's platform maps code it writes)";
+        if (why)
+                return json_doc_fail(jd, p, "\"gvisor\": %s", why);
+        return 0;
+}
+
 static const JsonDocField process_fields[] = {
         { "syscalls", dispatch_syscalls, 0 },
         /* argument-level rules: a matching call fails with EPERM */
@@ -694,6 +736,9 @@ static const JsonDocField process_fields[] = {
           &(const JsonDocChoice) { (const char *const[]) { "private", NULL }, "\"private\"" } },
         /* false: MemoryDenyWriteExecute=yes */
         { "write_execute_memory", json_doc_dispatch_bool, offsetof(Profile, write_execute_memory) },
+        /* after the keys above: checked against them */
+        { "isolation", dispatch_isolation, 0, 0,
+          &(const JsonDocChoice) { isolation_table, "one of kernel, gvisor" } },
         {}
 };
 
@@ -1389,6 +1434,28 @@ static const JsonDocField profile_fields[] = {
         {}
 };
 
+/* The gVisor tier's runs carry runsc beside the command: a ceiling below what runsc needs could start no
+ * run (profile.h). The lowest a request may ask for counts too. */
+static int check_isolation_resources(JsonDoc *jd, Profile *prof) {
+        const JsonPath *res = JSON_KEY(NULL, "resources"), *req = JSON_KEY(NULL, "request");
+
+        if (prof->isolation != ISOLATION_GVISOR)
+                return 0;
+        if (prof->memory_max < PROFILE_GVISOR_MEMORY_MIN)
+                return json_doc_fail(jd, JSON_KEY(res, "memory"), "expected at least 128M with process.isolation "
+                                     "\"gvisor\" (runsc's own memory)");
+        if (prof->tasks_max < PROFILE_GVISOR_TASKS_MIN)
+                return json_doc_fail(jd, JSON_KEY(res, "tasks"), "expected at least %d with process.isolation "
+                                     "\"gvisor\" (runsc's own processes and threads)", PROFILE_GVISOR_TASKS_MIN);
+        if (prof->request.memory.allowed && prof->request.memory.min < PROFILE_GVISOR_MEMORY_MIN)
+                return json_doc_fail(jd, JSON_KEY(JSON_KEY(req, "memory"), "min"),
+                                     "expected at least 128M with process.isolation \"gvisor\"");
+        if (prof->request.tasks.allowed && prof->request.tasks.min < PROFILE_GVISOR_TASKS_MIN)
+                return json_doc_fail(jd, JSON_KEY(JSON_KEY(req, "tasks"), "min"),
+                                     "expected at least %d with process.isolation \"gvisor\"", PROFILE_GVISOR_TASKS_MIN);
+        return 0;
+}
+
 static int profile_from_json(JsonDoc *jd, json_object *root, Profile *prof) {
         int r;
 
@@ -1398,7 +1465,10 @@ static int profile_from_json(JsonDoc *jd, json_object *root, Profile *prof) {
         r = json_doc_dispatch_field(jd, NULL, root, &profile_fields[0], prof);
         if (r < 0)
                 return r;
-        return json_doc_dispatch(jd, NULL, root, profile_fields, prof);
+        r = json_doc_dispatch(jd, NULL, root, profile_fields, prof);
+        if (r < 0)
+                return r;
+        return check_isolation_resources(jd, prof);
 }
 
 /* A Profile with the defaults of every optional key. */

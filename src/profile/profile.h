@@ -127,6 +127,22 @@ typedef enum LandlockMode {
 const char *landlock_mode_to_string(LandlockMode m);
 LandlockMode landlock_mode_from_string(const char *s);
 
+/* process.isolation: which kernel the command's system calls reach (docs/security.md, "Isolation tiers") */
+typedef enum Isolation {
+        ISOLATION_KERNEL, /* the host's, behind the unit's hardening, seccomp and Landlock (the default) */
+        ISOLATION_GVISOR, /* gVisor's (runsc), a kernel in user space inside the same unit */
+        _ISOLATION_MAX,
+        _ISOLATION_INVALID = -EINVAL,
+} Isolation;
+
+const char *isolation_to_string(Isolation i);
+Isolation isolation_from_string(const char *s);
+
+/* The least a run of the gVisor tier can start with: runsc's own processes and threads (a sentry, a
+ * gofer, their stubs) and its memory, on top of the command's (docs/security.md) */
+#define PROFILE_GVISOR_TASKS_MIN 64
+#define PROFILE_GVISOR_MEMORY_MIN (UINT64_C(128) << 20)
+
 typedef struct Profile {
         char *name;        /* from the file name: [a-z][a-z0-9_]{0,31} */
         char *path;        /* the file it was read from, or NULL */
@@ -138,6 +154,7 @@ typedef struct Profile {
         char **read_write; /* host paths visible writable at the same place */
         char **hidden;     /* host paths made inaccessible */
         LandlockMode landlock; /* the command's second wall: required (default) or best-effort */
+        bool landlock_given;   /* files.landlock is in the document */
         bool workspace;    /* a caller may bind a writable workspace directory */
         bool base_image;   /* files.base is "image" */
         char *image;       /* files.base "image": the base image, "NAME" or "NAME@sha256:HEX" (image.h,
@@ -150,6 +167,7 @@ typedef struct Profile {
         size_t n_rules;
         uint64_t namespaces;    /* CLONE_NEW* flags a run may create; 0: none */
         bool write_execute_memory; /* false: MemoryDenyWriteExecute=yes */
+        Isolation isolation;       /* process.isolation */
 
         /* network */
         NetworkMode network;

@@ -283,6 +283,10 @@ typedef struct RunRecord {
          * (files.landlock "best-effort" on a kernel without it); -1: not reported (the helper did not get
          * as far, records of earlier versions). */
         int landlock_abi;
+        /* process.isolation of its profile (records of earlier versions: kernel), and for gvisor the version
+         * of the runsc that ran the command (NULL: not reported, the command did not start) */
+        Isolation isolation;
+        char *runsc_version;
         char *error;               /* why it failed to start or was refused; NULL otherwise */
         RunNetwork *network;       /* NULL: no network section (records of older versions) */
         RunSandbox *sandbox;       /* NULL: a run (one command), not a sandbox */

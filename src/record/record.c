@@ -106,6 +106,7 @@ RunRecord *run_record_free(RunRecord *r) {
         free(r->policy_digest);
         free(r->profile_digest);
         free(r->error);
+        free(r->runsc_version);
         denied_list_free(r->denied, r->n_denied);
         run_network_free(r->network);
         if (r->sandbox) {
@@ -1148,6 +1149,9 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(res, "output_bytes", json_u64_or_null(r->output_bytes));
         ADD(o, "output_truncated", json_object_new_boolean(r->output_truncated));
         ADD(o, "landlock_abi", r->landlock_abi >= 0 ? json_object_new_int(r->landlock_abi) : NULL);
+        ADD(o, "isolation", json_object_new_string(isolation_to_string(r->isolation)));
+        if (r->isolation == ISOLATION_GVISOR)
+                ADD(o, "runsc_version", r->runsc_version ? json_object_new_string(r->runsc_version) : NULL);
         if (r->limits.known && (k = limits_to_json(&r->limits, o)) < 0)
                 return k;
         if ((k = limit_events_to_json(&r->limit_events, o)) < 0)
@@ -1875,6 +1879,22 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
                 if (abi < 0 || abi > 1000)
                         return error_setf(ret_error, -EBADMSG, "landlock_abi: expected an integer >= 0 or null");
                 r->landlock_abi = (int) abi;
+        }
+        /* added later in version 1: absent in older records (kernel) */
+        if (json_object_object_get_ex(o, "isolation", &v)) {
+                s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+                if (!s || isolation_from_string(s) < 0)
+                        return error_setf(ret_error, -EBADMSG, "isolation: expected \"kernel\" or \"gvisor\"");
+                r->isolation = isolation_from_string(s);
+        }
+        if (json_object_object_get_ex(o, "runsc_version", &v) && v) {
+                s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+                if (!s || r->isolation != ISOLATION_GVISOR)
+                        return error_setf(ret_error, -EBADMSG,
+                                          "runsc_version: expected a string (of a run of isolation \"gvisor\") or null");
+                r->runsc_version = strdup(s);
+                if (!r->runsc_version)
+                        return -ENOMEM;
         }
         /* added later in version 1: absent in older records */
         if (json_object_object_get_ex(o, "limits", &sub) && (k = limits_from_json(sub, &r->limits, ret_error)) < 0)

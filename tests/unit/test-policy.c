@@ -1207,6 +1207,43 @@ static void test_sandbox_plan(void **state) {
         assert_null(bad);
 }
 
+/* The gVisor tier: runsc's namespaces and syscalls in this profile's units only, no Landlock, the helper
+ * told the tier, runsc's network mode and the profile's syscall lists; a sandbox is refused. */
+static void test_gvisor_plan(void **state) {
+        _cleanup_(profile_freep) Profile *kernel = profile_offline(), *gv = profile_offline();
+        RunRequest run = { .argv = ARGV("true") }, sb = { .sandbox = true };
+        _cleanup_(run_plan_freep) RunPlan *kplan = NULL, *gplan = NULL;
+        const Prop *ns, *filter;
+
+        profile_set_name(gv, "untrusted");
+        gv->isolation = ISOLATION_GVISOR;
+        kplan = compile_ok(kernel, &run);
+        gplan = compile_ok(gv, &run);
+
+        ns = get(gplan, "RestrictNamespaces");
+        assert_int_equal(ns->u, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET);
+        assert_int_equal(get(kplan, "RestrictNamespaces")->u, 0);
+        filter = get(gplan, "SystemCallFilter");
+        STRV_FOREACH(n, ARGV("mount", "umount2", "pivot_root", "chroot", "ptrace"))
+                if (!strv_contains(filter->strv, *n))
+                        fail_msg("%s missing from the gVisor tier's SystemCallFilter=", *n);
+        STRV_FOREACH(n, ARGV("mount", "umount2", "pivot_root", "chroot", "ptrace"))
+                if (strv_contains(get(kplan, "SystemCallFilter")->strv, *n))
+                        fail_msg("%s in the kernel tier's SystemCallFilter=", *n);
+        /* the deny-list is the same in both */
+        assert_strv_equal(get(gplan, "SystemCallFilter~")->strv, get(kplan, "SystemCallFilter~")->strv);
+        assert_true(strv_contains(get(gplan, "SystemCallFilter~")->strv, "io_uring_setup"));
+        /* no Landlock: runsc cannot run under it; the helper runs runsc instead */
+        assert_no_option(gplan->exec_argv, "--landlock");
+        assert_true(strv_contains(gplan->exec_argv, "--isolation=gvisor:none"));
+        assert_true(strv_contains(gplan->exec_argv, "--gvisor-allow=@system-service"));
+        assert_true(strv_contains(gplan->exec_argv, "--gvisor-deny=keyctl"));
+        assert_no_option(kplan->exec_argv, "--isolation");
+        assert_no_option(kplan->exec_argv, "--gvisor-");
+        compile_fails(gv, &sb, -EINVAL, "profile untrusted: process.isolation \"gvisor\" runs one command per run; "
+                                        "sandboxes (create, exec) need a profile of isolation \"kernel\"");
+}
+
 /* The run's network unit: the namespace made (privileged ExecStartPre=), slirp4netns connecting it with
  * nothing mapped in, started by the helper, which waits for it to be ready (ExecStart=), removed
  * (privileged ExecStopPost=). */
@@ -2239,7 +2276,7 @@ static void test_shipped_profiles(void **state) {
         dirs[0] = dir;
 
         assert_int_equal(profile_enumerate(dirs, &names, &paths, &ignored), 0);
-        assert_strv_equal(names, ARGV("browser", "coding", "data", "offline"));
+        assert_strv_equal(names, ARGV("browser", "coding", "data", "offline", "untrusted"));
         assert_int_equal(strv_length(ignored), 0);
 
         for (size_t i = 0; names[i]; i++) {
@@ -2399,6 +2436,7 @@ int main(void) {
                 cmocka_unit_test(test_network_narrowed_none),
                 cmocka_unit_test(test_network_unit),
                 cmocka_unit_test(test_sandbox_plan),
+                cmocka_unit_test(test_gvisor_plan),
                 cmocka_unit_test(test_pool_plan),
                 cmocka_unit_test(test_compile_unenforced),
                 cmocka_unit_test(test_network_netns_not),

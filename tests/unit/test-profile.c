@@ -448,6 +448,49 @@ static void test_landlock(void **state) {
         CHECK_ERRORS(table);
 }
 
+/* process.isolation: "kernel" (the default) or "gvisor"; the gVisor tier refuses what it cannot give as
+ * asked, and ceilings below what runsc itself needs */
+static void test_isolation(void **state) {
+        _cleanup_(profile_freep) Profile *dflt = parse_ok(DOC(""));
+        _cleanup_(profile_freep) Profile *kernel = parse_ok(DOC(", 'process': { 'isolation': 'kernel' }"));
+        _cleanup_(profile_freep) Profile *gv = parse_ok(DOC(", 'process': { 'isolation': 'gvisor' }"));
+        static const ErrorCase table[] = {
+                { DOC(", 'process': {'isolation': 'vm'}"),
+                  FILE_NAME ": process.isolation: expected one of kernel, gvisor, got \"vm\"" },
+                { DOC(", 'files': {'landlock': 'best-effort'}, 'process': {'isolation': 'gvisor'}"),
+                  FILE_NAME ": process.isolation: \"gvisor\": files.landlock cannot be set (Landlock cannot confine "
+                  "runsc; the command's file view is the unit's, through gVisor's own kernel)" },
+                { DOC(", 'process': {'isolation': 'gvisor', 'namespaces': ['user']}"),
+                  FILE_NAME ": process.isolation: \"gvisor\": process.namespaces must be [] (runsc uses the "
+                  "namespaces the unit allows it)" },
+                { DOC(", 'process': {'isolation': 'gvisor', 'write_execute_memory': false}"),
+                  FILE_NAME ": process.isolation: \"gvisor\": process.write_execute_memory must be true (runsc's "
+                  "platform maps code it writes)" },
+                { DOC(", 'process': {'isolation': 'gvisor', 'syscall_rules': [{'syscall': 'personality'}]}"),
+                  FILE_NAME ": process.isolation: \"gvisor\": process.syscall_rules cannot be used (the command's "
+                  "calls never reach the host's seccomp filters; process.syscalls are applied inside gVisor)" },
+                { DOC(", 'files': {'base': 'image', 'image': 'debian'}, 'process': {'isolation': 'gvisor'}"),
+                  FILE_NAME ": process.isolation: \"gvisor\": files.base must be \"host\" (runsc comes from the "
+                  "host's OS)" },
+                { DOC_RES("{'memory': '64M', 'tasks': 512, 'wall_time': '1h'}", ", 'process': {'isolation': 'gvisor'}"),
+                  FILE_NAME ": resources.memory: expected at least 128M with process.isolation \"gvisor\" (runsc's "
+                  "own memory)" },
+                { DOC_RES("{'memory': '1G', 'tasks': 63, 'wall_time': '1h'}", ", 'process': {'isolation': 'gvisor'}"),
+                  FILE_NAME ": resources.tasks: expected at least 64 with process.isolation \"gvisor\" (runsc's "
+                  "own processes and threads)" },
+                { DOC(", 'process': {'isolation': 'gvisor'}, 'request': {'tasks': {'min': 8}}"),
+                  FILE_NAME ": request.tasks.min: expected at least 64 with process.isolation \"gvisor\"" },
+        };
+
+        assert_int_equal(dflt->isolation, ISOLATION_KERNEL);
+        assert_int_equal(kernel->isolation, ISOLATION_KERNEL);
+        assert_int_equal(gv->isolation, ISOLATION_GVISOR);
+        assert_string_equal(isolation_to_string(ISOLATION_GVISOR), "gvisor");
+        assert_int_equal(isolation_from_string("kernel"), ISOLATION_KERNEL);
+        assert_int_equal(isolation_from_string("gVisor"), -EINVAL);
+        CHECK_ERRORS(table);
+}
+
 static void test_nested_paths(void **state) {
         _cleanup_(profile_freep) Profile *p = parse_ok(
                 DOC(", 'files': { 'read_only': ['/usr'], 'hidden': ['/usr/share'], 'read_write': ['/usr/share/x'] }"));
@@ -1744,6 +1787,7 @@ int main(void) {
                 cmocka_unit_test(test_network_modes),
                 cmocka_unit_test(test_nested_paths),
                 cmocka_unit_test(test_landlock),
+                cmocka_unit_test(test_isolation),
                 cmocka_unit_test(test_description_length),
                 cmocka_unit_test(test_syntax_errors),
                 cmocka_unit_test(test_nul_byte),

@@ -26,7 +26,10 @@
 #include "profile.h"
 #include "seccomp-filter.h"
 #include "seccomp-notify.h"
+#include "syscall-groups.h"
 #include "unit-test.h"
+
+#define ARGV(...) ((char *[]) { __VA_ARGS__, NULL })
 
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
@@ -713,6 +716,32 @@ static void test_syscall_name(void **state) {
         assert_null(c);
 }
 
+/* systemd's groups, as this build's systemd lists them: nested ones expanded, names kept, each once */
+static void test_syscall_groups(void **state) {
+        _cleanup_strv_free_ char **service = NULL, **mixed = NULL, **none = NULL, **bad = (char **) 0x1;
+
+        assert_int_equal(syscall_groups_expand(ARGV("@system-service"), &service), 0);
+        /* @system-service holds @basic-io (read) and @process (clone), not @mount or @reboot */
+        assert_true(strv_contains(service, "read"));
+        assert_true(strv_contains(service, "clone"));
+        assert_false(strv_contains(service, "mount"));
+        assert_false(strv_contains(service, "reboot"));
+        for (size_t i = 0; service[i]; i++) {
+                assert_true(service[i][0] != '@');
+                for (size_t j = i + 1; service[j]; j++)
+                        if (streq(service[i], service[j]))
+                                fail_msg("%s listed twice", service[i]);
+        }
+        assert_int_equal(syscall_groups_expand(ARGV("ptrace", "@default", "ptrace"), &mixed), 0);
+        assert_string_equal(mixed[0], "ptrace");
+        assert_true(strv_contains(mixed, "execve"));
+        assert_int_equal(syscall_groups_expand(((char *[]) { NULL }), &none), 0);
+        assert_null(none[0]);
+        assert_int_equal(syscall_groups_expand(ARGV("@no-such-group"), &bad), -ENOENT);
+        assert_ptr_equal(bad, (char **) 0x1);
+        bad = NULL;
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_baseline_bites),
@@ -727,6 +756,7 @@ int main(void) {
                 cmocka_unit_test(test_notify_target_gone),
                 cmocka_unit_test(test_denials_format),
                 cmocka_unit_test(test_syscall_name),
+                cmocka_unit_test(test_syscall_groups),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,7 +43,7 @@ probe() {
   assert_rc 0 sbxctl run -p "$p" -- $PY -c "$TN_PY" "$@"
   RUNID=$(last_run_id)
 }
-add_profile() {   # NAME DESTINATIONS-JSON [FILES-JSON]
+add_profile() {   # NAME DESTINATIONS-JSON [FILES-JSON [ISOLATION]]
   local files=${3:-"{}"}
   mkdir -p "$RUNPROF"
   cat > "$RUNPROF/$1.json" <<EOF
@@ -51,6 +51,7 @@ add_profile() {   # NAME DESTINATIONS-JSON [FILES-JSON]
   "version": 1,
   "description": "egress test profile $1",
   "files": $files,
+  "process": { "isolation": "${4:-kernel}" },
   "network": { "mode": "allowlist", "destinations": $2 },
   "resources": { "memory": "256M", "tasks": 64, "wall_time": "5min" }
 }
@@ -115,9 +116,11 @@ add_profile sbxtegress '[
 add_profile sbxtcname '[ { "host": "alias.test", "ports": [8443] } ]'
 add_profile sbxtother '[ { "address": "198.51.100.10", "ports": [8443] } ]' "{ \"read_write\": [\"$SHARE\"] }"
 add_profile sbxtpriv '[ { "address": "10.213.0.2", "ports": [22], "private": true } ]'
-t_on_exit "rm -f $RUNPROF/sbxtegress.json $RUNPROF/sbxtcname.json $RUNPROF/sbxtother.json $RUNPROF/sbxtpriv.json; rmdir $RUNPROF /run/sbx 2>/dev/null; systemctl daemon-reload"
+# the gVisor tier (docs/security.md "Isolation tiers"): the same destinations as sbxtegress
+add_profile sbxtgvisor '[ { "address": "203.0.113.10", "ports": [443] }, { "host": "allowed.test", "ports": [8443] } ]' "{}" gvisor
+t_on_exit "rm -f $RUNPROF/sbxtegress.json $RUNPROF/sbxtcname.json $RUNPROF/sbxtother.json $RUNPROF/sbxtpriv.json $RUNPROF/sbxtgvisor.json; rmdir $RUNPROF /run/sbx 2>/dev/null; systemctl daemon-reload"
 assert_rc 0 sbxctl profile reload
-for p in sbxtegress sbxtcname sbxtother sbxtpriv; do assert_rc 0 sbxctl profile check "$RUNPROF/$p.json"; done
+for p in sbxtegress sbxtcname sbxtother sbxtpriv sbxtgvisor; do assert_rc 0 sbxctl profile check "$RUNPROF/$p.json"; done
 MOUNTS_BEFORE=$(findmnt -rn -o TARGET,FSTYPE | sort)
 # control: from the host (no sbx) the neighbouring port is refused by the server, not EPERM
 T_OUT=$($PY -c "$TN_PY" tcp:203.0.113.10:444 tcp:10.213.0.2:22 2>&1)
@@ -550,6 +553,37 @@ assert_denied "tcp 203.0.113.10:444"
 if command -v bpftool >/dev/null; then
   ids=$(bpftool -j link show 2>/dev/null | jq -r '.[] | select(.cgroup_id != null) | .cgroup_id' | sort -u | tr '\n' ' ')
   assert_contains " $ids" " $new " "cgroups the BPF links are attached to"
+fi
+
+t_begin "the gVisor tier: the same answers, the same record and the same lines for an allowed, a denied and a refused destination"
+# runsc's Sentry makes the command's sockets as host sockets of the unit, in the run's namespace
+# (--network=host there): sbx's programs judge them as any other run's
+if [ "$(t_lane)" = vm ]; then
+  t_skip "compared in the native lane (a runsc start takes many seconds under this lane's emulation)"
+elif ! command -v runsc >/dev/null; then
+  t_fail "runsc is not installed (scripts/install-deps.sh)"
+else
+  PROBES=(tcp:203.0.113.10:443 tcp:203.0.113.10:444 dns:198.51.100.99:evil.test resolve:allowed.test
+          tcp:203.0.113.10:8443 tcp:10.213.0.2:22)
+  probe sbxtgvisor "${PROBES[@]}"
+  gv_out=$T_OUT gv_id=$RUNID
+  assert_eq gvisor "$(record_get "$gv_id" .isolation)" "record: isolation"
+  assert_reached "tcp 203.0.113.10:443"
+  assert_denied "tcp 203.0.113.10:444"
+  assert_eq "dns evil.test REFUSED - from 198.51.100.99:53 udp" "$(probe_line "dns evil.test" 1)" "raw UDP query, a name not allowed"
+  assert_eq "resolve allowed.test OK 203.0.113.10" "$(probe_line "resolve allowed.test")" "getaddrinfo through sbx's resolver"
+  assert_reached "tcp 203.0.113.10:8443"
+  assert_denied "tcp 10.213.0.2:22"
+  assert_match "$gv_out" "sbx: egress denied: 203\\.0\\.113\\.10:444/tcp \\(.*\\), 1 attempt" "sbxctl's end-of-run lines"
+  assert_contains "$gv_out" "sbx: dns refused: evil.test (not in profile sbxtgvisor)" "sbxctl's end-of-run lines"
+  # the kernel tier's run of the same probes under the same destinations says the same, but for the name
+  probe sbxtegress "${PROBES[@]}"
+  kernel_lines=$(printf '%s\n' "$T_OUT" | grep '^sbx: \(egress denied\|dns refused\)' | sed 's/sbxtegress/P/' | sort)
+  gv_lines=$(printf '%s\n' "$gv_out" | grep '^sbx: \(egress denied\|dns refused\)' | sed 's/sbxtgvisor/P/' | sort)
+  assert_eq "$kernel_lines" "$gv_lines" "the end-of-run lines of both tiers"
+  assert_eq "$(record_get "$RUNID" '[.network.destinations[] | "\(.address):\(.port) \(.verdict) \(.count)"] | sort | join(" ")')" \
+            "$(record_get "$gv_id" '[.network.destinations[] | "\(.address):\(.port) \(.verdict) \(.count)"] | sort | join(" ")')" \
+            "the records' destinations of both tiers"
 fi
 
 t_begin "after all runs: no units, namespaces or network units left"

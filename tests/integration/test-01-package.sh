@@ -47,7 +47,7 @@ assert_eq "" "$warn" "warnings or errors in sbxd's journal"
 assert_eq "" "$(systemctl --failed --plain --no-legend 'sbx*')" "failed sbx units"
 
 t_begin "the generator ran: every shipped profile has its slice and drop-in"
-for p in offline coding browser data; do
+for p in offline coding browser data untrusted; do
   assert_file "/run/systemd/generator/sbx-$p.slice" "slice of $p"
   assert_file "/run/systemd/generator/sbx-$p-.service.d/50-sbx-profile.conf" "drop-in of $p"
 done

@@ -75,6 +75,16 @@ t_begin "refused: a host path with no workspace configured, a profile not config
 mcp client.mjs refused "$W" -- sbx-mcp --profile offline --memory-max 256M --timeout-max 1min
 assert_clean
 
+t_begin "the gVisor tier: a run of the untrusted profile runs in gVisor; a sandbox of it is refused with sbxctl's sentence"
+if command -v runsc > /dev/null; then
+  mcp client.mjs gvisor -- sbx-mcp --profile untrusted
+  id=$(mcp_info run_id)
+  assert_eq "gvisor" "$(record_get "$id" .isolation)" "the run's record"
+  assert_clean
+else
+  t_fail "runsc is not installed (scripts/install-deps.sh)"
+fi
+
 t_begin "two clients at once, and two calls in flight from one client"
 mcp client.mjs concurrent -- sbx-mcp
 assert_clean

@@ -278,6 +278,20 @@ async function refused() {
     await s.close();
 }
 
+// a server whose profile is of the gVisor tier: its runs run in gVisor, its sandboxes are refused with
+// the sentence sbxctl prints
+async function gvisor() {
+    const s = await Session.open({ server });
+    const r = await s.call('run', { argv: ['uname', '-r'] }, { tag: 'a run in gVisor' });
+    const c = checkCommandResult(r, 'a run in gVisor');
+    eq('4.4.0\n', c.stdout, "gVisor's kernel answers uname");
+    info('run_id', c.run_id);
+    const e = await s.call('sandbox_create', {}, { expectError: true, tag: 'a sandbox of the gVisor tier' });
+    ok(s.text(e).includes('process.isolation "gvisor" runs one command per run'), 'the refusal names why', s.text(e));
+    note(`sandbox refused: ${s.text(e)}`);
+    await s.close();
+}
+
 // two clients at once (two servers), and two calls in flight at once from one of them
 async function concurrent() {
     const [a, b] = await Promise.all([Session.open({ server }), Session.open({ server })]);
@@ -319,7 +333,7 @@ async function hold() {
 
 const SCENARIOS = {
     'sdk-validates': sdkValidates, handshake, run, 'sandbox-build': sandboxBuild, cancel,
-    'output-cap': outputCap, memory, egress, refused, concurrent, hold,
+    'output-cap': outputCap, memory, egress, refused, concurrent, hold, gvisor,
 };
 if (!SCENARIOS[scenario]) {
     console.error(`usage: client.mjs {${Object.keys(SCENARIOS).join('|')}} [ARGS...] [-- SERVER-COMMAND...]`);

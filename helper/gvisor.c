@@ -324,7 +324,7 @@ int gvisor_find_command(const char *argv0, char **env) {
         if (isempty(argv0))
                 return -ENOENT;
         if (strchr(argv0, '/'))
-                return access(argv0, F_OK) < 0 ? -ENOENT : 0;
+                return access(argv0, F_OK) < 0 ? -ENOENT : access(argv0, X_OK) < 0 ? -EACCES : 0;
         STRV_FOREACH(e, env)
                 if (strneq(*e, "PATH=", 5))
                         path = *e + 5;
@@ -334,7 +334,7 @@ int gvisor_find_command(const char *argv0, char **env) {
 
                 if (asprintf(&f, "%.*s%s%s", (int) (end - p), p, end > p ? "/" : "", argv0) < 0)
                         return -ENOMEM;
-                if (access(f, F_OK) == 0)
+                if (access(f, X_OK) == 0) /* execvp() goes on past a file it may not run */
                         return 0;
                 p = *end ? end + 1 : NULL;
         }

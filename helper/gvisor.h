@@ -28,9 +28,10 @@ void gvisor_done(Gvisor *g);
 int gvisor_prepare(Gvisor *g, const char *network, char **allow, char **deny, char **argv, char **env, const char *cwd,
                    char **ret_error);
 
-/* Whether the command's program exists in the view gVisor gives it (the unit's, where it differs only
- * in /proc, /sys and /dev): argv0 as it is if it has a '/', else searched in env's PATH. 0, or -ENOENT
- * (the kernel tier's "command not found", which runsc would report as its own failure to start). */
+/* Whether the command's program can be run in the view gVisor gives it (the unit's, where it differs
+ * only in /proc, /sys and /dev): argv0 as it is if it has a '/', else searched in env's PATH. 0, -ENOENT
+ * or -EACCES: what the kernel tier's child reports (127, 126), which runsc would report as its own
+ * failure to start. */
 int gvisor_find_command(const char *argv0, char **env);
 
 /* After runsc ended: whether it started the command (its pid file). 0 if so; else -ESRCH and why runsc

@@ -876,10 +876,11 @@ static int supervise_command(Supervisor *sup, const char *cg, char **argv, char 
                 r = gvisor_environment(environ, env, &gv_env);
                 if (r < 0)
                         return refuse("cannot make the command's environment: %s", strerror(-r));
-                if (gvisor_find_command(argv[0], gv_env) == -ENOENT) { /* as the kernel tier's child says it */
-                        fprintf(stderr, "sbx: %s: command not found\n", argv[0]);
+                r = gvisor_find_command(argv[0], gv_env);
+                if (r == -ENOENT || r == -EACCES) { /* as the kernel tier's child says it */
+                        fprintf(stderr, "sbx: %s: %s\n", argv[0], r == -ENOENT ? "command not found" : strerror(-r));
                         report(NULL);
-                        *ret_status = W_EXITCODE(SBX_EXIT_NOT_FOUND, 0);
+                        *ret_status = W_EXITCODE(r == -ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_EXEC, 0);
                         return 0;
                 }
                 r = gvisor_prepare(&gv, arg.gvisor_network, arg.gvisor_allow, arg.gvisor_deny, argv, gv_env,

@@ -10,9 +10,12 @@ t_require_cmd runsc || t_summary
 PY=/usr/bin/python3
 
 t_begin "memory: a command over its ceiling inside gVisor is OOM-killed, with the kernel tier's line and record"
+# gVisor's own /dev/shm is a tmpfs in the Sentry's memory, charged to the unit's cgroup: large writes fill
+# it in a few system calls (an allocation the command touches page by page would fault through the
+# ptrace platform one page at a time, which this lane's emulation makes minutes long)
 if t_require_controller memory; then
-  assert_rc 137 sbxctl run -p untrusted --memory 160M -- $PY -c 'x = bytearray(600 << 20); print("ALLOCATED", len(x))'
-  assert_not_contains "$T_OUT" "ALLOCATED"
+  assert_rc 137 sbxctl run -p untrusted --memory 160M -- sh -c 'dd if=/dev/zero of=/dev/shm/fill bs=16M count=40 2>&1; echo FILLED'
+  assert_not_contains "$T_OUT" "FILLED"
   assert_contains "$T_OUT" "sbx: stopped: memory limit 160M reached (peak "
   assert_contains "$T_OUT" "oom-kill) — use less memory or pass --memory up to 2G"
   id=$(last_run_id)
@@ -20,11 +23,12 @@ if t_require_controller memory; then
   assert_eq "oom-kill" "$(record_get "$id" .stop_reason)" "stop_reason"
   kills=$(record_get "$id" .limit_events.oom_kill)
   [ "${kills:-0}" != null ] && [ "${kills:-0}" -ge 1 ] || _t_err "limit_events.oom_kill '$kills' (expected >= 1)"
+  # the kernel charges a page or so past memory.max before the OOM kill
   peak=$(record_get "$id" .resources.memory_peak_bytes)
-  [ "${peak:-0}" -le $((160 << 20)) ] || _t_err "memory peak $peak above the ceiling"
-  # control: the same allocation fits under the profile's own ceiling
-  assert_rc 0 sbxctl run -p untrusted -- $PY -c 'x = bytearray(300 << 20); print("ALLOCATED", len(x))'
-  assert_contains "$T_OUT" "ALLOCATED 314572800"
+  [ "${peak:-0}" -le $(((160 << 20) + (64 << 10))) ] || _t_err "memory peak $peak above the ceiling"
+  # control: the same writes fit under the profile's own ceiling
+  assert_rc 0 sbxctl run -p untrusted -- sh -c 'dd if=/dev/zero of=/dev/shm/fill bs=16M count=40 2>/dev/null; echo FILLED'
+  assert_contains "$T_OUT" "FILLED"
   assert_clean
 fi
 

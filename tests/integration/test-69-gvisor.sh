@@ -112,5 +112,11 @@ assert_contains "$T_OUT" "sbx: /nonexistent/cmd: command not found"
 assert_contains "$kernel_line" "sbx: /nonexistent/cmd: command not found"
 assert_rc 127 sbxctl run -p untrusted -- no-such-command-sbx
 assert_contains "$T_OUT" "sbx: no-such-command-sbx: command not found"
+# a file that is not executable (mode 0644, in the workspace)
+chmod 0644 "$W/ws/in.txt"
+assert_rc 126 sbxctl run -p untrusted --workspace "$W/ws" -- ./in.txt
+assert_contains "$T_OUT" "sbx: ./in.txt: Permission denied"
+assert_rc 126 sbxctl run --workspace "$W/ws" -- ./in.txt
+assert_contains "$T_OUT" "sbx: ./in.txt: Permission denied" "the kernel tier says the same"
 
 t_summary

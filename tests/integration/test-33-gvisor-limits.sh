@@ -23,12 +23,11 @@ if t_require_controller memory; then
   assert_eq "oom-kill" "$(record_get "$id" .stop_reason)" "stop_reason"
   kills=$(record_get "$id" .limit_events.oom_kill)
   [ "${kills:-0}" != null ] && [ "${kills:-0}" -ge 1 ] || _t_err "limit_events.oom_kill '$kills' (expected >= 1)"
-  # the kernel charges a page or so past memory.max before the OOM kill
+  # the run reached its ceiling (the kernel charges a page or so past memory.max before the OOM kill);
+  # a run is slow to start here, so no control run: test-30 has the kernel tier's
   peak=$(record_get "$id" .resources.memory_peak_bytes)
   [ "${peak:-0}" -le $(((160 << 20) + (64 << 10))) ] || _t_err "memory peak $peak above the ceiling"
-  # control: the same writes fit under the profile's own ceiling
-  assert_rc 0 sbxctl run -p untrusted -- sh -c 'dd if=/dev/zero of=/dev/shm/fill bs=16M count=40 2>/dev/null; echo FILLED'
-  assert_contains "$T_OUT" "FILLED"
+  [ "${peak:-0}" -ge $((150 << 20)) ] || _t_err "memory peak $peak: the run did not reach its ceiling"
   assert_clean
 fi
 

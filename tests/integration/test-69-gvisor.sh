@@ -90,7 +90,7 @@ assert_rc 125 sbxctl create -p untrusted
 assert_contains "$T_OUT" "process.isolation \"gvisor\" runs one command per run"
 assert_eq "$before" "$(systemctl list-units --all --no-legend 'sbx-*' | wc -l)" "no unit left"
 
-t_begin "runsc that cannot start is a refusal (123) with runsc's reason, not the command's status"
+t_begin "runsc missing or unable to start is a refusal (123) with the reason, not the command's status"
 # runsc's platform traces its own stubs: units of a profile whose ptrace is taken away again (a drop-in of
 # the test's own) cannot start it
 mkdir -p /run/systemd/system/sbx-gvdeny-.service.d
@@ -102,6 +102,12 @@ assert_contains "$T_OUT" "runsc could not start the command"
 id=$(last_run_id)
 assert_eq "refused" "$(record_get "$id" .stop_reason)" "record: refused"
 assert_eq "null" "$(record_get "$id" .runsc_version)" "no runsc_version for a command that never ran"
+# runsc missing from the run's view (InaccessiblePaths= of a drop-in): refused before anything starts
+printf '[Service]\nInaccessiblePaths=/usr/bin/runsc\n' > /run/systemd/system/sbx-gvdeny-.service.d/90-test.conf
+systemctl daemon-reload
+assert_rc 123 sbxctl run -p gvdeny -- true
+assert_contains "$T_OUT" "process.isolation \"gvisor\": /usr/bin/runsc cannot be run"
+assert_contains "$T_OUT" "apt-get install runsc"
 rm -rf /run/systemd/system/sbx-gvdeny-.service.d; systemctl daemon-reload
 
 t_begin "a missing command: the same status and line as in the kernel tier"

@@ -44,10 +44,24 @@ static ExecOptions arg = EXEC_OPTIONS_INIT;
 static int landlock_abi_found = 0;             /* the kernel's Landlock ABI; 0: none (best-effort) */
 static int landlock_fd = -EBADF;               /* the ruleset, enforced in the command's child */
 
+/* Whether systemd is stopping the unit: a stop signal is pending (set_up() blocked them). */
+static bool stop_pending(void) {
+        sigset_t pending;
+
+        if (sigpending(&pending) < 0)
+                return false;
+        return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1 ||
+               sigismember(&pending, SIGHUP) == 1;
+}
+
 _printf_(1, 2) static int refuse(const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
         va_list ap;
 
+        /* The unit is being stopped (a stop, the wall time): whatever failed, failed for that; sbxd records
+         * why it ended */
+        if (stop_pending())
+                return SBX_EXIT_FAILURE;
         va_start(ap, fmt);
         if (vasprintf(&msg, fmt, ap) < 0)
                 msg = NULL;

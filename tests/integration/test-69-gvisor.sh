@@ -84,6 +84,37 @@ assert_eq "first second third fourth" "$(tr '\n' ' ' < "$W/seq.txt" | sed 's/ $/
 { echo one; sbxctl run -p untrusted -- echo two; echo three; } > "$W/seq2.txt"
 assert_eq "one two three" "$(tr '\n' ' ' < "$W/seq2.txt" | sed 's/ $//')" "a file the caller opened for writing"
 
+t_begin "the wall-time ceiling and sbxctl stop end a gVisor run as any other, with the same line and record"
+t0=$(date +%s)
+assert_rc 124 sbxctl run -p untrusted --timeout 2s -- sh -c 'trap "" TERM; sleep 60'
+el=$(( $(date +%s) - t0 ))
+[ "$el" -lt 20 ] || _t_err "took ${el}s to stop a 2 s run"
+assert_contains "$T_OUT" "sbx: stopped: wall-time limit 2s reached — make it faster or pass --timeout up to 1h"
+assert_eq "timeout" "$(record_get "$(last_run_id)" .stop_reason)" "stop_reason"
+# stopped while runsc is still starting, and once the command runs: cancelled both times, never refused
+for when in starting running; do
+  : > "$W/stop.out"
+  sbxctl run -p untrusted -- sh -c 'echo started; exec sleep 60' > "$W/stop.out" 2>&1 &
+  spid=$!
+  id=""
+  for _ in $(seq 200); do
+    id=$(sbxctl list --no-legend 2>/dev/null | awk '$3 == "running" { print $1 }' | tail -n 1)
+    [ -n "$id" ] && { [ "$when" = starting ] || grep -q started "$W/stop.out"; } && break
+    sleep 0.05
+  done
+  if [ -z "$id" ]; then
+    kill "$spid" 2>/dev/null; _t_err "the gVisor run never showed as running"; continue
+  fi
+  assert_rc 0 sbxctl stop "$id"
+  wait "$spid"
+  reason=$(record_get "$id" .stop_reason)
+  # stopped that early, the unit may not have finished starting (start-failed), as in the kernel tier
+  [ "$reason" = cancelled ] || { [ "$when" = starting ] && [ "$reason" = start-failed ]; } ||
+    _t_err "the stop reason of a gVisor run stopped while $when: '$reason'"
+  assert_eq true "$(record_get "$id" .cleanup.completed)" "its cleanup"
+done
+assert_clean
+
 t_begin "a sandbox of the gVisor tier is refused with one line, nothing left"
 before=$(systemctl list-units --all --no-legend 'sbx-*' | wc -l)
 assert_rc 125 sbxctl create -p untrusted

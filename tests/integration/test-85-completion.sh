@@ -12,7 +12,7 @@ W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
 COMPLETION=/usr/share/bash-completion/completions/sbxctl
 BASH_COMPLETION=/usr/share/bash-completion/bash_completion
 HELPER=$(cd "$(dirname "$0")/../completion" && pwd)/complete.sh
-SHIPPED="browser coding data offline"
+SHIPPED="browser coding data offline untrusted"
 MODES="helpers plain"
 
 # complete_line MODE LINE: what the completion offers at the end of LINE, sorted, on one line.

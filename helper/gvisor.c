@@ -209,8 +209,33 @@ static json_object *mounts(void) {
         return a;
 }
 
+/* The namespace flags of clone() and unshare() (CLONE_NEWTIME is unshare's only: in clone() its bit is part
+ * of the exit signal) */
+#define GVISOR_CLONE_NS_FLAGS 0x7E020000UL
+#define GVISOR_UNSHARE_NS_FLAGS (GVISOR_CLONE_NS_FLAGS | 0x80UL)
+
+/* An allow rule for NAME when (arg0 & MASK) == 0; NULL when out of memory */
+static json_object *allow_without_flags(const char *name, unsigned long mask) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object(), *arg = json_object_new_object(),
+                                                *args = json_object_new_array();
+
+        if (!o || !arg || !args || json_add_take(arg, "index", json_object_new_int(0)) < 0 ||
+            json_add_take(arg, "value", json_object_new_uint64(mask)) < 0 ||
+            json_add_take(arg, "valueTwo", json_object_new_uint64(0)) < 0 ||
+            json_add_take(arg, "op", json_object_new_string("SCMP_CMP_MASKED_EQ")) < 0 ||
+            json_append_take(args, TAKE_PTR(arg)) < 0 ||
+            json_add_take(o, "names", string_array((char *[]) { (char *) name, NULL })) < 0 ||
+            json_add_take(o, "action", json_object_new_string("SCMP_ACT_ALLOW")) < 0 ||
+            json_add_take(o, "args", TAKE_PTR(args)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
 /* The profile's process.syscalls with systemd's meaning (an allow-list always has @default), enforced by
- * gVisor on the command's calls: the same EPERM as the unit's filter gives in the kernel tier. */
+ * gVisor on the command's calls: the same EPERM as the unit's filter gives in the kernel tier. The tier's
+ * process.namespaces is always [] (the unit's RestrictNamespaces= is runsc's): as that gives a kernel-tier
+ * command, clone() and unshare() only without namespace flags, no setns() (clone3(), whose flags no filter
+ * can read, is ENOSYS in this gVisor: callers fall back to clone()). */
 static int seccomp_section(char **allow, char **deny, json_object **ret) {
         _cleanup_strv_free_ char **a = NULL, **d = NULL, **with_default = strv_copy(allow);
         _cleanup_(json_object_putp) json_object *o = json_object_new_object(), *rule = json_object_new_object(),
@@ -224,9 +249,21 @@ static int seccomp_section(char **allow, char **deny, json_object **ret) {
         r = r ?: syscall_groups_expand(deny, &d);
         if (r < 0)
                 return r;
-        STRV_FOREACH(n, a)
-                if (!strv_contains(d, *n) && json_append_take(names, json_object_new_string(*n)) < 0)
+        STRV_FOREACH(n, a) {
+                if (strv_contains(d, *n) || streq(*n, "setns"))
+                        continue;
+                if (streq(*n, "clone") || streq(*n, "unshare"))
+                        r = json_append_take(rules, allow_without_flags(*n, streq(*n, "clone") ? GVISOR_CLONE_NS_FLAGS :
+                                                                                             GVISOR_UNSHARE_NS_FLAGS));
+                else
+                        r = json_append_take(names, json_object_new_string(*n));
+                /* this runsc knows x86-64's pselect6 (glibc's select()) only as "pselect" and ignores names it
+                 * does not know: without it every select() would be EPERM */
+                if (r >= 0 && streq(*n, "pselect6"))
+                        r = json_append_take(names, json_object_new_string("pselect"));
+                if (r < 0)
                         return -ENOMEM;
+        }
         r = json_add_take(o, "defaultAction", json_object_new_string("SCMP_ACT_ERRNO"));
         r = r ?: json_add_take(o, "defaultErrnoRet", json_object_new_int(EPERM));
         r = r ?: json_add_take(o, "architectures", string_array((char *[]) { (char *) "SCMP_ARCH_X86_64", NULL }));

@@ -2,17 +2,23 @@
 # tests/adversarial/battery.py - every in-run attack of the adversarial suite, in one process, so that
 # one run per profile tries them all (tests/integration/test-81-adversarial.sh runs it).
 #
-#   python3 battery.py [--marker TEXT] [--secret PATH]... [--host-port N] [--tasks N] [--workspace DIR]
+#   python3 battery.py [--tier kernel|gvisor] [--marker TEXT] [--secret PATH]... [--host-port N] [--tasks N]
+#                      [--workspace DIR] [--skip NAME]... [--only NAME]
 #
-# --skip NAME: a case not to try (the test says why).
+# --tier: the kernel the run's profile gives its command (process.isolation; the test reads it from the
+# profile): the attacks are the same in both tiers, a few answers differ and are judged per tier (the
+# column of docs/security.md's table). --skip NAME: a case not to try (the test says why); --only NAME: only
+# that case (and the tier check).
 # --marker: text the test planted in host files (--secret PATH, each hidden from runs): reading it back
 # is an escape. --host-port: a TCP port the test listens on at the host's loopback. --tasks: the run's
 # task ceiling (a fork bomb that gets past it has escaped). --workspace: the run's workspace, if any
 # (else HOME is used for files the attacks create).
 #
-# Prints one JSON line per case: {"class", "case", "attack_succeeded", "detail"}, then a last line of
-# class "battery" with the counts the test compares with the record (ioctl_denials: TIOCSTI and
-# TIOCLINUX calls made, each denied and counted by sbx's seccomp rules). Python 3 standard library only;
+# Prints a first line of class "battery" (case "start": the tier and the run's user), one JSON line per case:
+# {"class", "case", "attack_succeeded", "detail"} (and "as_documented" where docs/security.md states each
+# tier's answer), then a last line of class "battery" (case "end") with the counts the test compares with
+# the record (ioctl_denials: TIOCSTI and TIOCLINUX calls made, each denied and counted by sbx's seccomp rules
+# in the kernel tier; ioctl_calls and ioctl_refused: the same calls and how many failed, gVisor's evidence). Python 3 standard library only;
 # raw syscalls through ctypes (x86-64 numbers). Nothing here writes to a file it managed to open where it
 # must not: such an open is reported and the descriptor closed at once.
 import ctypes
@@ -29,7 +35,8 @@ libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 libc.ioctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
 
-ARGS = {"marker": None, "secret": [], "host_port": None, "tasks": None, "workspace": None, "skip": []}
+ARGS = {"marker": None, "secret": [], "host_port": None, "tasks": None, "workspace": None, "skip": [],
+        "only": None, "tier": "kernel"}
 _a = sys.argv[1:]
 while _a:
     k = _a.pop(0)
@@ -37,24 +44,37 @@ while _a:
         ARGS["secret"].append(_a.pop(0))
     elif k == "--skip":   # a case's name: not tried (the test says why)
         ARGS["skip"].append(_a.pop(0))
-    elif k in ("--marker", "--host-port", "--tasks", "--workspace"):
+    elif k in ("--marker", "--host-port", "--tasks", "--workspace", "--only", "--tier"):
         ARGS[k[2:].replace("-", "_")] = _a.pop(0)
     else:
         sys.exit("battery: unknown argument " + k)
 
-# the attacks are meant for a run's confined user: as root outside a run they would act on the host
-if os.getuid() == 0:
+if ARGS["tier"] not in ("kernel", "gvisor"):
+    sys.exit("battery: --tier is kernel or gvisor")
+GVISOR = ARGS["tier"] == "gvisor"
+GVISOR_RELEASE = "4.4.0"   # what gVisor's kernel says it is (uname -r)
+
+# the attacks are meant for a run's confined user: as root outside a run they would act on the host. In the
+# gVisor tier the command is uid 0 of runsc's user namespace, which maps only the run's user (and has no
+# capability): accepted there, and only on gVisor's kernel
+if os.getuid() == 0 and not (GVISOR and os.uname().release == GVISOR_RELEASE):
     sys.exit("battery: refuses to run as root (it is meant to run inside a run, as the run's user)")
 
-COUNTS = {"cases": 0, "succeeded": 0, "ioctl_denials": 0}
+COUNTS = {"cases": 0, "succeeded": 0, "ioctl_denials": 0, "ioctl_calls": 0, "ioctl_refused": 0}
+# first, the line that names the run (its user is sbx-<the first 16 of the run's id>), in case a case ends it
+print(json.dumps({"class": "battery", "case": "start", "tier": ARGS["tier"], "user": os.environ.get("USER", "")}),
+      flush=True)
 
 
-def report(cls, case, succeeded, detail):
-    """one line per case"""
+def report(cls, case, succeeded, detail, as_documented=None):
+    """one line per case; as_documented: for cases whose answer docs/security.md states per tier, whether the
+    answer was the one stated for this tier"""
     COUNTS["cases"] += 1
     COUNTS["succeeded"] += bool(succeeded)
-    print(json.dumps({"class": cls, "case": case, "attack_succeeded": bool(succeeded), "detail": str(detail)[:300]}),
-          flush=True)
+    line = {"class": cls, "case": case, "attack_succeeded": bool(succeeded), "detail": str(detail)[:300]}
+    if as_documented is not None:
+        line["as_documented"] = bool(as_documented)
+    print(json.dumps(line), flush=True)
 
 
 def ename(e):
@@ -68,20 +88,31 @@ def sc(nr, *args):
 
 
 def case(cls, name):
-    """decorator: runs the attack at once; an exception is a failed attack, with its text as detail"""
+    """decorator: runs the attack at once; an exception is a failed attack, with its text as detail. An attack
+    may return a third value, whether its answer is the one docs/security.md states for this tier"""
     def wrap(f):
-        if name in ARGS["skip"]:
+        if name in ARGS["skip"] or (ARGS["only"] and name != ARGS["only"] and cls != "tier"):
             return f
         t0 = time.monotonic()
+        documented = None
         try:
-            ok, detail = f()
+            ok, detail, *more = f()
+            documented = more[0] if more else None
         except OSError as e:
             ok, detail = False, "%s %s" % (ename(e.errno) if e.errno else "", e)
         except Exception as e:   # an attack that could not be tried is not a success; say why
             ok, detail = False, "error: %r" % (e,)
-        report(cls, name, ok, "%s [%.1fs]" % (detail, time.monotonic() - t0))
+        report(cls, name, ok, "%s [%.1fs]" % (detail, time.monotonic() - t0), documented)
         return f
     return wrap
+
+
+# ---- the tier: the kernel the command meets is the one the test named ------------------------------------
+@case("tier", "the command runs on the kernel of its tier (uname -r)")
+def _():
+    rel = os.uname().release
+    on_gvisor = rel == GVISOR_RELEASE
+    return on_gvisor != GVISOR, "tier %s, uname -r %s, uid %d, pid %d" % (ARGS["tier"], rel, os.getuid(), os.getpid())
 
 
 def read_marker(path):
@@ -125,8 +156,9 @@ for fd in fds:
         pass
     if fd > 2 or stat.S_ISDIR(st.st_mode):
         leaked.append("%d->%s" % (fd, target))
-report("leaked-fds", "no descriptor beyond 0-2, none a directory", bool(leaked),
-       "open: %s; leaked: %s" % (fds, leaked or "none"))
+if not ARGS["only"]:
+    report("leaked-fds", "no descriptor beyond 0-2, none a directory", bool(leaked),
+           "open: %s; leaked: %s" % (fds, leaked or "none"))
 
 
 def top_of(fd):
@@ -276,13 +308,18 @@ def _():
     _, st = os.waitpid(pid, 0)
     child = os.waitstatus_to_exitcode(st)
     COUNTS["ioctl_denials"] += 3
+    COUNTS["ioctl_calls"] += 3
     if child != 10:
         hits.append("own pty: TIOCSTI/TIOCLINUX went through (child %d)" % child)
+    else:
+        COUNTS["ioctl_refused"] += 3
     c = ctypes.create_string_buffer(b"\x02")   # TIOCLINUX subcode 2 would be a selection
     for fd in fds:
         for name, req in (("TIOCSTI", 0x5412), ("TIOCLINUX", 0x541C)):
             r = libc.ioctl(fd, req, c)
             COUNTS["ioctl_denials"] += 1
+            COUNTS["ioctl_calls"] += 1
+            COUNTS["ioctl_refused"] += r != 0
             e = ctypes.get_errno()
             tries.append("%s fd%d %s" % (name, fd, "ok" if r == 0 else ename(e)))
             if r == 0:
@@ -371,11 +408,17 @@ def try_tcp(host, port, timeout=0.4):
         except OSError as e:
             return False, "%s: not an address (%s)" % (host, e)
     fam, kind, proto, _, addr = infos[0]
-    s = socket.socket(fam, kind, proto)
+    try:
+        s = socket.socket(fam, kind, proto)
+    except OSError as e:
+        return False, "%s: socket %s" % (host, ename(e.errno))
     s.setblocking(False)
     t0 = time.monotonic()
     try:
-        r = s.connect_ex(addr)
+        try:
+            r = s.connect_ex(addr)
+        except OSError as e:
+            r = e.errno
         if r == errno.EINPROGRESS:
             import select
             _, w, _ = select.select([], [s], [], timeout)
@@ -603,15 +646,16 @@ def _():
 @case("syscalls", "personality: READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE")
 def _():
     def current():
-        with open("/proc/self/personality") as f:
-            return int(f.read(), 16)
+        # personality(PER_LINUX) returns the persona it replaces: the one call both tiers answer (the kernel
+        # tier's filter lets only PER_LINUX through, gVisor has no /proc/self/personality)
+        return sc(135, 0)[0]
     hits, seen = [], []
-    before = current()
+    before = current()   # -1 where no change is allowed at all (gVisor: EINVAL)
     for name, flag in (("READ_IMPLIES_EXEC", 0x0400000), ("ADDR_NO_RANDOMIZE", 0x0040000)):
-        r, e = sc(135, before | flag)
-        now = current()
-        (hits if now & flag else seen).append("%s -> %d %s (now 0x%x)" % (name, r, e, now))
-        if now != before:
+        r, e = sc(135, max(before, 0) | flag)
+        now = current()   # a set that went through returned the old persona, and the new one holds the flag
+        (hits if r >= 0 or (now >= 0 and now & flag) else seen).append("%s -> %d %s (now %#x)" % (name, r, e, now))
+        if now != before and before >= 0:
             sc(135, before)
     return bool(hits), "; ".join(hits or seen)
 
@@ -650,6 +694,8 @@ def _():
               "/proc/sysrq-trigger", "/sys/kernel/uevent_helper", "/sys/module/printk/parameters/time",
               "/proc/1/oom_score_adj", "/sys/fs/cgroup/cgroup.procs"):
         ok, d = open_for_write(p)
+        if ok and p.startswith("/proc/1/") and os.getpid() == 1:   # the run's own init is this process
+            ok, d = False, d + " (pid 1 is this process: its own score)"
         (hits if ok else seen).append(d)
     # the run's own cgroup files: limits raised from inside would be an escape of the ceilings
     mine = open("/proc/self/cgroup").read().strip().split(":")[-1]
@@ -657,6 +703,66 @@ def _():
         ok, d = open_for_write("/sys/fs/cgroup%s/%s" % (mine, f))
         (hits if ok else seen).append(d)
     return bool(hits), "; ".join(hits or seen)
+
+
+# ---- kernel subsystems only a kernel in user space keeps from the command ------------------------------------
+# Calls the profiles' allow-lists let through: in the kernel tier they reach the host's kernel (an fd, or the
+# kernel's own answer to bad arguments: its code ran); gVisor has no such subsystem (ENOSYS), or refuses the
+# call (EPERM: its filter does not know a call newer than its table, or gVisor wants a capability the
+# command has not). What each tier's command sees is in docs/security.md ("Attacks tried"): an answer other
+# than its tier's fails the case.
+def reaches_host_kernel(name, nr, *args, kernel_answer=lambda r, e: r >= 0 or e not in ("EPERM", "ENOSYS"),
+                        cleanup=os.close):
+    r, e = sc(nr, *args)
+    if r >= 0 and cleanup:
+        cleanup(r)
+    if GVISOR:
+        documented = e in ("ENOSYS", "EPERM")
+        return False, "%s -> %d %s (gVisor: %s)" % (
+            name, r, e, "no such subsystem" if e == "ENOSYS" else "refused" if e == "EPERM" else "SERVED"), documented
+    documented = kernel_answer(r, e)
+    return False, "%s -> %d %s (the host's kernel: %s)" % (
+        name, r, e, "reached, allowed by the profile" if documented else "NOT reached"), documented
+
+
+@case("kernel-surface", "userfaultfd in user-fault mode (a common exploit primitive; the kernel lets any user)")
+def _():
+    return reaches_host_kernel("userfaultfd(UFFD_USER_MODE_ONLY)", 323, os.O_CLOEXEC | 1)
+
+
+@case("kernel-surface", "pidfd_open of itself, then pidfd_send_signal(0) through it")
+def _():
+    ok, d, doc = reaches_host_kernel("pidfd_open(self)", 434, os.getpid(), 0, cleanup=None)
+    r, e = sc(434, os.getpid(), 0)
+    if r >= 0:
+        r2, e2 = sc(424, r, 0, 0, 0)
+        os.close(r)
+        d += "; pidfd_send_signal(0) -> %d %s" % (r2, e2)
+    return ok, d, doc
+
+
+@case("kernel-surface", "process_madvise (MADV_COLD) on a bad pidfd: the kernel's mm code checks it")
+def _():
+    buf = ctypes.create_string_buffer(8192)
+    iov = ctypes.create_string_buffer(struct.pack("<QQ", (ctypes.addressof(buf) + 4095) & ~4095, 4096))
+    return reaches_host_kernel("process_madvise(-1, MADV_COLD)", 440, -1, iov, 1, 20, 0,
+                               kernel_answer=lambda r, e: e == "EBADF")
+
+
+@case("kernel-surface", "kcmp of its own descriptors (the kernel compares its file objects)")
+def _():
+    return reaches_host_kernel("kcmp(self, self, KCMP_FILE, 0, 0)", 312, os.getpid(), os.getpid(), 0, 0, 0,
+                               cleanup=None)
+
+
+@case("kernel-surface", "futex_waitv with no waiters (the kernel checks the vector)")
+def _():
+    return reaches_host_kernel("futex_waitv(NULL, 0)", 449, 0, 0, 0, 0, 0, kernel_answer=lambda r, e: e == "EINVAL")
+
+
+@case("kernel-surface", "landlock_create_ruleset: the ABI version (the unit allows it for the helper)")
+def _():
+    return reaches_host_kernel("landlock_create_ruleset(VERSION)", 444, 0, 0, 1, cleanup=None)
 
 
 # ---- fork bomb: last, it fills the task ceiling ----------------------------------------------------------------
@@ -709,11 +815,20 @@ def _():
         stop.set()
         for t in threads:
             t.join()
-    escaped = len(threads) >= limit or forks
+    # In gVisor a thread of the command is a task of gVisor's kernel, not of the host's (the Sentry runs it
+    # on a thread of its own only while it runs), so threads beyond the ceiling are no escape there; the
+    # host's ceiling holds the Sentry and each address space's host process: it has escaped if everything
+    # went through. (Where the ceiling refuses the Sentry a thread, the Sentry ends and this line is never
+    # printed: the test then judges by the record.)
+    if GVISOR:
+        escaped = len(threads) >= cap and len(forks) == 3
+    else:
+        escaped = len(threads) >= limit or forks
     return escaped, "%d threads before '%s', then %d of 3 forks refused with EAGAIN, %d went; ceiling %d (%s), %.1fs" % (
         len(threads), err, refused, len(forks), limit, src, time.monotonic() - t0)
 
 
 print(json.dumps({"class": "battery", "case": "end", "cases": COUNTS["cases"], "succeeded": COUNTS["succeeded"],
-                  "ioctl_denials": COUNTS["ioctl_denials"],
+                  "ioctl_denials": COUNTS["ioctl_denials"], "ioctl_calls": COUNTS["ioctl_calls"],
+                  "ioctl_refused": COUNTS["ioctl_refused"],
                   "cgroup": open("/proc/self/cgroup").read().strip().split(":")[-1]}), flush=True)

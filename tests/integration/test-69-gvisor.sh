@@ -65,6 +65,25 @@ assert_rc 0 sbxctl run -p untrusted -- python3 -c "$prog"
 assert_contains "$T_OUT" "io_uring_setup -1 Operation not permitted"
 assert_contains "$T_OUT" "keyctl -1 Operation not permitted"
 assert_contains "$T_OUT" "add_key -1 Operation not permitted"
+# select() is glibc's pselect6, which this runsc's filter knows only as "pselect"; namespaces are as the
+# profile's process.namespaces [] says: none (clone and unshare without namespace flags still work)
+prog='import ctypes, os, select, socket
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = socket.socketpair(); b.send(b"x")
+print("select", len(select.select([a], [], [], 1)[0]))
+for name, nr, arg in (("unshare(NEWUSER)", 272, 0x10000000), ("unshare(NEWNET)", 272, 0x40000000), ("unshare(FILES)", 272, 0x400)):
+    r = libc.syscall(nr, arg)
+    print(name, r, os.strerror(ctypes.get_errno()) if r < 0 else "ok")
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+print("fork", os.waitpid(pid, 0)[1])'
+assert_rc 0 sbxctl run -p untrusted -- python3 -c "$prog"
+assert_contains "$T_OUT" "select 1" "select() inside gVisor"
+assert_contains "$T_OUT" "unshare(NEWUSER) -1 Operation not permitted"
+assert_contains "$T_OUT" "unshare(NEWNET) -1 Operation not permitted"
+assert_contains "$T_OUT" "unshare(FILES) 0 ok" "unshare without namespace flags"
+assert_contains "$T_OUT" "fork 0"
 # a profile that denies a call the workload makes: EPERM from gVisor's filter
 jq '.process.syscalls.deny = ["uname"] | .description = "gVisor, uname denied (tests)"' \
   /usr/lib/sbx/profiles.d/untrusted.json > "$PROFILES_DIR/gvdeny.json"

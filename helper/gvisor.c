@@ -227,6 +227,11 @@ static int seccomp_section(char **allow, char **deny, json_object **ret) {
         STRV_FOREACH(n, a)
                 if (!strv_contains(d, *n) && json_append_take(names, json_object_new_string(*n)) < 0)
                         return -ENOMEM;
+        /* This runsc names x86-64's call 270 "pselect" and ignores "pselect6" (its log: "OCI seccomp:
+         * ignoring syscall"): without the alias make -j's jobserver wait fails with EPERM */
+        if (strv_contains(a, "pselect6") && !strv_contains(d, "pselect6") &&
+            json_append_take(names, json_object_new_string("pselect")) < 0)
+                return -ENOMEM;
         r = json_add_take(o, "defaultAction", json_object_new_string("SCMP_ACT_ERRNO"));
         r = r ?: json_add_take(o, "defaultErrnoRet", json_object_new_int(EPERM));
         r = r ?: json_add_take(o, "architectures", string_array((char *[]) { (char *) "SCMP_ARCH_X86_64", NULL }));

@@ -32,17 +32,25 @@ step "uptime agrees with /proc/uptime and /proc/loadavg"
 out=$(uptime) || fail "uptime exited $? (is /proc/uptime readable?)"
 echo "$out"
 case $out in *" up "*"load average: "*) ;; *) fail "uptime's output: $out" ;; esac
-up=$(cut -d. -f1 /proc/uptime)
+# /proc/uptime and the clock read together, by the shell itself (a process start between the two
+# readings would move the boot time by its own duration)
+read -r up _ < /proc/uptime; now=$EPOCHSECONDS; up=${up%.*}
 [ "${up:-0}" -gt 0 ] || fail "/proc/uptime says ${up:-nothing}"
 boot_ps=$(date -d "$(uptime -s)" +%s) || fail "uptime -s"
-boot_proc=$(( $(date +%s) - up ))
+boot_proc=$(( now - up ))
 d=$(( boot_ps - boot_proc )); d=${d#-}
-[ "$d" -le 2 ] || fail "uptime -s and /proc/uptime disagree by ${d}s"
+[ "$d" -le 2 ] || fail "uptime -s ($boot_ps) and /proc/uptime ($boot_proc) disagree by ${d}s"
 run uptime -p
 echo "REPORT boot_time $boot_proc"
 
 step "vmstat, top, /proc/stat and /proc/cpuinfo"
-run vmstat 1 2
+if out=$(vmstat 1 2 2>&1); then
+  echo "$out"
+elif [ ! -e /proc/vmstat ]; then
+  note_diff no-proc-vmstat "vmstat fails, there is no /proc/vmstat: $(head -n 1 <<< "$out")"
+else
+  fail "vmstat 1 2: $out"
+fi
 out=$(top -b -n 1 -w 200) || fail "top exited $?"
 echo "$out" | head -n 8
 contains "$out" "load average" "top's header"

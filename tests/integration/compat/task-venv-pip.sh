@@ -22,7 +22,7 @@ run v1/bin/python -m pip install -q --no-build-isolation ./pkg
 out=$(v1/bin/sbx-compat-demo) || fail "the console script failed"
 expect "hello from sbx-compat-demo from $(pwd)/v1" "$out" "console script output"
 expect "1.0.0 $(pwd)/v1" "$(v1/bin/python -c 'import sys, sbx_compat_demo as m; print(m.__version__, sys.prefix)')" "version and prefix"
-ls v1/lib/python3*/site-packages/sbx_compat_demo-1.0.0.dist-info/RECORD >/dev/null || fail "no dist-info in the venv"
+[ -n "$(compgen -G 'v1/lib/python3*/site-packages/sbx_compat_demo-1.0.0.dist-info/RECORD')" ] || fail "no dist-info in the venv"
 if $PY -c 'import sbx_compat_demo' 2>/dev/null; then fail "the package leaked out of the venv"; fi
 
 if [ "${COMPAT_FULL:-0}" = 1 ]; then

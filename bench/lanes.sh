@@ -14,8 +14,8 @@
 # cold run), run-overhead (a cold run vs hardened systemd-run), egress-connect (TCP and UDP connect()
 # with 10,000 rules), egress-run (start-up with a network, DNS through a run's resolver, bulk TCP),
 # load-run (concurrent cold runs), broker-latency, image-start, mcp-exec (sandbox_exec through sbx-mcp vs
-# sbxctl exec). Two cannot run natively here, and say
-# so in the table: broker-latency (the broker identifies its caller by /proc/PID/cgroup and refuses a
+# sbxctl exec), gvisor-tier (the same workloads under the kernel and the gVisor tier). Two cannot run
+# natively here, and say so in the table: broker-latency (the broker identifies its caller by /proc/PID/cgroup and refuses a
 # host with hybrid cgroups, as nspawn on this machine is, by design) and image-start (this machine's
 # kernel has no device-mapper, which dm-verity needs).
 # Each bench's output: build/bench-lanes/LANE/BENCH.txt. Sizes: SBX_BENCH_SCALE=1 (default; a few minutes
@@ -26,14 +26,14 @@ set -uo pipefail
 cd "$REPO" || exit 1
 LANES="native vm"
 if [ "${1:-}" = --lanes ]; then LANES=$2; shift 2; fi
-ALL="sandbox-exec pool-run run-overhead egress-connect egress-run load-run broker-latency image-start mcp-exec"
+ALL="sandbox-exec pool-run run-overhead egress-connect egress-run load-run broker-latency image-start mcp-exec gvisor-tier"
 BENCHES=${*:-$ALL}
 S=${SBX_BENCH_SCALE:-1}
 OUT=$REPO/build/bench-lanes
 [ "$(id -u)" = 0 ] || { echo "bench/lanes.sh: run as root" >&2; exit 2; }
 for b in $BENCHES; do [[ " $ALL " = *" $b "* ]] || { echo "bench/lanes.sh: no bench '$b' ($ALL)" >&2; exit 2; }; done
 
-# the arguments each bench gets (its samples; see its header)
+# the arguments each bench gets in a lane (its samples; see its header)
 args() {
   case $1 in
     sandbox-exec) echo "$((12 * S)) 2 2" ;;
@@ -45,6 +45,7 @@ args() {
     broker-latency) echo "$((20 * S)) 2" ;;
     image-start) echo "$((8 * S)) 2" ;;
     mcp-exec) echo "$((100 * S))" ;;
+    gvisor-tier) if [ "$2" = vm ]; then echo "$((5 * S))"; else echo "$((15 * S))"; fi ;;   # runsc under emulation: seconds a sample
   esac
 }
 # why a bench does not run in a lane ("" when it does)
@@ -87,7 +88,7 @@ run_lane() {   # LANE: builds, boots, runs the payload; output in $OUT/LANE
   for b in $BENCHES; do
     why=$(not_here "$lane" "$b")
     if [ -n "$why" ]; then echo "n/a: $why" > "$OUT/$lane/$b.txt"; continue; fi
-    a=$(args "$b"); list+=" $b=${a// /,}"
+    a=$(args "$b" "$lane"); list+=" $b=${a// /,}"
   done
   # one variable: "BENCH=ARGS ...", the arguments' spaces as commas
   export SBX_BENCHES=${list# } SBX_BENCH_OUT=$OUT/$lane SBX_REPO=$REPO

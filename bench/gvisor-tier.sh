@@ -38,7 +38,7 @@ for tier in kernel gvisor; do
     { echo "bench: cannot write the profile for $tier" >&2; exit 1; }
 done
 sbxctl profile reload >/dev/null || { echo "bench: profile reload failed" >&2; exit 1; }
-[ "$(sbxctl profile show sbxbench_gvisor 2>/dev/null | grep -ci gvisor)" -ge 1 ] ||
+sbxctl profile show sbxbench_gvisor 2>/dev/null | grep -qi gvisor ||
   { echo "bench: the gvisor profile does not say gvisor" >&2; exit 1; }
 
 for t in kernel gvisor; do
@@ -78,8 +78,6 @@ for i in $(seq "$N"); do
     done
   done
 done
-# pct P SAMPLES...: the P-th percentile (nearest rank)
-pct() { local p=$1; shift; printf '%s\n' "$@" | sort -n | awk -v p="$p" '{a[NR]=$1} END {r=int((p*NR+99)/100); if (r<1) r=1; print a[r]}'; }
 echo "the gVisor tier against the kernel tier: profile 'untrusted' with isolation kernel (K) and gvisor (G), $N interleaved samples each, wall time of sbxctl run (kernel $(uname -r), runsc $(runsc --version 2>/dev/null | sed -n 's/^runsc version //p' | head -n 1), $(systemd-detect-virt 2>/dev/null || echo none))"
 printf '  %-8s %12s %12s %12s %12s %9s %9s\n' workload "K p50 ms" "G p50 ms" "K p99 ms" "G p99 ms" "G/K p50" "G/K p99"
 for w in $WORKLOADS; do

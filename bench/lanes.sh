@@ -15,9 +15,9 @@
 # with 10,000 rules), egress-run (start-up with a network, DNS through a run's resolver, bulk TCP),
 # load-run (concurrent cold runs), broker-latency, image-start, mcp-exec (sandbox_exec through sbx-mcp vs
 # sbxctl exec), gvisor-tier (the same workloads under the kernel and the gVisor tier). Two cannot run
-# natively here, and say so in the table: broker-latency (the broker identifies its caller by /proc/PID/cgroup and refuses a
-# host with hybrid cgroups, as nspawn on this machine is, by design) and image-start (this machine's
-# kernel has no device-mapper, which dm-verity needs).
+# natively here, and say so in the table: broker-latency (the broker identifies its caller by
+# /proc/PID/cgroup and refuses a host with hybrid cgroups, as nspawn on this machine is, by design) and
+# image-start (this machine's kernel has no device-mapper, which dm-verity needs).
 # Each bench's output: build/bench-lanes/LANE/BENCH.txt. Sizes: SBX_BENCH_SCALE=1 (default; a few minutes
 # a lane), 2 doubles the samples.
 set -uo pipefail

@@ -21,10 +21,6 @@ sbxctl run -- /bin/true < /dev/null || { echo "bench: a first run failed" >&2; e
 
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
-pct() { # P VALUES...: the P-th percentile (nearest rank)
-  local p=$1; shift
-  printf '%s\n' "$@" | sort -n | awk -v p="$p" '{a[NR]=$1} END {i=int((p*NR+99)/100); if (i<1) i=1; print a[i]}'
-}
 D=$(mktemp -d); trap 'rm -rf "$D"' EXIT
 
 echo "sbx cold runs under load, $ROUNDS rounds per level (kernel $(uname -r), $(nproc) CPUs, $(systemd-detect-virt 2>/dev/null || echo no VM))"

@@ -26,10 +26,8 @@ SB=$(sbxctl create --detach --name sbx-bench-mcp-ctl) || { echo "bench: cannot c
 D=$(mktemp -d)
 trap 'sbxctl rm "$SB" >/dev/null 2>&1; rm -rf "$D"' EXIT
 
-pct() { # P VALUES...: the P-th percentile (nearest rank)
-  local p=$1; shift
-  printf '%s\n' "$@" | sort -n | awk -v p="$p" '{a[NR]=$1} END {i=int((p*NR+99)/100); if (i<1) i=1; print a[i]}'
-}
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 node "$MCP_DIR/bench-exec.mjs" "$N" "$SB" -- sbx-mcp > "$D/samples" || { echo "bench: the MCP client failed" >&2; exit 1; }
 mapfile -t A < <(sed -n 's/^sbxctl //p' "$D/samples")
 mapfile -t B < <(sed -n 's/^mcp //p' "$D/samples")

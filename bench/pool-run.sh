@@ -60,10 +60,6 @@ wait_pool() {   # until P units wait (max 120 s)
 
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
-pct() { # P VALUES...: the P-th percentile (nearest rank)
-  local p=$1; shift
-  printf '%s\n' "$@" | sort -n | awk -v p="$p" '{a[NR]=$1} END {i=int((p*NR+99)/100); if (i<1) i=1; print a[i]}'
-}
 run_a() { sbxctl run -p sbxbench_pool -- /bin/true < /dev/null; }
 run_b() { sbxctl run -p sbxbench_cold -- /bin/true < /dev/null; }
 run_c() { bwrap --unshare-all --ro-bind / / -- /bin/true < /dev/null; }

@@ -23,10 +23,6 @@ trap 'sbxctl rm "$SB" >/dev/null 2>&1' EXIT
 
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
-pct() { # P VALUES...: the P-th percentile (nearest rank)
-  local p=$1; shift
-  printf '%s\n' "$@" | sort -n | awk -v p="$p" '{a[NR]=$1} END {i=int((p*NR+99)/100); if (i<1) i=1; print a[i]}'
-}
 run_a() { sbxctl run -- /bin/true < /dev/null; }
 run_b() { sbxctl exec "$SB" -- /bin/true < /dev/null; }
 

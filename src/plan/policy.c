@@ -122,7 +122,7 @@ static int check_host_dir(const char *what, const char *path, char **ret_error) 
         return 0;
 }
 
-static bool path_is_below(const char *path, const char *prefix) {
+bool policy_path_is_below(const char *path, const char *prefix) {
         size_t l = strlen(prefix);
 
         if (streq(prefix, "/"))
@@ -142,7 +142,7 @@ int policy_export_check_dest(const Profile *p, const RunRequest *req, char **ret
         for (size_t i = 0; i < 2; i++) {
                 const char *o = i == 0 ? req->workspace : req->dataset;
 
-                if (o && (path_is_below(req->export_dir, o) || path_is_below(o, req->export_dir)))
+                if (o && (policy_path_is_below(req->export_dir, o) || policy_path_is_below(o, req->export_dir)))
                         return error_setf(ret_error, -EINVAL, "export: '%s' overlaps the %s '%s'", req->export_dir,
                                           i == 0 ? "workspace" : "dataset", o);
         }
@@ -292,13 +292,13 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
                 if (r < 0)
                         return r;
                 STRV_FOREACH(u, p->request.dataset_under)
-                        if (path_is_below(req->dataset, *u))
+                        if (policy_path_is_below(req->dataset, *u))
                                 ok = true;
                 if (!ok)
                         return error_setf(ret_error, -EPERM, "dataset: '%s' is not below a directory profile '%s' allows",
                                       req->dataset, p->name);
-                if (req->workspace && (path_is_below(req->dataset, req->workspace) ||
-                                       path_is_below(req->workspace, req->dataset)))
+                if (req->workspace && (policy_path_is_below(req->dataset, req->workspace) ||
+                                       policy_path_is_below(req->workspace, req->dataset)))
                         return error_setf(ret_error, -EINVAL, "dataset: '%s' overlaps the workspace '%s'", req->dataset,
                                       req->workspace);
         }
@@ -807,6 +807,8 @@ int policy_compile_fixed(const Profile *p, PropTable **ret) {
                         return -ENOMEM;
                 r = prop_table_extend_strv(t, "InaccessiblePaths", (char *[]) { opt, NULL });
         }
+        /* the run's user: sbx's own nsswitch.conf, passwd and group (policy-identity.c) */
+        r = r ?: policy_identity_compile(p, t);
         /* Kernel */
         r = r ?: prop_table_add_bool(t, "ProtectKernelTunables", true);
         r = r ?: prop_table_add_bool(t, "ProtectKernelModules", true);
@@ -1161,9 +1163,12 @@ static int compile_unit_service(PolicyCompile *c) {
         const RunRequest *req = c->req;
         PropTable *t = c->plan->props;
         _cleanup_free_ char *term_env = NULL;
-        char *env[6] = { (char *) "HOME=" SBX_HOME, (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
-                         (char *) "LANG=C.UTF-8", NULL, NULL, NULL };
-        size_t n_env = 3;
+        /* USER and LOGNAME: the name the run's uid has inside (policy-identity.c), not the dynamic user's,
+         * which carries the run id */
+        char *env[8] = { (char *) "HOME=" SBX_HOME, (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
+                         (char *) "LANG=C.UTF-8", (char *) "USER=" SBX_USER_NAME, (char *) "LOGNAME=" SBX_USER_NAME,
+                         NULL, NULL, NULL };
+        size_t n_env = 5;
         int r;
 
         if (req->term) {

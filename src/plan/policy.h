@@ -13,6 +13,8 @@
 #include "record.h"
 
 #define SBX_HOME "/home/sbx"
+/* the name of the run's own uid and gid inside a run (nss/nss-sbx.c, policy-identity.c) */
+#define SBX_USER_NAME "sbx"
 #define SBX_WORKSPACE SBX_HOME "/workspace"
 #define SBX_DATASET SBX_HOME "/dataset"
 #define SBX_CREDENTIALS_MAX 16U
@@ -187,6 +189,18 @@ int policy_compile_fixed(const Profile *p, PropTable **ret);
 /* The syscalls every run is denied whatever its profile allows (NULL-terminated): in the unit's filter,
  * and in gVisor's for the gVisor tier. */
 extern const char *const policy_fixed_denied_syscalls[];
+
+/* Whether path is prefix or below it (whole components; everything is below "/"). */
+bool policy_path_is_below(const char *path, const char *prefix);
+
+/* The run's user (policy-identity.c, docs/sandboxes.md "The run's user"): for a run on the host's OS,
+ * BindReadOnlyPaths= of SBX_IDENTITY_DIR's nsswitch.conf, passwd and group over /etc (those the profile
+ * does not hide) and InaccessiblePaths= of the host's other files that name its users
+ * (policy_identity_hidden); nothing for a run on a base image, which keeps the image's /etc. Part of
+ * policy_compile_fixed(). */
+extern const char *const policy_identity_files[];
+extern const char *const policy_identity_hidden[];
+int policy_identity_compile(const Profile *p, PropTable *t);
 
 /* The profile's slice sbx-NAME.slice: the aggregate ceilings (may be an empty table). */
 int policy_compile_slice(const Profile *p, PropTable **ret);

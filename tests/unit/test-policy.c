@@ -34,6 +34,16 @@
 #define NO_NETNS "network: no network namespace was prepared for this run"
 
 #define ARGV(...) ((char *[]) { __VA_ARGS__, NULL })
+/* what every run on the host's OS gets for its user's name (policy-identity.c) */
+#define IDENTITY_BINDS                                                                                              \
+        SBX_IDENTITY_DIR "/nsswitch.conf", "/etc/nsswitch.conf", SBX_IDENTITY_DIR "/passwd", "/etc/passwd",         \
+                SBX_IDENTITY_DIR "/group", "/etc/group"
+#define IDENTITY_BINDS_TEXT                                                                                         \
+        " " SBX_IDENTITY_DIR "/nsswitch.conf:/etc/nsswitch.conf:rbind " SBX_IDENTITY_DIR "/passwd:/etc/passwd:rbind " \
+        SBX_IDENTITY_DIR "/group:/etc/group:rbind"
+#define IDENTITY_HIDDEN "-/etc/passwd-", "-/etc/group-", "-/etc/subuid", "-/etc/subgid"
+#define IDENTITY_HIDDEN_TEXT " -/etc/passwd- -/etc/group- -/etc/subuid -/etc/subgid"
+#define IDENTITY_ENV "USER=sbx", "LOGNAME=sbx"
 /* The helper's Landlock options of every run (policy_landlock_options()): the OS read-only, the run's
  * space and the device nodes writable; then the profile's read_write paths and the caches' directories. */
 #define LANDLOCK_OPTS                                                                                               \
@@ -246,8 +256,13 @@ static void compile_fails(const Profile *p, const RunRequest *req, int expected_
         assert_ptr_equal(plan, (RunPlan *) 0x1);
 }
 
+static const Prop *get_prop(const PropTable *t, const char *name);
 static const Prop *get(const RunPlan *plan, const char *name) {
-        const Prop *p = prop_table_get(plan->props, name);
+        return get_prop(plan->props, name);
+}
+
+static const Prop *get_prop(const PropTable *t, const char *name) {
+        const Prop *p = prop_table_get(t, name);
 
         if (!p)
                 fail_msg("property %s missing", name);
@@ -481,9 +496,9 @@ static void test_compile_default(void **state) {
         assert_int_equal(get(plan, "UMask")->u, 0022);
         assert_int_equal(get(plan, "TimeoutStopSec")->u, 5 * USEC_PER_SEC);
 
-        /* a clean environment: exactly these three */
+        /* a clean environment: exactly these, USER and LOGNAME the name the run's uid has inside */
         assert_strv_equal(get(plan, "Environment")->strv,
-                          ARGV("HOME=/home/sbx", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"));
+                          ARGV("HOME=/home/sbx", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", IDENTITY_ENV));
 
         /* /run and /sys/fs/cgroup are empty and read-only; HOME, /tmp, /var/tmp and /dev/shm are the run's
          * space (bound per run, test_space) */
@@ -492,10 +507,13 @@ static void test_compile_default(void **state) {
                                "/sys/fs/cgroup", "ro,mode=0755,nosuid,nodev,noexec"));
         /* not ProtectControlGroups=: systemd would keep its read-only bind of /sys/fs/cgroup, not the tmpfs */
         assert_null(prop_table_get(plan->props, "ProtectControlGroups"));
-        /* only the notify socket comes from the host; no host directory is bound read-write */
-        assert_strv_equal(get(plan, "BindReadOnlyPaths")->strv, ARGV("/run/systemd/notify", "/run/systemd/notify"));
+        /* only the notify socket comes from the host, and sbx's identity files; no host directory is bound
+         * read-write; the host's other files that name its users are hidden */
+        assert_strv_equal(get(plan, "BindReadOnlyPaths")->strv,
+                          ARGV("/run/systemd/notify", "/run/systemd/notify", IDENTITY_BINDS));
+        assert_strv_equal(get(plan, "InaccessiblePaths")->strv, ARGV(IDENTITY_HIDDEN));
         static const char *const absent[] = {
-                "BindPaths", "StateDirectory", "IPAddressDeny", "MemoryDenyWriteExecute", "InaccessiblePaths",
+                "BindPaths", "StateDirectory", "IPAddressDeny", "MemoryDenyWriteExecute",
                 "ReadWritePaths", "PrivateTmp", "IPAddressAllow", "NetworkNamespacePath", "PIDFile",
         };
         for (size_t i = 0; i < ELEMENTSOF(absent); i++)
@@ -570,7 +588,8 @@ static void test_compile_no_duplicates(void **state) {
 
                 assert_strv_equal(get(plan, "BindReadOnlyPaths")->strv,
                                   ARGV("/run/systemd/notify", "/run/systemd/notify", "/opt/tools", "/opt/tools",
-                                       "/usr/share/dict", "/usr/share/dict", "/srv/data", "/home/sbx/dataset"));
+                                       "/usr/share/dict", "/usr/share/dict", IDENTITY_BINDS, "/srv/data",
+                                       "/home/sbx/dataset"));
                 assert_strv_equal(get(plan, "BindPaths")->strv, ARGV("/home/user/out", "/home/sbx/workspace"));
                 assert_strv_equal(get(plan, "StateDirectory")->strv,
                                   ARGV("sbx-cache/" TENANT "/data/pip", "sbx-cache/" TENANT "/data/models"));
@@ -588,7 +607,7 @@ static void test_compile_own_cgroup(void **state) {
         assert_int_equal(policy_cgroup_path("offline", RUN_ID, &cg), 0);
         assert_string_equal(cg, "/sys/fs/cgroup/sbx.slice/sbx-offline.slice/sbx-offline-" RUN_ID ".service");
         assert_strv_equal(get(plan, "BindReadOnlyPaths")->strv,
-                          ARGV("/run/systemd/notify", "/run/systemd/notify", cg, cg));
+                          ARGV("/run/systemd/notify", "/run/systemd/notify", IDENTITY_BINDS, cg, cg));
         assert_true(strv_contains(get(plan, "TemporaryFileSystem")->strv, "/sys/fs/cgroup"));
         assert_null(prop_table_get(plan->props, "ProtectControlGroups"));
 }
@@ -726,7 +745,7 @@ static void test_compile_term(void **state) {
         _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
 
         assert_strv_equal(get(plan, "Environment")->strv,
-                          ARGV("HOME=/home/sbx", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
+                          ARGV("HOME=/home/sbx", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", IDENTITY_ENV,
                                "TERM=xterm-256color"));
 }
 
@@ -781,8 +800,8 @@ static void test_broker_grants(void **state) {
         without = compile_ok(q, &req);
         /* the broker's socket, optional ("-": the broker not listening is a run without one), and its path */
         assert_strv_equal(get(with, "Environment")->strv,
-                          ARGV("HOME=/home/sbx", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "TERM=xterm",
-                               "SBX_BROKER=/run/sbx/broker/socket"));
+                          ARGV("HOME=/home/sbx", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", IDENTITY_ENV,
+                               "TERM=xterm", "SBX_BROKER=/run/sbx/broker/socket"));
         binds = get(with, "BindReadOnlyPaths");
         assert_true(strv_index(binds->strv, "-/run/sbx/broker") >= 0);
         assert_int_equal(strv_index(binds->strv, "-/run/sbx/broker") % 2, 0);
@@ -1498,8 +1517,97 @@ static void test_fixed_prefix_of_plan(void **state) {
                 _cleanup_free_ char *ft = render(fixed), *pt = render(plan->props);
 
                 assert_fixed_lines_in(pt, ft);
-                assert_has_line(pt, "BindReadOnlyPaths=/run/systemd/notify:/run/systemd/notify:rbind "
-                                    "/srv/d:/home/sbx/dataset:rbind");
+                assert_has_line(pt, "BindReadOnlyPaths=/run/systemd/notify:/run/systemd/notify:rbind" IDENTITY_BINDS_TEXT
+                                    " /srv/d:/home/sbx/dataset:rbind");
+        }
+}
+
+/* The run's user (policy-identity.c): sbx's identity files over /etc for a run on the host's OS, the host's
+ * other files that name its users hidden; a path the profile hides stays hidden; a base image keeps its
+ * own /etc. */
+static void assert_no_identity(const PropTable *t) {
+        const Prop *b = prop_table_get(t, "BindReadOnlyPaths"), *h = prop_table_get(t, "InaccessiblePaths");
+
+        STRV_FOREACH(i, b ? b->strv : NULL)
+                assert_false(strneq(*i, "/etc/", 5) || strneq(*i, SBX_IDENTITY_DIR, strlen(SBX_IDENTITY_DIR)));
+        for (const char *const *f = policy_identity_hidden; *f; f++) {
+                _cleanup_free_ char *opt = NULL;
+
+                assert_true(asprintf(&opt, "-%s", *f) > 0);
+                assert_true(strv_index(h ? h->strv : NULL, opt) < 0);
+        }
+}
+
+static void test_identity(void **state) {
+        _cleanup_(profile_freep) Profile *p = profile_offline();
+
+        /* the host's OS: the three files, read-only, from the identity directory */
+        {
+                _cleanup_(prop_table_freep) PropTable *t = fixed_ok(p);
+
+                assert_strv_equal(get_prop(t, "BindReadOnlyPaths")->strv,
+                                  ARGV("/run/systemd/notify", "/run/systemd/notify", IDENTITY_BINDS));
+                assert_strv_equal(get_prop(t, "InaccessiblePaths")->strv, ARGV(IDENTITY_HIDDEN));
+        }
+        /* a profile that hides /etc/passwd keeps it hidden (not bound over); /etc/passwd- is another file */
+        {
+                _cleanup_(prop_table_freep) PropTable *t = NULL;
+
+                p->hidden = xstrv_copy(ARGV("/etc/passwd"));
+                t = fixed_ok(p);
+                assert_strv_equal(get_prop(t, "BindReadOnlyPaths")->strv,
+                                  ARGV("/run/systemd/notify", "/run/systemd/notify", SBX_IDENTITY_DIR "/nsswitch.conf",
+                                       "/etc/nsswitch.conf", SBX_IDENTITY_DIR "/group", "/etc/group"));
+                assert_strv_equal(get_prop(t, "InaccessiblePaths")->strv, ARGV("-/etc/passwd", IDENTITY_HIDDEN));
+                strv_free(p->hidden);
+        }
+        /* hiding /etc, or everything, hides them all: nothing is bound over, nothing added */
+        char *const *const hide_all[] = { ARGV("/etc"), ARGV("/"), ARGV("/srv", "/etc") };
+        for (size_t i = 0; i < ELEMENTSOF(hide_all); i++) {
+                _cleanup_(prop_table_freep) PropTable *t = NULL;
+
+                p->hidden = xstrv_copy(hide_all[i]);
+                t = fixed_ok(p);
+                assert_no_identity(t);
+                assert_int_equal(strv_length(get_prop(t, "InaccessiblePaths")->strv), strv_length(p->hidden));
+                strv_free(p->hidden);
+        }
+        p->hidden = NULL;
+        /* a base image: the image's own /etc, nothing of sbx's */
+        {
+                _cleanup_(prop_table_freep) PropTable *t = NULL;
+
+                p->base_image = true;
+                t = fixed_ok(p);
+                assert_no_identity(t);
+                assert_null(prop_table_get(t, "InaccessiblePaths"));
+                p->base_image = false;
+        }
+        /* the function itself: the same for a table of its own; a base image adds nothing */
+        {
+                _cleanup_(prop_table_freep) PropTable *t = prop_table_new();
+
+                assert_non_null(t);
+                assert_int_equal(policy_identity_compile(p, t), 0);
+                assert_strv_equal(get_prop(t, "BindReadOnlyPaths")->strv, ARGV(IDENTITY_BINDS));
+                p->base_image = true;
+                prop_table_free(t);
+                t = prop_table_new();
+                assert_non_null(t);
+                assert_int_equal(policy_identity_compile(p, t), 0);
+                assert_null(prop_table_get(t, "BindReadOnlyPaths"));
+                assert_null(prop_table_get(t, "InaccessiblePaths"));
+                p->base_image = false;
+        }
+        /* USER and LOGNAME name the run's user, whatever the request's environment */
+        {
+                RunRequest req = { .argv = ARGV("true") };
+                _cleanup_(run_plan_freep) RunPlan *plan = compile_ok(p, &req);
+                char **env = get(plan, "Environment")->strv;
+
+                assert_true(strv_contains(env, "USER=" SBX_USER_NAME));
+                assert_true(strv_contains(env, "LOGNAME=" SBX_USER_NAME));
+                assert_string_equal(SBX_USER_NAME, "sbx");
         }
 }
 
@@ -1520,9 +1628,9 @@ static void test_fixed_files_and_kernel(void **state) {
         t = fixed_ok(p);
         text = render(t);
 
-        assert_has_line(text, "InaccessiblePaths=-/mnt -/opt/secret");
+        assert_has_line(text, "InaccessiblePaths=-/mnt -/opt/secret" IDENTITY_HIDDEN_TEXT);
         assert_has_line(text, "BindReadOnlyPaths=/run/systemd/notify:/run/systemd/notify:rbind "
-                              "/opt/tools:/opt/tools:rbind /srv/reference:/srv/reference:rbind");
+                              "/opt/tools:/opt/tools:rbind /srv/reference:/srv/reference:rbind" IDENTITY_BINDS_TEXT);
         assert_has_line(text, "ReadWritePaths=/var/cache/shared /srv/scratch");
         assert_has_line(text, "MemoryDenyWriteExecute=yes");
         assert_has_line(text, "RestrictNamespaces=net user");
@@ -1762,7 +1870,8 @@ static void test_dataset(void **state) {
 
                 assert_strv_equal(get(plan, "BindPaths")->strv, ARGV("/srv/ab", "/home/sbx/workspace"));
                 assert_strv_equal(get(plan, "BindReadOnlyPaths")->strv,
-                                  ARGV("/run/systemd/notify", "/run/systemd/notify", "/srv/a", "/home/sbx/dataset"));
+                                  ARGV("/run/systemd/notify", "/run/systemd/notify", IDENTITY_BINDS, "/srv/a",
+                                       "/home/sbx/dataset"));
         }
 }
 
@@ -2444,6 +2553,7 @@ int main(void) {
                 cmocka_unit_test(test_network_public),
                 cmocka_unit_test(test_network_fixed),
                 cmocka_unit_test(test_fixed_prefix_of_plan),
+                cmocka_unit_test(test_identity),
                 cmocka_unit_test(test_fixed_files_and_kernel),
                 cmocka_unit_test(test_caches),
                 cmocka_unit_test(test_landlock_options),

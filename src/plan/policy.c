@@ -1163,11 +1163,13 @@ static int compile_unit_service(PolicyCompile *c) {
         const RunRequest *req = c->req;
         PropTable *t = c->plan->props;
         _cleanup_free_ char *term_env = NULL;
-        /* USER and LOGNAME: the name the run's uid has inside (policy-identity.c), not the dynamic user's,
-         * which carries the run id */
+        /* USER and LOGNAME: the name the command's uid has inside (policy-identity.c), never the dynamic
+         * user's, which carries the run id. In the gVisor tier the command is uid 0 of gVisor's kernel
+         * (the run's user outside): root. */
+        bool gvisor = c->p->isolation == ISOLATION_GVISOR;
         char *env[8] = { (char *) "HOME=" SBX_HOME, (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
-                         (char *) "LANG=C.UTF-8", (char *) "USER=" SBX_USER_NAME, (char *) "LOGNAME=" SBX_USER_NAME,
-                         NULL, NULL, NULL };
+                         (char *) "LANG=C.UTF-8", gvisor ? (char *) "USER=root" : (char *) "USER=" SBX_USER_NAME,
+                         gvisor ? (char *) "LOGNAME=root" : (char *) "LOGNAME=" SBX_USER_NAME, NULL, NULL, NULL };
         size_t n_env = 5;
         int r;
 

@@ -1609,6 +1609,20 @@ static void test_identity(void **state) {
                 assert_true(strv_contains(env, "LOGNAME=" SBX_USER_NAME));
                 assert_string_equal(SBX_USER_NAME, "sbx");
         }
+        /* the gVisor tier: the command is uid 0 of gVisor's kernel, whose name is root */
+        {
+                RunRequest req = { .argv = ARGV("true") };
+                _cleanup_(run_plan_freep) RunPlan *plan = NULL;
+                char **env;
+
+                p->isolation = ISOLATION_GVISOR;
+                plan = compile_ok(p, &req);
+                env = get(plan, "Environment")->strv;
+                assert_true(strv_contains(env, "USER=root"));
+                assert_true(strv_contains(env, "LOGNAME=root"));
+                assert_false(strv_contains(env, "USER=" SBX_USER_NAME));
+                p->isolation = ISOLATION_KERNEL;
+        }
 }
 
 static void test_fixed_files_and_kernel(void **state) {

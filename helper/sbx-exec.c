@@ -617,9 +617,9 @@ static int resolve_dynamic_user(uid_t *ret) {
 }
 
 /* The privileged half: runs as root outside the sandbox (ExecStartPre=+ / ExecStopPost=+), with the
- * unit's dynamic user already allocated and named in $USER. */
+ * unit's dynamic user already allocated (a supplementary group of this command; $USER is the name the
+ * run's user has inside, "sbx", not the dynamic user's). */
 static int run_handover(const char *dir) {
-        const char *user = getenv("USER");
         unsigned long n = 0;
         uid_t uid = 0;
         int r;
@@ -630,7 +630,7 @@ static int run_handover(const char *dir) {
         }
         r = resolve_dynamic_user(&uid);
         if (r < 0 || uid == 0 || uid == arg.owner_uid) {
-                fprintf(stderr, "sbx: workspace hand-over: cannot resolve the run's dynamic user '%s'\n", strna(user));
+                fprintf(stderr, "sbx: workspace hand-over: cannot resolve the run's dynamic user (uid %u)\n", (unsigned) uid);
                 return SBX_EXIT_FAILURE;
         }
         /* a dynamic user's group has the same number */

@@ -61,9 +61,10 @@ if os.getuid() == 0 and not (GVISOR and os.uname().release == GVISOR_RELEASE):
     sys.exit("battery: refuses to run as root (it is meant to run inside a run, as the run's user)")
 
 COUNTS = {"cases": 0, "succeeded": 0, "ioctl_denials": 0, "ioctl_calls": 0, "ioctl_refused": 0}
-# first, the line that names the run (its user is sbx-<the first 16 of the run's id>), in case a case ends it
-print(json.dumps({"class": "battery", "case": "start", "tier": ARGS["tier"], "user": os.environ.get("USER", "")}),
-      flush=True)
+# first, the line that names the run (its unit's invocation id, which the journal ties to the unit
+# sbx-PROFILE-RUN.service; the user's name inside is sbx, or root in gVisor), in case a case ends it
+print(json.dumps({"class": "battery", "case": "start", "tier": ARGS["tier"], "user": os.environ.get("USER", ""),
+                  "invocation": os.environ.get("INVOCATION_ID", "")}), flush=True)
 
 
 def report(cls, case, succeeded, detail, as_documented=None):

@@ -79,16 +79,18 @@ attack_bg() {
   battery_bg "$p" "$p" --quiet "${opts[@]}" -- "${extra[@]}"
 }
 
-# find_run PROFILE OUTPUT: sets RUNID and REC (the record of the run the battery's lines came from: its
-# user is sbx-<the first 16 of the run's id>, its unit sbx-PROFILE-RUNID.service)
+# find_run PROFILE OUTPUT: sets RUNID and REC (the record of the run the battery's lines came from: the
+# battery prints its unit's INVOCATION_ID, which systemd's journal entries about the unit carry with its
+# name, sbx-PROFILE-RUNID.service; the user's name inside is sbx, not the dynamic user's)
 find_run() {
-  local p=$1 user prefix
+  local p=$1 inv unit
   RUNID="" REC='{}'
-  user=$(printf '%s\n' "$2" | grep '^{"class": "battery", "case": "start"' | head -n 1 | jq -r '.user // empty')
-  prefix=${user#sbx-}
-  [[ "$prefix" =~ ^[0-9a-f]{16}$ ]] || return 0
-  RUNID=$(sbxctl list 2>/dev/null | awk -v p="$prefix" 'index($1, p) == 1 { print $1 }' | head -n 1)
-  [ -n "$RUNID" ] || return 0
+  inv=$(printf '%s\n' "$2" | grep '^{"class": "battery", "case": "start"' | head -n 1 | jq -r '.invocation // empty')
+  [[ "$inv" =~ ^[0-9a-f]{32}$ ]] || return 0
+  unit=$(journalctl -q -o json INVOCATION_ID="$inv" 2>/dev/null | jq -r '.UNIT // empty' |
+         grep -m 1 -x "sbx-$p-[0-9a-f]\{32\}\.service")
+  RUNID=${unit#"sbx-$p-"}; RUNID=${RUNID%.service}
+  [[ "$RUNID" =~ ^[0-9a-f]{32}$ ]] || { RUNID=""; return 0; }
   REC=$(sbxctl show --json "$RUNID" 2>/dev/null)
   [ "$(jq -r .unit <<<"$REC")" = "sbx-$p-$RUNID.service" ] || { RUNID=""; REC='{}'; }
 }

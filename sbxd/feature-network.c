@@ -141,9 +141,10 @@ static void network_ended(Run *run) {
                 run_net_finish(run->net);
 }
 
-static void network_exited(Run *run) {
+static int network_exited(Run *run) {
         if (run->net)
                 run_net_exited(run->net);
+        return 0;
 }
 
 static void network_free_run(Run *run) {

@@ -1491,15 +1491,18 @@ static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
 /* The command has ended, its output is drained (the exec helper, which relays it, has exited) and the
  * unit's outcome is read: the record says so ("exited", its cleanup not yet completed) and the client
  * has its answer now (Exited), while the unit, its space and the rest are removed. Finished follows with
- * the final record. A client that asked to wait for the cleanup (wait_cleanup) gets only Finished. */
+ * the final record. A client that asked to wait for the cleanup (wait_cleanup) gets only Finished, and
+ * so does one whose run holds what only the cleanup gives back (a feature's exited hook: caches) or
+ * whose answer is part of the cleanup (an export's review). */
 static void run_exited(Run *run) {
+        bool hold = run->wait_cleanup;
         int r;
 
         FEATURE_FOREACH(f)
-                if ((*f)->exited)
-                        (*f)->exited(run);
+                if ((*f)->exited && (*f)->exited(run) > 0)
+                        hold = true;
         run->record->exited = true;
-        if (!run->wait_cleanup)
+        if (!hold)
                 run_send_record(run, "Exited");
         /* after the signal, off the answer's path: sbxd answers no Get before this is written */
         r = store_write(&run->manager->store, run->record);

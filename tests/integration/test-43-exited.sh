@@ -73,4 +73,14 @@ case $st in exited|finished) t_log "state right after sbxctl run: $st" ;; *) _t_
 records_complete "${ids[@]}"
 assert_clean "after runs answered at Exited"
 
+t_begin "a profile with caches: the answer waits for the cleanup, so the next run has the caches"
+# caches are released with the unit; answered at Exited, the next run of the caller and profile would
+# find them held and get ephemeral ones (docs/caches.md)
+tok=$RANDOM$RANDOM
+assert_rc 0 sbxctl run -p coding --network none -- sh -c "mkdir -p ~/.npm && echo $tok > ~/.npm/exited-test"
+id=$(last_run_id)
+assert_eq "finished" "$(jq -r .state "$SBX_RUNS_DIR/$id.json")" "record right after the run (no early answer)"
+assert_rc 0 sbxctl run -p coding --network none -- sh -c 'cat ~/.npm/exited-test; rm -f ~/.npm/exited-test'
+assert_eq "$tok" "$T_OUT" "the next run reads what the first left in its cache"
+
 t_summary

@@ -4,7 +4,9 @@
 # Runs INSIDE a systemd testbed (or on a systemd host) as root, with sbx installed. Interleaves, N times:
 #   A  sbxctl run -- /bin/true                 (a cold run: a unit set up and torn down)
 #   B  sbxctl exec SANDBOX -- /bin/true        (a sandbox made once, before the loop)
-# and reports p50 and p99 of each and the ratio of the medians B/A (target <= 0.1). Then C concurrent
+#   W  sbxctl run --wait-cleanup -- /bin/true  (A answered once its cleanup is done too, at Finished
+#                                               instead of Exited: docs/dbus.md)
+# and reports p50 and p99 of each and the ratio of the medians B/A (target <= 0.1), and B/W. Then C concurrent
 # execs at once, R rounds: execs per second and p99/p50 of their latencies. Prints one "BENCH key
 # value" line per figure for scripts.
 #   bench/sandbox-exec.sh [N [C [R]]]      (defaults 20, 4, 5)
@@ -25,17 +27,19 @@ trap 'sbxctl rm "$SB" >/dev/null 2>&1' EXIT
 . "$(dirname "$0")/lib.sh"
 run_a() { sbxctl run -- /bin/true < /dev/null; }
 run_b() { sbxctl exec "$SB" -- /bin/true < /dev/null; }
+run_w() { sbxctl run --wait-cleanup -- /bin/true < /dev/null; }
 
-for f in run_a run_b; do $f || { echo "bench: $f failed" >&2; exit 1; }; done   # warm up
-A=() B=()
+for f in run_a run_b run_w; do $f || { echo "bench: $f failed" >&2; exit 1; }; done   # warm up
+A=() B=() W=()
 for _ in $(seq "$N"); do
-  for f in run_a run_b; do
+  for f in run_a run_b run_w; do
     stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
-    case $f in run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;; esac
+    case $f in run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;; run_w) W+=("$(ms "$t0" "$t1")") ;; esac
   done
 done
 a50=$(pct 50 "${A[@]}"); a99=$(pct 99 "${A[@]}"); b50=$(pct 50 "${B[@]}"); b99=$(pct 99 "${B[@]}")
-ratio=$(echo "scale=3; $b50 / $a50" | bc)
+w50=$(pct 50 "${W[@]}"); w99=$(pct 99 "${W[@]}")
+ratio=$(echo "scale=3; $b50 / $a50" | bc); ratio_w=$(echo "scale=3; $b50 / $w50" | bc)
 
 # concurrent execs: C at once, R rounds; each one's latency, and the rounds' wall time
 D=$(mktemp -d); trap 'sbxctl rm "$SB" >/dev/null 2>&1; rm -rf "$D"' EXIT
@@ -59,6 +63,7 @@ cr=$(echo "scale=2; $c99 / $c50" | bc)
 echo "sbx sandbox exec (kernel $(uname -r), $(systemd-detect-virt 2>/dev/null || echo bare metal)); $N interleaved rounds"
 printf '  A cold run    -- /bin/true   p50 %8.1f ms   p99 %8.1f ms\n' "$a50" "$a99"
 printf '  B exec        -- /bin/true   p50 %8.1f ms   p99 %8.1f ms   B/A %.3f (target <= 0.1)\n' "$b50" "$b99" "$ratio"
+printf '  W cold run, --wait-cleanup   p50 %8.1f ms   p99 %8.1f ms   B/W %.3f\n' "$w50" "$w99" "$ratio_w"
 printf '  %d concurrent execs x %d rounds: %.1f execs/s, latency p50 %.1f ms p99 %.1f ms (p99/p50 %.2f)\n' \
   "$C" "$R" "$persec" "$c50" "$c99" "$cr"
 echo "BENCH p50_ms_run $a50"
@@ -66,5 +71,8 @@ echo "BENCH p99_ms_run $a99"
 echo "BENCH p50_ms_exec $b50"
 echo "BENCH p99_ms_exec $b99"
 echo "BENCH ratio_exec_vs_run $ratio"
+echo "BENCH p50_ms_run_wait_cleanup $w50"
+echo "BENCH p99_ms_run_wait_cleanup $w99"
+echo "BENCH ratio_exec_vs_run_wait_cleanup $ratio_w"
 echo "BENCH concurrent_execs_per_sec $persec"
 echo "BENCH concurrent_p99_over_p50 $cr"

@@ -36,6 +36,8 @@ int mcp_bus_open(sd_event *event, const McpBusHandlers *h, void *userdata, sd_bu
         }
         r = sd_bus_attach_event(bus, event, 0);
         if (r >= 0)
+                r = match(bus, SBX_BUS_INTERFACE, "Exited", h->exited, userdata);
+        if (r >= 0)
                 r = match(bus, SBX_BUS_INTERFACE, "Finished", h->finished, userdata);
         if (r >= 0)
                 r = match(bus, SBX_BUS_INTERFACE, "ExecFinished", h->exec_finished, userdata);

@@ -2,7 +2,7 @@
 #pragma once
 
 /* sbx-mcp's calls to sbxd (docs/dbus.md), each asynchronous on the server's event loop: the reply goes to
- * a callback, the ends (Finished, ExecFinished) to the handlers given when the connection was made. */
+ * a callback, the ends (Exited, Finished, ExecFinished) to the handlers given when the connection was made. */
 
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
@@ -10,6 +10,7 @@
 #include "client-request.h"
 
 typedef struct McpBusHandlers {
+        sd_bus_message_handler_t exited;         /* Exited(s id, s record_json): the command's end */
         sd_bus_message_handler_t finished;       /* Finished(s id, s record_json) */
         sd_bus_message_handler_t exec_finished;  /* ExecFinished(s sandbox, s exec_id, s exec_json) */
         sd_bus_message_handler_t owner_changed;  /* NameOwnerChanged of the bus */

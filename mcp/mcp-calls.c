@@ -380,6 +380,7 @@ static bool from_daemon(Server *s, sd_bus_message *m) {
         return s->daemon && streq_ptr(sd_bus_message_get_sender(m), s->daemon);
 }
 
+/* Exited (the run's command ended, its cleanup goes on: the answer comes now) or Finished (no Exited came) */
 static int on_finished(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Server *s = userdata;
         const char *id, *json;
@@ -458,6 +459,7 @@ static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *ret_
 }
 
 static const McpBusHandlers handlers = {
+        .exited = on_finished,
         .finished = on_finished,
         .exec_finished = on_exec_finished,
         .owner_changed = on_owner_changed,

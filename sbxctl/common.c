@@ -37,6 +37,7 @@ bool arg_all = false;
 usec_t arg_idle_timeout = 0;
 const char *arg_name = NULL;
 bool arg_detach = false;
+bool arg_wait_cleanup = false;
 uint64_t arg_output_max = 0;
 char **arg_credentials = NULL;   /* --credential NAME: a stored secret */
 char **arg_credential_files = NULL; /* --credential NAME=@FILE: NAME, then FILE */

@@ -58,6 +58,8 @@ static int help(void) {
                "     --export=DIR       Review the run's ~/out when it ends; deliver what passes\n"
                "                        into DIR (if the profile exports through review)\n"
                "     --image=NAME[@sha256:DIGEST]  Pin the digest of the profile's base image\n"
+               "     --wait-cleanup     Return once the run's cleanup is done too, not as soon as\n"
+               "                        its command has ended (run)\n"
                "  -E --setenv=NAME[=VALUE]  Set NAME in the command's environment (repeatable;\n"
                "                        without a value: sbxctl's own), if the profile allows NAME\n"
                "     --env-file=FILE    Set the NAME=VALUE lines of FILE (before -E; also exec)\n"
@@ -232,6 +234,7 @@ static const Option options[] = {
         { "idle-timeout", 0,   OPTION_DURATION, &arg_idle_timeout, "a duration (e.g. 10min)" },
         { "name",         0,   OPTION_CALL,     .call = option_name, .has_arg = true },
         { "detach",       0,   OPTION_TRUE,     &arg_detach },
+        { "wait-cleanup", 0,   OPTION_TRUE,     &arg_wait_cleanup },
         { "output-max",   0,   OPTION_SIZE,     &arg_output_max, "a size (e.g. 1M)" },
         { "until",        0,   OPTION_DURATION, &arg_until, "a duration (e.g. 30min, 2h)" },
         { "json",         0,   OPTION_TRUE,     &arg_json },

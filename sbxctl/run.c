@@ -104,6 +104,9 @@ static int on_finished(sd_bus_message *msg, void *userdata, sd_bus_error *ret_er
 
         if (!s->run_id || !s->daemon || !streq_ptr(sd_bus_message_get_sender(msg), s->daemon))
                 return 0;
+        /* Exited: the command's end and outcome, its cleanup still going on (docs/dbus.md) */
+        if (s->wait_cleanup && !sd_bus_message_is_signal(msg, SBX_BUS_INTERFACE, "Finished"))
+                return 0;
         if (sd_bus_message_read(msg, "ss", &id, &json) < 0 || !streq(id, s->run_id))
                 return 0;
         if (run_record_from_json(json, &s->record, &err) < 0)
@@ -240,7 +243,8 @@ static int on_attach_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 s->daemon_gone = true;
                 return sd_event_exit(s->event, 0);
         }
-        if (rec->finished) {  /* it ended while no sbxd was there to tell us */
+        /* it ended while no sbxd was there to tell us */
+        if (rec->finished || (rec->exited && !s->wait_cleanup)) {
                 s->record = TAKE_PTR(rec);
                 return sd_event_exit(s->event, 0);
         }
@@ -330,6 +334,8 @@ int append_request(sd_bus_message *m, const char *workspace, const char *dataset
                 .idle_timeout = sandbox ? arg_idle_timeout : 0,
                 .name = sandbox ? arg_name : NULL,
                 .detach = sandbox && arg_detach,
+                /* the export's outcome comes with the cleanup (the review of ~/out before its space goes) */
+                .wait_cleanup = !sandbox && (arg_wait_cleanup || export_fd >= 0),
         };
         int r;
 
@@ -600,6 +606,13 @@ int verb_run(int argc, char **argv) {
         r = check_fd_passing(bus);
         if (r != 0)
                 return r;
+        /* the answer at Exited, as soon as the command has ended, unless asked to wait for the cleanup */
+        s.wait_cleanup = arg_wait_cleanup || export_fd >= 0;
+        if (!s.wait_cleanup) {
+                r = match_signal(bus, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Exited", on_finished, &s);
+                if (r < 0)
+                        return failed("cannot set up the bus connection: %s", strerror(-r));
+        }
         r = watch_hangup(event, on_run_hangup, &s);
         if (r < 0)
                 return failed("cannot watch stdout and stderr: %s", strerror(-r));

@@ -19,6 +19,7 @@ typedef struct RunState {
         int got_signal;
         bool daemon_gone;
         bool disconnected;     /* the connection itself ended (with -H: ssh) */
+        bool wait_cleanup;     /* a run: its answer at Finished (--wait-cleanup, --export), not at Exited */
         unsigned attach_tries;
 } RunState;
 

@@ -593,6 +593,12 @@ static int caches_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error) 
         return 0;
 }
 
+/* A run's caches are released with its unit, in the cleanup: its client is answered at Finished, so
+ * that its next run of the profile has them (not ephemeral ones, as while this one holds them). */
+static int caches_exited(Run *run) {
+        return run->cache_owner != NULL;
+}
+
 /* Caches are per caller and profile, handed to one run's user at a time: while another run of the same
  * caller and profile holds them, a new run gets ephemeral ones; so it does for a cache the reaper is
  * removing. */
@@ -650,5 +656,6 @@ const Feature feature_caches = {
         .stop = caches_done,
         .plan_inputs = caches_plan_inputs,
         .prepare = caches_prepare,
+        .exited = caches_exited,
         .job_removed = caches_removal_done,
 };

@@ -367,6 +367,12 @@ static int export_live_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error
 }
 
 
+/* The review of ~/out is part of the cleanup (before the space goes), and its outcome part of the
+ * answer: a run with an export is answered at Finished. */
+static int export_run_exited(Run *run) {
+        return run->record->export != NULL;
+}
+
 void export_run_ended(Run *run) {
         _cleanup_free_ char *dir = NULL, *json = NULL, *why = NULL;
         RunExport *e;
@@ -521,6 +527,7 @@ const Feature feature_export = {
         .name = "export",
         .prepare = export_prepare,
         .check_host_dirs = export_check_host_dirs,
+        .exited = export_run_exited,
         .ended = export_run_ended,
         .abandon = export_run_abandon,
         .free_run = export_free_run,

@@ -141,6 +141,12 @@ static void network_ended(Run *run) {
                 run_net_finish(run->net);
 }
 
+static int network_exited(Run *run) {
+        if (run->net)
+                run_net_exited(run->net);
+        return 0;
+}
+
 static void network_free_run(Run *run) {
         run->net = run_net_free(run->net);
 }
@@ -154,6 +160,7 @@ const Feature feature_network = {
         .prepare = network_prepare,
         .job_done = network_job_done,
         .adopt = network_adopt,
+        .exited = network_exited,
         .ended = network_ended,
         .start_refused = network_ended,
         .free_run = network_free_run,

@@ -80,6 +80,11 @@ typedef struct Feature {
         /* sbxd took up a run an earlier one started, whose unit still exists: what the feature had made
          * for it is taken up again (a failure is logged, the run followed all the same). */
         void (*adopt)(Run *run);
+        /* The run's command has ended and its unit's outcome is read, before the record says "exited"
+         * (the cleanup still to come): what the record must say of the run by then goes into it. > 0:
+         * the client's answer waits for Finished (no Exited), as what the run holds is the caller's
+         * again only once the cleanup is done, or the answer is part of the cleanup. */
+        int (*exited)(Run *run);
         /* The run's unit is gone, before the core measures what its end undid. */
         void (*unit_ended)(Run *run);
         /* The run ended: what the feature made for it goes, and the record says whether it did. Called

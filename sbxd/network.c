@@ -616,6 +616,11 @@ int run_net_register(RunNet *rn, const char *cgroup_path, const char *netns_path
         return 0;
 }
 
+void run_net_exited(RunNet *rn) {
+        if (rn->nm)
+                consume_events(rn->nm);
+}
+
 void run_net_finish(RunNet *rn) {
         NetManager *nm = rn->nm;
         size_t left = 1;

@@ -41,6 +41,8 @@ int run_net_register(RunNet *rn, const char *cgroup_path, const char *netns_path
 /* At the end of the run: reads the events still queued, removes every map entry of the run and checks
  * that none is left (the record's network.entries_removed). */
 void run_net_finish(RunNet *rn);
+/* The run's command has ended: the egress events it caused, waiting in the ring buffer, into its record. */
+void run_net_exited(RunNet *rn);
 /* run_net_register() put the run's entries in place (and run_net_finish() has not removed them). */
 bool run_net_is_registered(const RunNet *rn);
 /* The record whose network section rn counts into from now on (a pooled unit's becomes its run's). */

@@ -2,7 +2,8 @@
 /* A run's life in sbxd, stage by stage (docs/design.md, "How the code is laid out"): its request becomes a
  * plan (run_start_request(): stdio, profile, checks, plan inputs, plan), the run and its record are made and
  * every feature prepares it (prepare), its unit starts by StartTransientUnit or by a feature's route
- * (start), its start job ends (started: run_on_job_removed()), its unit goes (ended), what its end undid is
+ * (start), its start job ends (started: run_on_job_removed()), its command's end and outcome are told
+ * (exited: the Exited signal, the cleanup still to come), its unit goes (ended), what its end undid is
  * measured (cleanup measured: run_complete()), and its record is written (record final). At each stage the
  * core walks the features' hooks (feature.h) and never names a feature. Everything here is asynchronous on
  * one sd-event loop. */
@@ -35,11 +36,12 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
 static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
 static void run_read_stop_figures(Run *run);
 static void run_finalize(Run *run);
+static void run_exited(Run *run);
 static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
 static int on_unref_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
 static int on_removal_timeout(sd_event_source *s, uint64_t usec, void *userdata);
 static void run_unit_gone(Run *run);
-static void run_send_finished(Run *run);
+static void run_send_record(Run *run, const char *member);
 static void log_run_finished(Run *run);
 
 Run *run_free(Run *run) {
@@ -452,6 +454,7 @@ static int start_new_run(RunStart *s, sd_bus_error *error) {
         r = run_watch_unit(run);
         if (r < 0)
                 return r;
+        run->wait_cleanup = req->wait_cleanup;
         /* A detached sandbox has no client: it outlives its creator's connection. */
         if (!(s->sandbox && req->detach)) {
                 r = run_set_client(run, sd_bus_message_get_sender(s->msg));
@@ -743,7 +746,7 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                         (void) sd_bus_reply_method_errorf(call, ERR_START_FAILED, "Failed to start the sandbox unit: %s",
                                                           e->message);
                 else
-                        run_send_finished(run);
+                        run_send_record(run, "Finished");
                 run_start_done(run);
                 run_free(run);
                 return 0;
@@ -1465,6 +1468,7 @@ static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                         rec->cpu_usec = cpu_nsec / 1000 > run->cpu_base_usec ? cpu_nsec / 1000 - run->cpu_base_usec : 0;
                 run_apply_outcome(run, result, code, exit_status, status);
         }
+        run_exited(run);
 
         /* Drop our reference: the unit is garbage-collected, and UnitRemoved tells us it is gone. */
         r = sd_event_add_time_relative(run->manager->event, &run->removal_timeout, CLOCK_MONOTONIC,
@@ -1480,6 +1484,31 @@ static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 run_complete(run);
         }
         return 0;
+}
+
+/* ---- exited: the answer before the cleanup ------------------------------------------------------ */
+
+/* The command has ended, its output is drained (the exec helper, which relays it, has exited) and the
+ * unit's outcome is read: the record says so ("exited", its cleanup not yet completed) and the client
+ * has its answer now (Exited), while the unit, its space and the rest are removed. Finished follows with
+ * the final record. A client that asked to wait for the cleanup (wait_cleanup) gets only Finished, and
+ * so does one whose run holds what only the cleanup gives back (a feature's exited hook: caches) or
+ * whose answer is part of the cleanup (an export's review). */
+static void run_exited(Run *run) {
+        bool hold = run->wait_cleanup;
+        int r;
+
+        FEATURE_FOREACH(f)
+                if ((*f)->exited && (*f)->exited(run) > 0)
+                        hold = true;
+        run->record->exited = true;
+        if (!hold)
+                run_send_record(run, "Exited");
+        /* after the signal, off the answer's path: sbxd answers no Get before this is written */
+        r = store_write(&run->manager->store, run->record);
+        if (r < 0)
+                log_warning_errno(r, "Failed to write the interim record of run %s, ignoring: %m", run->id);
+        run_object_changed(run);
 }
 
 /* ---- cleanup measured, record final: the unit gone, the record written ----------------------- */
@@ -1554,7 +1583,8 @@ int run_on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_e
         return 0;
 }
 
-static void run_send_finished(Run *run) {
+/* Exited or Finished, with the record as it is now, to the run's client */
+static void run_send_record(Run *run, const char *member) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
         _cleanup_free_ char *json = NULL;
         int r;
@@ -1563,7 +1593,7 @@ static void run_send_finished(Run *run) {
                 return;
         r = run_record_to_json(run->record, &json);
         if (r >= 0)
-                r = sd_bus_message_new_signal(run->manager->bus, &sig, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Finished");
+                r = sd_bus_message_new_signal(run->manager->bus, &sig, SBX_BUS_PATH, SBX_BUS_INTERFACE, member);
         if (r >= 0)
                 r = sd_bus_message_set_destination(sig, run->client);
         if (r >= 0)
@@ -1571,7 +1601,7 @@ static void run_send_finished(Run *run) {
         if (r >= 0)
                 r = sd_bus_send(run->manager->bus, sig, NULL);
         if (r < 0)
-                log_warning_errno(r, "Failed to send Finished for run %s, ignoring: %m", run->id);
+                log_warning_errno(r, "Failed to send %s for run %s, ignoring: %m", member, run->id);
 }
 
 /* One event per limit the run met, with the line sbxctl prints for it (docs/limits.md). */
@@ -1661,7 +1691,7 @@ void run_complete(Run *run) {
                 log_error_errno(r, "Failed to write the record of run %s: %m", run->id);
         log_run_finished(run);
         run_object_changed(run);
-        run_send_finished(run);
+        run_send_record(run, "Finished");
         m = run->manager;
         run_free(run);
         /* nothing running: give the heap a burst of runs grew back to the system */

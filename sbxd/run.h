@@ -62,6 +62,7 @@ typedef struct Run {
         bool job_done;
         bool stop_requested;
         bool finalizing;
+        bool wait_cleanup;         /* its client wants no Exited, only Finished (request key wait_cleanup) */
         int cancel_signal;
         bool idle_stop;            /* a sandbox stopped at its idle timeout */
         struct Sandbox *sandbox;   /* a sandbox (sandbox.h), or NULL for a run of one command */

@@ -32,6 +32,7 @@ static const RequestKey request_keys[] = {
         { "idle_timeout_usec", REQUEST_U64,    offsetof(ClientRequest, idle_timeout) },
         { "name",              REQUEST_STRING, offsetof(ClientRequest, name) },
         { "detach",            REQUEST_BOOL,   offsetof(ClientRequest, detach) },
+        { "wait_cleanup",      REQUEST_BOOL,   offsetof(ClientRequest, wait_cleanup) },
 };
 
 int client_request_append(sd_bus_message *m, const ClientRequest *req) {

@@ -15,6 +15,7 @@ typedef struct ClientRequest {
         uint64_t memory, tasks, cpu_percent;      /* 0: not sent */
         usec_t timeout, idle_timeout;             /* 0: not sent */
         bool detach;
+        bool wait_cleanup;
 } ClientRequest;
 
 /* Into an open a{sv}: the keys of req that are set. 0 or -errno. */

@@ -64,6 +64,7 @@ typedef struct RunRequest {
         bool sandbox;         /* a sandbox: no command; the helper serves sbxd's (helper/serve.h) */
         usec_t idle_timeout;  /* a sandbox: ends after this long without a command; 0: never */
         bool detach;          /* a sandbox: outlives its creator's connection */
+        bool wait_cleanup;    /* a run: its client is told the end at Finished only, no Exited first */
         char *sandbox_name;   /* a sandbox: a name its owner can use instead of its id, or NULL */
         /* Credentials the run receives as files in its credentials directory, each one the profile's
          * credentials.files allows (sbxd delivers them with LoadCredentialEncrypted=, never part of the

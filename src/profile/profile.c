@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <inttypes.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 
 #include "command.h"
 #include "egress-address.h"
@@ -15,6 +15,7 @@
 #include "json-doc.h"
 #include "profile.h"
 #include "sha256.h"
+#include "syscall-name.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
@@ -408,6 +409,7 @@ static int dispatch_files(JsonDoc *jd, const JsonPath *p, json_object *v, void *
 static int check_syscall_names(JsonDoc *jd, const JsonPath *p, json_object *v, char **l, bool deny) {
         for (size_t i = 0; l[i]; i++) {
                 const char *s = l[i];
+                int r, nr;
 
                 if (s[0] == '@') {
                         if (!name_is_valid(s + 1, "abcdefghijklmnopqrstuvwxyz-", SYSCALL_NAME_MAX))
@@ -421,7 +423,11 @@ static int check_syscall_names(JsonDoc *jd, const JsonPath *p, json_object *v, c
                                                          "expected a syscall group or name");
                         /* Names of other architectures resolve to negative pseudo numbers: fine here,
                          * systemd skips what the native architecture does not have. */
-                        if (seccomp_syscall_resolve_name(s) == __NR_SCMP_ERROR)
+                        r = syscall_name_resolve(s, &nr);
+                        if (r == -ELIBACC)
+                                return json_doc_fail(jd, JSON_INDEX(p, i), "cannot check syscall '%s': %s cannot be "
+                                                     "loaded", s, SBX_LIBSECCOMP_SONAME);
+                        if (r < 0)
                                 return json_doc_fail(jd, JSON_INDEX(p, i), "unknown syscall '%s'", s);
                         if (deny && streq(s, "seccomp"))
                                 return json_doc_fail(jd, JSON_INDEX(p, i),
@@ -493,16 +499,19 @@ static int dispatch_rule_syscall(JsonDoc *jd, const JsonPath *p, json_object *v,
                 return r;
         if (!name_is_valid(s, "abcdefghijklmnopqrstuvwxyz0123456789_", SYSCALL_NAME_MAX))
                 return json_doc_fail_got(jd, p, v, "expected a syscall name");
-        rule->nr = seccomp_syscall_resolve_name(s);
-        if (rule->nr == __NR_SCMP_ERROR)
+        r = syscall_name_resolve(s, &rule->nr);
+        if (r == -ELIBACC)
+                return json_doc_fail(jd, p, "cannot check syscall '%s': %s cannot be loaded", s,
+                                     SBX_LIBSECCOMP_SONAME);
+        if (r < 0)
                 return json_doc_fail(jd, p, "unknown syscall '%s'", s);
         /* The exec helper hands the seccomp listener over with sendmsg() once the filter is in force: a
          * rule there would make every run wait for a supervisor that has no listener yet. */
-        if (rule->nr == SCMP_SYS(sendmsg))
+        if (rule->nr == __NR_sendmsg)
                 return json_doc_fail(jd, p,
                                      "a rule on sendmsg is not supported (sbx's exec helper calls it after the "
                                      "filter is in force)");
-        if (rule->nr == SCMP_SYS(seccomp))
+        if (rule->nr == __NR_seccomp)
                 return json_doc_fail(jd, p,
                                      "a rule on seccomp is not supported (sbx catches every seccomp() call of the "
                                      "command already)");

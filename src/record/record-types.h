@@ -246,6 +246,8 @@ typedef struct RunRecord {
         char *profile_digest;      /* "sha256:<hex>" of the profile file the run started with; NULL in
                                     * records of earlier versions */
         bool finished;
+        bool exited;               /* the command ended and its outcome is known, the cleanup goes on
+                                    * (state "exited"); finished wins */
         usec_t started_at;
         usec_t ended_at;           /* 0 while running */
         StopReason stop_reason;    /* _STOP_REASON_INVALID while running */

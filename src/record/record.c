@@ -1125,7 +1125,7 @@ int run_record_to_json(const RunRecord *r, char **ret) {
         ADD(o, "policy_digest", r->policy_digest ? json_object_new_string(r->policy_digest) : NULL);
         if (r->profile_digest)
                 ADD(o, "profile_digest", json_object_new_string(r->profile_digest));
-        ADD(o, "state", json_object_new_string(r->finished ? "finished" : "running"));
+        ADD(o, "state", json_object_new_string(r->finished ? "finished" : r->exited ? "exited" : "running"));
         ADD(o, "start", json_object_new_string(r->pooled ? "pool" : "cold"));
         ADD(o, "started_at", started);
         ADD(o, "ended_at", ended);
@@ -1843,9 +1843,10 @@ int run_record_from_json(const char *json, RunRecord **ret, char **ret_error) {
         }
         if ((k = get_string(o, "state", false, &s, ret_error)) < 0)
                 return k;
-        if (!streq(s, "running") && !streq(s, "finished"))
-                return error_setf(ret_error, -EBADMSG, "state: expected \"running\" or \"finished\"");
+        if (!streq(s, "running") && !streq(s, "exited") && !streq(s, "finished"))
+                return error_setf(ret_error, -EBADMSG, "state: expected \"running\", \"exited\" or \"finished\"");
         r->finished = streq(s, "finished");
+        r->exited = streq(s, "exited");
         if ((k = get_time(o, "started_at", false, &r->started_at, ret_error)) < 0)
                 return k;
         if ((k = get_time(o, "ended_at", !r->finished ? true : false, &r->ended_at, ret_error)) < 0)

@@ -42,7 +42,20 @@ last_run_id() { sbxctl list --no-legend | { local id last=""; while read -r id _
 # program) takes ~0.1 s where jq 1.6 takes ~0.45 s to compile its builtins. Both print fields and
 # strings alike (gojq sorts an object's keys: compare fields, not whole objects).
 if command -v gojq >/dev/null 2>&1; then SBX_JQ=gojq; else SBX_JQ=jq; fi
-record_get() { sbxctl show --json "$1" | GOMAXPROCS=1 "$SBX_JQ" -r "$2"; }
+record_get() { record_final "$1"; sbxctl show --json "$1" | GOMAXPROCS=1 "$SBX_JQ" -r "$2"; }
+
+# record_final RUN: until the run's record on disk is no longer the interim one sbxd writes when the
+# command has ended ("state": "exited", written again with the cleanup's facts at Finished): sbxctl run
+# returns at that point, and a test that reads the record's cleanup or its final fields waits here.
+# Shell builtins only; returns at once for a running or finished run and for one without a record.
+record_final() {
+  local f=$SBX_RUNS_DIR/$1.json i
+  for ((i = 0; i < 300; i++)); do
+    [ -e "$f" ] && [[ $(< "$f") =~ \"state\":\ *\"exited\" ]] || return 0
+    sleep 0.05
+  done
+  _t_err "run $1: its record still says \"exited\" after 15 s (cleanup not finished)"
+}
 
 # number of records on disk (like every helper here that a test calls in a loop, with shell builtins
 # only: under emulation each program started costs 50 ms or more)
@@ -127,6 +140,7 @@ records() { find "$SBX_RUNS_DIR" -maxdepth 1 -name '*.json' -printf '%f\n' | sor
 # record_complete FILE: the record on disk is valid JSON, finished, with a stop reason, an end and a
 # completed cleanup (prints what is wrong otherwise)
 record_complete() {
+  record_final "$(basename "$1" .json)"
   jq -e '.state == "finished" and .stop_reason != null and .ended_at != null and .cleanup.completed == true' \
     "$1" > /dev/null 2>&1 && return 0
   echo "$(basename "$1"): $(jq -c '{state, stop_reason, ended_at, cleanup, error}' "$1" 2>&1 | head -c 300)"
@@ -137,7 +151,7 @@ record_complete() {
 records_complete() {
   local f bad=() files=()
   # one jq over all of them first (every program started costs under emulation)
-  for f in "$@"; do files+=("$SBX_RUNS_DIR/$f"); done
+  for f in "$@"; do files+=("$SBX_RUNS_DIR/$f"); record_final "${f%.json}"; done
   f=$(jq -r 'select((.state == "finished" and .stop_reason != null and .ended_at != null and .cleanup.completed == true) | not)
              | input_filename' "${files[@]}" 2>&1) && [ -z "$f" ] && return 0
   for f in "$@"; do record_complete "$SBX_RUNS_DIR/$f" > /dev/null || bad+=("$f"); done
@@ -153,7 +167,7 @@ records_complete() {
 sbx_wait_active() {
   local i unit
   unit=$(record_get "$1" .unit)
-  for i in $(seq 300); do
+  for ((i = 0; i < 300; i++)); do
     systemctl is-active -q "$unit" 2>/dev/null && return 0
     sleep 0.1
   done
@@ -164,7 +178,7 @@ sbx_wait_active() {
 # records than BEFORE_COUNT (polls, max ~30 s)
 sbx_wait_new_run() {
   local i id
-  for i in $(seq 300); do
+  for ((i = 0; i < 300; i++)); do
     # the client already gave up (the run was refused or failed to start): no point waiting
     [ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && return 1
     if [ "$(record_count)" -gt "$1" ]; then

@@ -82,6 +82,7 @@ t_begin "the record is complete, valid JSON, and names no user"
 id=$(last_run_id)
 f=$SBX_RUNS_DIR/$id.json
 assert_file "$f"
+record_final "$id"
 jq -e . "$f" > /dev/null || _t_err "$f is not valid JSON"
 assert_eq "finished" "$(jq -r .state "$f")" "state"
 assert_eq "success" "$(jq -r .stop_reason "$f")" "stop_reason"

@@ -34,6 +34,7 @@ fi
 t_begin "gc measures again a cleanup a record says was incomplete, and writes what it found"
 assert_rc 0 sbxctl run -- true
 base=$(last_run_id)
+record_final "$base"
 fake=0123456789abcdef0123456789abcde0
 jq --arg id "$fake" '.run_id = $id | .unit = "sbx-offline-\($id).service" | .cleanup.unit_gone = false |
   .cleanup.completed = false' "$SBX_RUNS_DIR/$base.json" > "$SBX_RUNS_DIR/$fake.json"

@@ -441,6 +441,41 @@ static void test_to_json_running(void **state) {
         json_object_put(o);
 }
 
+/* The interim record written at Exited: the outcome set, state "exited", its cleanup not complete and
+ * without "remaining" (not final); read back as such; "finished" wins over it. */
+static void test_json_exited(void **state) {
+        _cleanup_(run_record_freep) RunRecord *r = finished_record(), *back = NULL;
+        _cleanup_free_ char *text = NULL, *error = NULL;
+        json_object *o;
+
+        r->finished = false;
+        r->exited = true;
+        r->unit_gone = r->cgroup_gone = false;
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_non_null(o);
+        assert_json_string(o, "state", "exited");
+        assert_json_string(o, "stop_reason", "exit-code");
+        assert_json_bool(o, "cleanup.completed", false);
+        assert_false(json_object_object_get_ex(json_object_object_get(o, "cleanup"), "remaining", NULL));
+        json_object_put(o);
+        assert_int_equal(run_record_from_json(text, &back, &error), 0);
+        assert_true(back->exited);
+        assert_false(back->finished);
+        assert_int_equal(back->stop_reason, STOP_EXIT_CODE);
+        assert_int_equal(back->exit_code, 3);
+        assert_int_equal(back->ended_at, T_END);
+        assert_false(run_record_cleanup_completed(back));
+
+        free(text);
+        text = NULL;
+        r->finished = true;
+        assert_int_equal(run_record_to_json(r, &text), 0);
+        o = json_tokener_parse(text);
+        assert_json_string(o, "state", "finished");
+        json_object_put(o);
+}
+
 /* profile_digest: written when known, read back, optional in records of earlier versions, a string
  * when present. */
 #define ARGV(...) ((char *const[]) { __VA_ARGS__, NULL })
@@ -1515,7 +1550,7 @@ static void test_from_json_refused(void **state) {
                 { "policy_digest", DEL, "policy_digest: missing" },
                 { "policy_digest", "7", "policy_digest: expected a string" },
                 { "state", DEL, "state: missing" },
-                { "state", "\"done\"", "state: expected \"running\" or \"finished\"" },
+                { "state", "\"done\"", "state: expected \"running\", \"exited\" or \"finished\"" },
                 { "state", "true", "state: expected a string" },
                 { "started_at", DEL, "started_at: missing" },
                 { "started_at", "null", "started_at: null, expected a string" },
@@ -2191,6 +2226,7 @@ int main(void) {
                 cmocka_unit_test(test_from_json_refused),
                 cmocka_unit_test(test_from_json_accepted),
                 cmocka_unit_test(test_from_json_running),
+                cmocka_unit_test(test_json_exited),
                 cmocka_unit_test(test_from_json_not_an_object),
                 cmocka_unit_test(test_from_json_denied),
                 cmocka_unit_test(test_parse_denied),

@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""A run's end as a D-Bus client sees it (python3-dbus-next): Exited(run_id, record_json) comes before
+Finished, as soon as the command has ended, with the command's outcome and a record that says "exited"
+and that its cleanup has not completed; Finished then brings the final record. With the request key
+wait_cleanup, only Finished comes.
+
+    exited-client.py
+
+Prints one line per check ("ok ..." or "FAIL ..."); exit status 0 when all passed."""
+import asyncio
+import json
+import os
+import sys
+
+from dbus_next import BusType, Variant
+from dbus_next.errors import DBusError
+from dbus_next.aio import MessageBus
+
+NAME = "org.sbx.Manager1"
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    print(("ok " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures += 1
+
+
+async def one_run(manager, argv, request, signals):
+    """Starts a run and returns its id and the signals it got, in order: [(member, record), ...]."""
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+    ours = []
+    waiting = {"id": None}
+
+    def on(member):
+        def handler(run_id, record_json):
+            signals.append((member, run_id, json.loads(record_json)))
+            if waiting["id"] == run_id and member == "Finished" and not done.done():
+                done.set_result(True)
+        return handler
+
+    handlers = {"Exited": on("Exited"), "Finished": on("Finished")}
+    manager.on_exited(handlers["Exited"])
+    manager.on_finished(handlers["Finished"])
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        run_id = await manager.call_run(request, argv, null, null, null)
+    finally:
+        os.close(null)
+    waiting["id"] = run_id
+    if any(m == "Finished" and i == run_id for m, i, _ in signals):
+        done.set_result(True)
+    await asyncio.wait_for(done, 60)
+    manager.off_exited(handlers["Exited"])
+    manager.off_finished(handlers["Finished"])
+    for m, i, rec in signals:
+        if i == run_id:
+            ours.append((m, rec))
+    return run_id, ours
+
+
+async def main():
+    bus = await MessageBus(bus_type=BusType.SYSTEM, negotiate_unix_fd=True).connect()
+    intro = await bus.introspect(NAME, "/org/sbx/Manager1")
+    manager = bus.get_proxy_object(NAME, "/org/sbx/Manager1", intro).get_interface("org.sbx.Manager1")
+
+    # 1. the default: Exited, then Finished
+    signals = []
+    run_id, got = await one_run(manager, ["sh", "-c", "exit 7"], {}, signals)
+    members = [m for m, _ in got]
+    check(members == ["Exited", "Finished"], "Exited comes before Finished, once each: %s" % members)
+    if members == ["Exited", "Finished"]:
+        ex, fin = got[0][1], got[1][1]
+        check(ex.get("run_id") == run_id, "Exited's record is the run's")
+        check(ex.get("state") == "exited", "Exited's record: state \"exited\": %r" % ex.get("state"))
+        check(ex.get("cleanup", {}).get("completed") is False,
+              "Exited's record: cleanup.completed false: %r" % ex.get("cleanup"))
+        check("remaining" not in ex.get("cleanup", {}), "Exited's record: no cleanup.remaining (not final yet)")
+        check(ex.get("stop_reason") == "exit-code", "Exited's record: stop_reason exit-code: %r" % ex.get("stop_reason"))
+        check(ex.get("exit", {}).get("code") == 7, "Exited's record: exit code 7: %r" % ex.get("exit"))
+        check(ex.get("ended_at") is not None, "Exited's record: ended_at set")
+        check(fin.get("state") == "finished", "Finished's record: state \"finished\": %r" % fin.get("state"))
+        check(fin.get("cleanup", {}).get("completed") is True,
+              "Finished's record: cleanup completed: %r" % fin.get("cleanup"))
+        for k in ("stop_reason", "exit", "ended_at", "started_at", "profile", "policy_digest", "limits"):
+            check(ex.get(k) == fin.get(k), "Exited's and Finished's records agree on %s" % k)
+        check(ex.get("cleanup", {}).get("unit_gone") is False, "Exited's record: the unit is not gone yet")
+
+    # 2. wait_cleanup: Finished only
+    signals = []
+    run_id, got = await one_run(manager, ["sh", "-c", "exit 3"], {"wait_cleanup": Variant("b", True)}, signals)
+    members = [m for m, _ in got]
+    check(members == ["Finished"], "with wait_cleanup, Finished only: %s" % members)
+    if members == ["Finished"]:
+        check(got[0][1].get("exit", {}).get("code") == 3, "with wait_cleanup: exit code 3")
+
+    # 3. a command killed by a signal: Exited says so too
+    signals = []
+    run_id, got = await one_run(manager, ["sh", "-c", "kill -TERM $$"], {}, signals)
+    members = [m for m, _ in got]
+    check(members == ["Exited", "Finished"], "killed by a signal: Exited, then Finished: %s" % members)
+    if members == ["Exited", "Finished"]:
+        ex, fin = got[0][1], got[1][1]
+        check(ex.get("stop_reason") == fin.get("stop_reason") == "signal",
+              "killed by a signal: stop_reason %r at Exited, %r at Finished" % (ex.get("stop_reason"), fin.get("stop_reason")))
+        check(ex.get("exit", {}).get("signal") == 15, "killed by a signal: exit.signal 15 at Exited")
+
+    # 4. Exited goes to the run's client only: another connection gets neither signal
+    other = await MessageBus(bus_type=BusType.SYSTEM, negotiate_unix_fd=True).connect()
+    oman = other.get_proxy_object(NAME, "/org/sbx/Manager1", intro).get_interface("org.sbx.Manager1")
+    seen = []
+    oman.on_exited(lambda i, j: seen.append(("Exited", i)))
+    oman.on_finished(lambda i, j: seen.append(("Finished", i)))
+    signals = []
+    run_id, got = await one_run(manager, ["true"], {}, signals)
+    await asyncio.sleep(0.5)
+    check(not [s for s in seen if s[1] == run_id], "another connection gets no Exited or Finished of the run: %s" % seen)
+    other.disconnect()
+
+    # 5. wait_cleanup is a run's key: CreateSandbox refuses it
+    try:
+        sid = await manager.call_create_sandbox({"wait_cleanup": Variant("b", True), "detach": Variant("b", True)})
+        check(False, "CreateSandbox refuses wait_cleanup")
+        await manager.call_remove_sandbox(sid)
+    except DBusError as e:
+        check(e.type == "org.sbx.Error.InvalidRequest", "CreateSandbox refuses wait_cleanup: " + e.type)
+    bus.disconnect()
+
+
+asyncio.run(main())
+sys.exit(1 if failures else 0)

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# tests/libraries/needed-libraries.sh BUILD_DIR: every program the build installs records (DT_NEEDED, as
+# readelf -d shows it) exactly the libraries it is expected to use, no more and no fewer. Each is linked
+# with --as-needed (b_asneeded); a library a program only sometimes needs is loaded when it does (sbxctl,
+# sbx-mcp and the generator resolve syscall names through libseccomp, loaded on first use:
+# src/profile/syscall-name.c). A new program, or a new library of one, is added here on purpose.
+set -uo pipefail
+build=$1
+# install name -> libraries, without their soname versions
+declare -A want=(
+  [sbxd]="libbpf libc libjson-c libresolv libseccomp libsystemd"
+  [sbxctl]="libc libjson-c libsystemd"
+  [sbx-exec]="libc libjson-c libseccomp libsystemd"
+  [sbx-mcp]="libc libcrypto libjson-c libsystemd"
+  [sbx-generator]="libc libjson-c libsystemd"
+  [sbx-broker]="libc libcurl libjson-c libsystemd"
+  [sbx-fetch]="libc libjson-c"
+  [sbx-export]="libarchive libc libjson-c libmagic libsystemd"
+)
+fail=0 n=0
+while read -r src dest; do
+  [ "$(head -c 4 "$src" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ] || continue
+  name=${dest##*/} n=$((n + 1))
+  got=$(readelf -d "$src" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sed 's/\.so\(\.[0-9.]*\)\?$//' | sort | tr '\n' ' ')
+  got=${got% }
+  if [ -z "${want[$name]+x}" ]; then
+    echo "FAIL $name ($dest): not in the expected list; it needs: $got"; fail=1
+  elif [ "$got" != "${want[$name]}" ]; then
+    echo "FAIL $name: needs '$got', expected '${want[$name]}'"; fail=1
+  else
+    echo "ok $name: $got"
+  fi
+done < <(meson introspect --installed "$build" | python3 -c 'import json, sys
+for k, v in json.load(sys.stdin).items(): print(k, v)')
+[ "$n" -gt 0 ] || { echo "FAIL no installed program found in $build"; exit 1; }
+for name in "${!want[@]}"; do
+  meson introspect --installed "$build" | grep -q "/$name\"" || { echo "FAIL $name: expected, not installed"; fail=1; }
+done
+exit "$fail"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/libraries/needed-libraries.sh BUILD_DIR: every program the build installs records (DT_NEEDED, as
 # readelf -d shows it) exactly the libraries it is expected to use, no more and no fewer. Each is linked
-# with --as-needed (b_asneeded); a library a program only sometimes needs is loaded when it does (sbxctl,
+# with --as-needed (b_asneeded), the NSS module too; a library a program only sometimes needs is loaded when it does (sbxctl,
 # sbx-mcp and the generator resolve syscall names through libseccomp, loaded on first use:
 # src/profile/syscall-name.c). A new program, or a new library of one, is added here on purpose.
 set -uo pipefail
@@ -16,6 +16,7 @@ declare -A want=(
   [sbx-broker]="libc libcurl libjson-c libsystemd"
   [sbx-fetch]="libc libjson-c"
   [sbx-export]="libarchive libc libjson-c libmagic libsystemd"
+  [libnss_sbx.so.2]="libc"   # loaded into every program of a run: libc only
 )
 fail=0 n=0
 while read -r src dest; do

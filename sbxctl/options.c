@@ -61,6 +61,9 @@ static int help(void) {
                "  -E --setenv=NAME[=VALUE]  Set NAME in the command's environment (repeatable;\n"
                "                        without a value: sbxctl's own), if the profile allows NAME\n"
                "     --env-file=FILE    Set the NAME=VALUE lines of FILE (before -E; also exec)\n"
+               "  -t --tty              A terminal for the command (also exec; the default when\n"
+               "                        stdin and stdout are terminals)\n"
+               "  -T --no-tty           No terminal: stdin, stdout and stderr passed as they are\n"
                "  A profile decides which of these a run may set, and within what bounds.\n\n"
                "Sandbox options (create; also the run options above):\n"
                "     --name=NAME        A name to use instead of the id (unique among yours)\n"
@@ -116,6 +119,16 @@ static int option_host(const char *arg, char **argv, int first) {
         for (int i = first; i < optind; i++)
                 if (arg_argv && argv + i >= arg_argv)
                         arg_host_word[argv + i - arg_argv] = true;
+        return 1;
+}
+
+static int option_tty(const char *arg, char **argv, int first) {
+        arg_tty = 1;
+        return 1;
+}
+
+static int option_no_tty(const char *arg, char **argv, int first) {
+        arg_tty = 0;
         return 1;
 }
 
@@ -248,6 +261,8 @@ static const Option options[] = {
         { "image",        0,   OPTION_STRING,   &arg_image },
         { "setenv",       'E', OPTION_CALL,     .call = option_setenv, .has_arg = true },
         { "env-file",     0,   OPTION_CALL,     .call = option_env_file, .has_arg = true },
+        { "tty",          't', OPTION_CALL,     .call = option_tty },
+        { "no-tty",       'T', OPTION_CALL,     .call = option_no_tty },
 };
 
 #define OPTION_VAL_BASE 0x100   /* getopt_long()'s value of options[i]: its short name, or OPTION_VAL_BASE + i */

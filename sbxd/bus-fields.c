@@ -10,6 +10,8 @@
 #include "bus-errors.h"
 #include "bus-fields.h"
 #include "macro.h"
+#include "policy.h"
+#include "tty-proto.h"
 #include "util.h"
 
 /* A caller's string in a message (and with it in the journal, sbxd logs every refusal): one line, cut */
@@ -72,6 +74,84 @@ int bus_field_bool(sd_bus_message *msg, const BusField *f, void *field, sd_bus_e
         if (sd_bus_message_read(msg, "v", "b", &b) < 0)
                 return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a boolean", f->name);
         *(bool *) field = b;
+        return 0;
+}
+
+static int read_window_size(sd_bus_message *msg, const char *key, unsigned *ret, sd_bus_error *error) {
+        uint16_t v;
+
+        if (sd_bus_message_read(msg, "v", "q", &v) < 0)
+                return sd_bus_error_setf(error, ERR_INVALID, "tty.%s: expected an unsigned 16-bit integer", key);
+        if (v == 0 || v > TTY_SIZE_MAX)
+                return sd_bus_error_setf(error, ERR_INVALID, "tty.%s: %u is out of range (1-%u)", key, v, TTY_SIZE_MAX);
+        *ret = v;
+        return 0;
+}
+
+int bus_field_terminal(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
+        RunTerminal *t = field;
+        const char *contents;
+        char type;
+        int r;
+
+        r = sd_bus_message_peek_type(msg, &type, &contents);
+        if (r < 0)
+                return r;
+        if (type == SD_BUS_TYPE_VARIANT && streq_ptr(contents, "b")) {
+                int b;
+
+                r = sd_bus_message_read(msg, "v", "b", &b);
+                if (r < 0)
+                        return r;
+                t->on = b;
+                return 0;
+        }
+        if (type != SD_BUS_TYPE_VARIANT || !streq_ptr(contents, "a{sv}"))
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a boolean or a{sv} of rows, cols and term",
+                                         f->name);
+        r = sd_bus_message_enter_container(msg, 'v', "a{sv}");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
+                const char *key;
+
+                r = sd_bus_message_read(msg, "s", &key);
+                if (r < 0)
+                        return r;
+                if (streq(key, "rows"))
+                        r = read_window_size(msg, key, &t->rows, error);
+                else if (streq(key, "cols"))
+                        r = read_window_size(msg, key, &t->cols, error);
+                else if (streq(key, "term")) {
+                        const char *s;
+
+                        if (sd_bus_message_read(msg, "v", "s", &s) < 0)
+                                return sd_bus_error_setf(error, ERR_INVALID, "tty.term: expected a string");
+                        if (!run_request_term_is_valid(s))
+                                return sd_bus_error_setf(error, ERR_INVALID, "tty.term: not a valid terminal name");
+                        free(t->term);
+                        t->term = strdup(s);
+                        r = t->term ? 0 : -ENOMEM;
+                } else
+                        return sd_bus_error_setf(error, ERR_INVALID, "tty: unknown key '%s' (rows, cols, term)",
+                                                 strna(key));
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(msg);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(msg);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(msg);
+        if (r < 0)
+                return r;
+        t->on = true;
         return 0;
 }
 

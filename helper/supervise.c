@@ -51,15 +51,11 @@ static int open_pty(OutputStream *o) {
         _cleanup_close_ int master = -EBADF, slave = -EBADF;
         struct termios t;
         struct winsize ws;
+        int r;
 
-        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-        if (master < 0)
-                return negative_errno();
-        if (unlockpt(master) < 0)
-                return negative_errno();
-        slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (slave < 0)
-                return negative_errno();
+        r = terminal_open(0, 0, &master, &slave);
+        if (r < 0)
+                return r;
         /* The caller's settings, but no output processing here: the caller's terminal turns "\n" into
          * "\r\n" itself, and the bytes counted are the bytes the command wrote. */
         if (tcgetattr(o->dst, &t) >= 0) {
@@ -116,6 +112,9 @@ int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_m
                 s->tty_decoder = calloc(1, sizeof(TtyDecoder));
                 r = output_max == 0 ? -EINVAL : !s->tty_decoder ? -ENOMEM :
                         terminal_open(s->tty_rows, s->tty_cols, &s->streams[0].src, &s->streams[0].child_fd);
+                /* the caller's frames are read as they come, never waited for */
+                if (r >= 0 && fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK) < 0)
+                        r = negative_errno();
                 if (r < 0)
                         return error_setf(ret_error, r, "cannot open a terminal in the run: %s", strerror(-r));
                 s->tty_in = STDIN_FILENO;

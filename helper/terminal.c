@@ -13,7 +13,8 @@
 int terminal_open(unsigned rows, unsigned cols, int *ret_master, int *ret_pty) {
         _cleanup_close_ int master = -EBADF, pty = -EBADF;
 
-        /* /dev/ptmx of the run's /dev: the devpts instance the run's space unit mounted for it alone */
+        /* /dev/ptmx of the run's /dev: the devpts instance the run's space unit mounted for it alone
+         * (policy.h, SBX_SPACE_PTS) */
         master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
         if (master < 0)
                 return negative_errno();
@@ -28,9 +29,6 @@ int terminal_open(unsigned rows, unsigned cols, int *ret_master, int *ret_pty) {
                 if (ioctl(master, TIOCSWINSZ, &ws) < 0)
                         return negative_errno();
         }
-        /* the frames are read as they come, never waited for */
-        if (fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK) < 0)
-                return negative_errno();
         *ret_master = TAKE_FD(master);
         *ret_pty = TAKE_FD(pty);
         return 0;

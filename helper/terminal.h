@@ -12,7 +12,7 @@
 #include "tty-proto.h"
 
 /* A pty at rows x cols (0: as the kernel makes it): its master (non-blocking) and other end, both
- * close-on-exec; and fd 0, the caller's socket, made non-blocking for terminal_input(). */
+ * close-on-exec. Also the output relay's pty for a caller's terminal without -t (supervise.c). */
 int terminal_open(unsigned rows, unsigned cols, int *ret_master, int *ret_pty);
 /* In the child: a session of its own, pty its controlling terminal and its fds 0, 1 and 2. */
 int terminal_child(int pty);

@@ -557,6 +557,76 @@ static int call_for_id_tty(sd_bus *bus, sd_bus_message *call, const TermRelay *t
         return 0;
 }
 
+/* What Run's and Exec's calls are made of: the request, and the caller's stdio or its terminal */
+typedef struct StdioCall {
+        const char *sandbox;        /* Exec: the sandbox; NULL: Run */
+        const char *workspace, *dataset;
+        int export_fd;
+        char **cmd, **env;
+        TermRelay *tty;
+        int null_fds[3];            /* /dev/null opened for stdio the caller has not got */
+} StdioCall;
+
+static void stdio_call_done(StdioCall *c) {
+        for (int i = 0; i < 3; i++)
+                c->null_fds[i] = safe_close(c->null_fds[i]);
+}
+
+static int exec_options_append(sd_bus_message *m, const StdioCall *c) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0 && arg_timeout > 0)
+                r = sd_bus_message_append(m, "{sv}", "timeout_usec", "t", arg_timeout);
+        if (r >= 0 && arg_output_max > 0)
+                r = sd_bus_message_append(m, "{sv}", "output_max", "t", arg_output_max);
+        if (r >= 0)
+                r = client_command_append(m, c->cmd, c->env);
+        if (r >= 0)
+                r = term_relay_append(c->tty, m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+static int stdio_call_build(sd_bus *bus, StdioCall *c, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        stdio_call_done(c);
+        r = sd_bus_message_new_method_call(bus, &m, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE,
+                                           c->sandbox ? "Exec" : "Run");
+        if (r >= 0 && c->sandbox)
+                r = sd_bus_message_append(m, "s", c->sandbox);
+        if (r >= 0)
+                r = c->sandbox ? exec_options_append(m, c) :
+                        append_request(m, c->workspace, c->dataset, c->export_fd, false, c->cmd, c->env, c->tty);
+        if (r >= 0)
+                r = append_stdio(m, c->tty, &c->null_fds[0], &c->null_fds[1], &c->null_fds[2]);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+/* Run or Exec; a terminal sbxd refused and nobody asked for (the gVisor tier) is dropped, with a note, and
+ * the call made again without it. 0, or sbxctl's exit status. */
+static int stdio_call(sd_bus *bus, StdioCall *c, sd_bus_message **ret_reply, const char **ret_id) {
+        for (;;) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+                _cleanup_free_ char *why = NULL;
+                int r;
+
+                r = stdio_call_build(bus, c, &call);
+                if (r < 0)
+                        return failed("cannot build the request: %s", strerror(-r));
+                r = call_for_id_tty(bus, call, c->tty, ret_reply, ret_id, &why);
+                if (r != -ENOTTY)
+                        return r;
+                term_relay_drop(c->tty, strna(why));
+        }
+}
+
 int call_for_id(sd_bus *bus, sd_bus_message *call, uint64_t usec, sd_bus_message **ret_reply, const char **ret_id) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         int r;
@@ -580,11 +650,12 @@ int follow_reply(sd_bus_message *reply, const char *id, char **ret_id, char **re
 int verb_run(int argc, char **argv) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ char *workspace = NULL, *dataset = NULL;
-        _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF, export_fd = -EBADF;
+        _cleanup_close_ int export_fd = -EBADF;
         _cleanup_strv_free_ char **env = NULL;
         _cleanup_(term_relay_done) TermRelay tty = TERM_RELAY_INIT;
+        _cleanup_(stdio_call_done) StdioCall c = { .null_fds = { -EBADF, -EBADF, -EBADF } };
         RunState s = {};
         bool export_failed = false;
         char **cmd = argv;
@@ -633,22 +704,9 @@ int verb_run(int argc, char **argv) {
         r = term_relay_open(&tty);
         if (r != 0)
                 return r;
-        for (;;) {
-                _cleanup_free_ char *why = NULL;
-
-                call = sd_bus_message_unref(call);
-                r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Run");
-                if (r >= 0)
-                        r = append_request(call, workspace, dataset, export_fd, false, cmd, env, &tty);
-                if (r >= 0)
-                        r = append_stdio(call, &tty, &null_in, &null_out, &null_err);
-                if (r < 0)
-                        return failed("cannot build the request: %s", strerror(-r));
-                r = call_for_id_tty(bus, call, &tty, &reply, &id, &why);
-                if (r != -ENOTTY)
-                        break;
-                term_relay_drop(&tty, strna(why));
-        }
+        c = (StdioCall) { .workspace = workspace, .dataset = dataset, .export_fd = export_fd, .cmd = cmd, .env = env,
+                          .tty = &tty, .null_fds = { -EBADF, -EBADF, -EBADF } };
+        r = stdio_call(bus, &c, &reply, &id);
         if (r == 0)
                 r = run_state_follow(&s, reply, id);
         if (r == 0 && term_relay_start(&tty, event, true) < 0)
@@ -812,10 +870,10 @@ static const ClientHooks exec_hooks = {
 int verb_exec(int argc, char **argv) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
-        _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_strv_free_ char **env = NULL;
         _cleanup_(term_relay_done) TermRelay tty = TERM_RELAY_INIT;
+        _cleanup_(stdio_call_done) StdioCall c = { .null_fds = { -EBADF, -EBADF, -EBADF } };
         ExecState s = { .exit_status = -1, .tty = &tty };
         const char *sandbox, *op;
         char **cmd;
@@ -853,34 +911,9 @@ int verb_exec(int argc, char **argv) {
         r = term_relay_open(&tty);
         if (r != 0)
                 return r;
-        for (;;) {
-                _cleanup_free_ char *why = NULL;
-
-                call = sd_bus_message_unref(call);
-                r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Exec");
-                if (r >= 0)
-                        r = sd_bus_message_append(call, "s", sandbox);
-                if (r >= 0)
-                        r = sd_bus_message_open_container(call, 'a', "{sv}");
-                if (r >= 0 && arg_timeout > 0)
-                        r = sd_bus_message_append(call, "{sv}", "timeout_usec", "t", arg_timeout);
-                if (r >= 0 && arg_output_max > 0)
-                        r = sd_bus_message_append(call, "{sv}", "output_max", "t", arg_output_max);
-                if (r >= 0)
-                        r = client_command_append(call, cmd, env);
-                if (r >= 0)
-                        r = term_relay_append(&tty, call);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(call);
-                if (r >= 0)
-                        r = append_stdio(call, &tty, &null_in, &null_out, &null_err);
-                if (r < 0)
-                        return failed("cannot build the request: %s", strerror(-r));
-                r = call_for_id_tty(bus, call, &tty, &reply, &op, &why);
-                if (r != -ENOTTY)
-                        break;
-                term_relay_drop(&tty, strna(why));
-        }
+        c = (StdioCall) { .sandbox = sandbox, .cmd = cmd, .env = env, .tty = &tty,
+                          .null_fds = { -EBADF, -EBADF, -EBADF } };
+        r = stdio_call(bus, &c, &reply, &op);
         if (r == 0)
                 r = follow_reply(reply, op, &s.op, &s.daemon);
         if (r == 0 && term_relay_start(&tty, event, false) < 0)

@@ -77,16 +77,25 @@ int bus_field_bool(sd_bus_message *msg, const BusField *f, void *field, sd_bus_e
         return 0;
 }
 
-static int read_window_size(sd_bus_message *msg, const char *key, unsigned *ret, sd_bus_error *error) {
+static int read_window_size(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
         uint16_t v;
 
         if (sd_bus_message_read(msg, "v", "q", &v) < 0)
-                return sd_bus_error_setf(error, ERR_INVALID, "tty.%s: expected an unsigned 16-bit integer", key);
+                return sd_bus_error_setf(error, ERR_INVALID, "tty.%s: expected an unsigned 16-bit integer", f->name);
         if (v == 0 || v > TTY_SIZE_MAX)
-                return sd_bus_error_setf(error, ERR_INVALID, "tty.%s: %u is out of range (1-%u)", key, v, TTY_SIZE_MAX);
-        *ret = v;
+                return sd_bus_error_setf(error, ERR_INVALID, "tty.%s: %u is out of range (1-%u)", f->name, v,
+                                         TTY_SIZE_MAX);
+        *(unsigned *) field = v;
         return 0;
 }
+
+static const BusField terminal_fields[] = {
+        { "rows", read_window_size,  offsetof(RunTerminal, rows) },
+        { "cols", read_window_size,  offsetof(RunTerminal, cols) },
+        { "term", bus_field_string,  offsetof(RunTerminal, term), .valid = run_request_term_is_valid,
+          .expected = "a valid terminal name" },
+        {}
+};
 
 int bus_field_terminal(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
         RunTerminal *t = field;
@@ -97,62 +106,19 @@ int bus_field_terminal(sd_bus_message *msg, const BusField *f, void *field, sd_b
         r = sd_bus_message_peek_type(msg, &type, &contents);
         if (r < 0)
                 return r;
-        if (type == SD_BUS_TYPE_VARIANT && streq_ptr(contents, "b")) {
-                int b;
-
-                r = sd_bus_message_read(msg, "v", "b", &b);
-                if (r < 0)
-                        return r;
-                t->on = b;
-                return 0;
-        }
+        if (type == SD_BUS_TYPE_VARIANT && streq_ptr(contents, "b"))
+                return bus_field_bool(msg, f, &t->on, error);
         if (type != SD_BUS_TYPE_VARIANT || !streq_ptr(contents, "a{sv}"))
                 return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a boolean or a{sv} of rows, cols and term",
                                          f->name);
         r = sd_bus_message_enter_container(msg, 'v', "a{sv}");
         if (r < 0)
                 return r;
-        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
-                const char *key;
-
-                r = sd_bus_message_read(msg, "s", &key);
-                if (r < 0)
-                        return r;
-                if (streq(key, "rows"))
-                        r = read_window_size(msg, key, &t->rows, error);
-                else if (streq(key, "cols"))
-                        r = read_window_size(msg, key, &t->cols, error);
-                else if (streq(key, "term")) {
-                        const char *s;
-
-                        if (sd_bus_message_read(msg, "v", "s", &s) < 0)
-                                return sd_bus_error_setf(error, ERR_INVALID, "tty.term: expected a string");
-                        if (!run_request_term_is_valid(s))
-                                return sd_bus_error_setf(error, ERR_INVALID, "tty.term: not a valid terminal name");
-                        free(t->term);
-                        t->term = strdup(s);
-                        r = t->term ? 0 : -ENOMEM;
-                } else
-                        return sd_bus_error_setf(error, ERR_INVALID, "tty: unknown key '%s' (rows, cols, term)",
-                                                 strna(key));
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(msg);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(msg);
-        if (r >= 0)
-                r = sd_bus_message_exit_container(msg);
+        r = bus_read_fields(msg, terminal_fields, 0, t, f->name, error);
         if (r < 0)
                 return r;
         t->on = true;
-        return 0;
+        return sd_bus_message_exit_container(msg);
 }
 
 int bus_read_fields(sd_bus_message *msg, const BusField *table, unsigned skip, void *base, const char *what,

@@ -709,8 +709,8 @@ int verb_run(int argc, char **argv) {
         r = stdio_call(bus, &c, &reply, &id);
         if (r == 0)
                 r = run_state_follow(&s, reply, id);
-        if (r == 0 && term_relay_start(&tty, event, true) < 0)
-                r = failed("cannot relay the terminal: %m");
+        if (r == 0 && (r = term_relay_start(&tty, event, true)) < 0)
+                r = failed("cannot relay the terminal: %s", strerror(-r));
         if (r != 0)
                 return r;
 
@@ -916,8 +916,8 @@ int verb_exec(int argc, char **argv) {
         r = stdio_call(bus, &c, &reply, &op);
         if (r == 0)
                 r = follow_reply(reply, op, &s.op, &s.daemon);
-        if (r == 0 && term_relay_start(&tty, event, false) < 0)
-                r = failed("cannot relay the terminal: %m");
+        if (r == 0 && (r = term_relay_start(&tty, event, false)) < 0)
+                r = failed("cannot relay the terminal: %s", strerror(-r));
         if (r != 0)
                 return r;
         if (s.got_signal)

@@ -2,8 +2,8 @@
 """A desktop-agent-style client of sbx, written against sbxd's D-Bus API (org.sbx.Manager1).
 
 It does what an agent does: creates a sandbox, runs a few commands in it one after another while
-streaming their output, notices when one hits a limit and adapts, reads the sandbox's record, and
-removes it. It uses python3-dbus-next (Debian's package): a pure-Python asyncio D-Bus library that
+streaming their output, notices when one hits a limit and adapts, runs one on a terminal of its own,
+reads the sandbox's record, and removes it. It uses python3-dbus-next (Debian's package): a pure-Python asyncio D-Bus library that
 passes file descriptors (the commands' stdio) and needs no GLib main loop.
 
     examples/agent.py [--profile NAME] [--workspace DIR]
@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import os
+import socket
 import sys
 
 from dbus_next import BusType, DBusError, Variant
@@ -100,6 +101,34 @@ class Agent:
         os.close(out_r)
         return result
 
+    async def run_on_terminal(self, sandbox, n, argv, rows, cols):
+        """Runs argv in the sandbox on a terminal of its own (request key "tty"): stdin, stdout and stderr
+        are one stream socket; what the terminal shows comes back on it as plain bytes (typed bytes and
+        window sizes would go the other way as frames, src/shared/tty-proto.h). Returns the exec's
+        result and what the terminal showed."""
+        loop = asyncio.get_running_loop()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        tty = {"rows": Variant("q", rows), "cols": Variant("q", cols), "term": Variant("s", "xterm")}
+        options = {"tty": Variant("a{sv}", tty)}
+        try:
+            exec_id = await self.manager.call_exec(sandbox, options, argv, theirs.fileno(), theirs.fileno(),
+                                                   theirs.fileno())
+        finally:
+            theirs.close()
+        fut = self.results.setdefault(exec_id, loop.create_future())
+        ours.setblocking(False)
+        shown = bytearray()
+        while True:
+            data = await asyncio.wait_for(loop.sock_recv(ours, 65536), 30)
+            if not data:
+                break
+            shown.extend(data)
+        ours.close()
+        result = await fut
+        for line in shown.decode(errors="replace").splitlines():
+            print("cmd %d| %s" % (n, line.rstrip("\r")), flush=True)
+        return result, shown.decode(errors="replace")
+
     async def remove(self, sandbox):
         await self.manager.call_remove_sandbox(sandbox)
         return await asyncio.wait_for(self.finished[sandbox], 60)
@@ -148,11 +177,17 @@ async def main():
         say("command 5:", r["result"], "truncated", r["output_truncated"], "past the ceiling", r["output_bytes"] > 100)
         ok &= r["result"] == "output-limit" and r["output_truncated"] is True and r["output_bytes"] > 100
 
-        # 5. the record so far: figures only
+        # 5. a command that wants a terminal: one of the sandbox's own, at the size asked for
+        r, shown = await agent.run_on_terminal(sandbox, 6, ["sh", "-c", "tty; stty size; echo TERM=$TERM"], 24, 100)
+        on_pts = "/dev/pts/" in shown and "24 100" in shown and "TERM=xterm" in shown
+        say("command 6:", r["result"], "exit", r["exit_code"], "on a terminal", on_pts)
+        ok &= r["result"] == "exited" and r["exit_code"] == 0 and on_pts
+
+        # 6. the record so far: figures only
         record = json.loads(await manager.call_get(sandbox))
         execs = record["sandbox"]["execs"]
         say("record:", len(execs), "execs:", " ".join(e["result"] for e in execs))
-        ok &= len(execs) == 5
+        ok &= len(execs) == 6
     except DBusError as e:
         say("error:", e.type, e.text)
         ok = False

@@ -837,7 +837,7 @@ static int run_sandbox(const char *cg) {
  * for a pooled unit when a run is asked for, everything above checked before (docs/pool.md). Its
  * stdio replace the channel; a pooled unit's READY=1 starts its RuntimeMaxSec= from here. Returns 0
  * with the command in *ret_argv and *ret_env, or the exit status with *ret_argv left NULL. */
-static int take_command(char ***ret_argv, char ***ret_env) {
+static int take_command(Supervisor *sup, char ***ret_argv, char ***ret_env) {
         _cleanup_close_ int ctl = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
         char **cmd_argv = NULL, **cmd_env = NULL;
         int fds[3] = { -EBADF, -EBADF, -EBADF };
@@ -845,7 +845,7 @@ static int take_command(char ***ret_argv, char ***ret_env) {
 
         if (ctl < 0)
                 return refuse("cannot take the unit's control channel: %m");
-        r = serve_wait_one(ctl, arg.pool, &cmd_argv, &cmd_env, fds);
+        r = serve_wait_one(ctl, arg.pool, &cmd_argv, &cmd_env, fds, sup);
         if ((r == 0 || r == -ECANCELED) && arg.pool) /* sbxd let it go: never used */
                 return 0;
         if (r == -ECANCELED) /* stopped before its command started: sbxd records why */
@@ -906,6 +906,10 @@ static int supervise_command(Supervisor *sup, const char *cg, char **argv, char 
                 if (output_max == 0)
                         output_max = UINT64_MAX;
         }
+
+        /* A terminal's output is always relayed: the pty's master has to be read (terminal.h). */
+        if (sup->tty && output_max == 0)
+                output_max = UINT64_MAX;
 
         /* The syscall rules' program and the output relay (supervise.h). */
         r = supervisor_prepare(sup, arg.seccomp_filter, output_max, arg.output_cut, &error);
@@ -1015,7 +1019,7 @@ int main(int argc, char *argv[]) {
                 return r;
         if (arg.serve)
                 return run_sandbox(cg);
-        r = take_command(&cmd_argv, &cmd_env);
+        r = take_command(&sup, &cmd_argv, &cmd_env);
         if (!cmd_argv)
                 return r;
         r = supervise_command(&sup, cg, cmd_argv, cmd_env, &status);

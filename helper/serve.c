@@ -72,6 +72,9 @@ _noreturn_ static void supervise_one(int ctl, const ServeConfig *cfg, const SbxE
 
         /* Always through the relay: the record counts every command's output. */
         output_max = m->output_max ?: cfg->output_max ?: UINT64_MAX;
+        sup.tty = m->flags & SBX_EXEC_TTY;
+        sup.tty_rows = m->tty_rows;
+        sup.tty_cols = m->tty_cols;
         r = supervisor_prepare(&sup, cfg->seccomp_hex, output_max, cfg->output_cut, &error);
         if (r < 0) {
                 fprintf(stderr, "sbx: %s\n", error ?: strerror(-r));
@@ -358,7 +361,7 @@ int serve(int ctl, const ServeConfig *cfg) {
         }
 }
 
-int serve_wait_one(int ctl, bool pooled, char ***ret_argv, char ***ret_env, int fds[3]) {
+int serve_wait_one(int ctl, bool pooled, char ***ret_argv, char ***ret_env, int fds[3], Supervisor *sup) {
         _cleanup_close_ int sfd = -EBADF;
 
         /* SIGTERM: the unit is being stopped before it got a run */
@@ -395,6 +398,9 @@ int serve_wait_one(int ctl, bool pooled, char ***ret_argv, char ***ret_env, int 
                         return r;
                 if (h.type != SBX_MSG_EXEC) /* nothing to signal yet */
                         continue;
+                sup->tty = m.flags & SBX_EXEC_TTY;
+                sup->tty_rows = m.tty_rows;
+                sup->tty_cols = m.tty_cols;
                 return 1;
         }
 }

@@ -26,5 +26,6 @@ int serve(int ctl, const ServeConfig *cfg);
  * (--pool, pooled) first says READY on ctl. Returns 1 with the command line and environment in *ret_argv
  * and *ret_env (command_fd_free()) and its stdin, stdout and stderr in fds; 0 when the channel closed,
  * -ECANCELED when the unit is being stopped first (SIGTERM); another negative errno on failure. The EXEC's timeout and output
- * ceiling are not used: a run has the unit's RuntimeMaxSec= and the helper's options. */
-int serve_wait_one(int ctl, bool pooled, char ***ret_argv, char ***ret_env, int fds[3]);
+ * ceiling are not used: a run has the unit's RuntimeMaxSec= and the helper's options. Whether the command
+ * gets a terminal (SBX_EXEC_TTY) goes to sup's tty fields. */
+int serve_wait_one(int ctl, bool pooled, char ***ret_argv, char ***ret_env, int fds[3], Supervisor *sup);

@@ -21,6 +21,26 @@ static int mkdir_mode(const char *path, mode_t mode) {
         return chmod(path, mode) < 0 ? -errno : 0;
 }
 
+static int space_pts_path(const char *space, char **ret) {
+        return asprintf(ret, "%s/" SBX_SPACE_PTS, space) < 0 ? -ENOMEM : 0;
+}
+
+/* The run's own devpts instance (policy.h): no terminal of the host's or another run's is in it */
+static int space_mount_pts(const char *space) {
+        _cleanup_free_ char *pts = NULL;
+        int r;
+
+        r = space_pts_path(space, &pts);
+        if (r < 0)
+                return r;
+        r = mkdir_mode(pts, 0755);
+        if (r < 0)
+                return r;
+        if (mount("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC, SBX_SPACE_PTS_OPTIONS) < 0)
+                return -errno;
+        return 0;
+}
+
 int space_create(const char *path, uint64_t size) {
         _cleanup_free_ char *opts = NULL;
         int r;
@@ -54,10 +74,20 @@ int space_create(const char *path, uint64_t size) {
                         return r;
                 }
         }
-        return 0;
+        r = space_mount_pts(path);
+        if (r < 0)
+                (void) space_remove(path);
+        return r;
 }
 
 int space_remove(const char *path) {
+        _cleanup_free_ char *pts = NULL;
+
+        /* first what is mounted in the space, which would keep it busy */
+        if (space_pts_path(path, &pts) < 0)
+                return -ENOMEM;
+        if (umount2(pts, UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
+                (void) umount2(pts, MNT_DETACH | UMOUNT_NOFOLLOW);
         if (umount2(path, UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT) {
                 /* busy on the host: detached, it goes once its last user does (the cap holds meanwhile) */
                 if (errno != EBUSY || umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)

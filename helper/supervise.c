@@ -15,7 +15,9 @@
 #include <termios.h>
 
 #include "capture-proto.h"
+#include "fileio.h"
 #include "supervise.h"
+#include "terminal.h"
 #include "util.h"
 
 void supervisor_done(Supervisor *s) {
@@ -27,6 +29,7 @@ void supervisor_done(Supervisor *s) {
         s->capture_signal_fd = safe_close(s->capture_signal_fd);
         s->capture_fd = safe_close(s->capture_fd);
         seccomp_denials_done(&s->denials);
+        s->tty_decoder = mfree(s->tty_decoder);
         for (size_t i = 0; i < ELEMENTSOF(s->streams); i++) {
                 s->streams[i].src = safe_close(s->streams[i].src);
                 s->streams[i].child_fd = safe_close(s->streams[i].child_fd);
@@ -48,15 +51,11 @@ static int open_pty(OutputStream *o) {
         _cleanup_close_ int master = -EBADF, slave = -EBADF;
         struct termios t;
         struct winsize ws;
+        int r;
 
-        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-        if (master < 0)
-                return negative_errno();
-        if (unlockpt(master) < 0)
-                return negative_errno();
-        slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (slave < 0)
-                return negative_errno();
+        r = terminal_open(0, 0, &master, &slave);
+        if (r < 0)
+                return r;
         /* The caller's settings, but no output processing here: the caller's terminal turns "\n" into
          * "\r\n" itself, and the bytes counted are the bytes the command wrote. */
         if (tcgetattr(o->dst, &t) >= 0) {
@@ -107,7 +106,19 @@ int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_m
 
         s->output_max = output_max;
         s->output_cut = output_cut;
-        if (output_max > 0) {
+        if (s->tty) {
+                /* stdout and stderr are the caller's one socket: one stream, the pty's output */
+                s->stderr_shared = true;
+                s->tty_decoder = calloc(1, sizeof(TtyDecoder));
+                r = output_max == 0 ? -EINVAL : !s->tty_decoder ? -ENOMEM :
+                        terminal_open(s->tty_rows, s->tty_cols, &s->streams[0].src, &s->streams[0].child_fd);
+                /* the caller's frames are read as they come, never waited for */
+                if (r >= 0 && fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK) < 0)
+                        r = negative_errno();
+                if (r < 0)
+                        return error_setf(ret_error, r, "cannot open a terminal in the run: %s", strerror(-r));
+                s->tty_in = STDIN_FILENO;
+        } else if (output_max > 0) {
                 /* One stream when the caller's stdout and stderr are one file (2>&1, one terminal): the
                  * order of what the command writes to both is kept. */
                 s->stderr_shared = same_file(STDOUT_FILENO, STDERR_FILENO);
@@ -176,6 +187,9 @@ static void capture_start(Supervisor *s) {
 int supervisor_child_output(Supervisor *s) {
         int out = s->streams[0].child_fd, err = s->stderr_shared ? s->streams[0].child_fd : s->streams[1].child_fd;
 
+        if (s->tty)
+                return terminal_child(s->streams[0].child_fd);
+
         if (out >= 0 && dup2(out, STDOUT_FILENO) < 0)
                 return negative_errno();
         if (err >= 0 && dup2(err, STDERR_FILENO) < 0)
@@ -221,32 +235,12 @@ int supervisor_start(Supervisor *s, char **ret_error) {
         return 0;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno == EAGAIN) { /* the caller's fd is non-blocking */
-                                struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-                                (void) poll(&pfd, 1, -1);
-                                continue;
-                        }
-                        return negative_errno();
-                }
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 /* The copy: what the caller was passed, in the order read. A failure (sbxd closed its end: the capture
  * expired, or sbxd went away) ends capture for the rest of the run. */
 static void capture_write(Supervisor *s, const uint8_t *p, size_t n) {
         if (!s->capture_on || n == 0)
                 return;
-        if (write_all(s->capture_fd, p, n) < 0) {
+        if (loop_write(s->capture_fd, p, n) < 0) {
                 s->capture_fd = safe_close(s->capture_fd);
                 s->capture_on = false;
         }
@@ -286,7 +280,7 @@ static size_t relay(Supervisor *s, OutputStream *o) {
                 s->output_written += w;
                 capture_write(s, buf, w);
                 if (!o->discard) {
-                        r = write_all(o->dst, buf, w);
+                        r = loop_write(o->dst, buf, w);
                         if (r == -EPIPE) {
                                 caller_gone(o);
                                 return (size_t) k;
@@ -307,11 +301,11 @@ static void give_up_listener(Supervisor *s, int error) {
 }
 
 int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
-        enum { LISTENER, SOURCE, DESTINATION, SIGNALS, CAPTURE };
+        enum { LISTENER, SOURCE, DESTINATION, SIGNALS, CAPTURE, TERMINAL };
         bool killed = false;
 
         for (;;) {
-                struct pollfd p[3 + 2 * ELEMENTSOF(s->streams)];
+                struct pollfd p[4 + 2 * ELEMENTSOF(s->streams)];
                 struct timespec ts, *timeout = NULL;
                 struct {
                         int kind;
@@ -359,6 +353,11 @@ int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
                         what[n].stream = NULL;
                         p[n++] = (struct pollfd) { .fd = s->capture_signal_fd, .events = POLLIN };
                 }
+                if (s->tty_in >= 0) {
+                        what[n].kind = TERMINAL;
+                        what[n].stream = NULL;
+                        p[n++] = (struct pollfd) { .fd = s->tty_in, .events = POLLIN };
+                }
                 if (s->listener >= 0) {
                         what[n].kind = LISTENER;
                         what[n].stream = NULL;
@@ -392,6 +391,10 @@ int supervisor_wait(Supervisor *s, pid_t pid, int *ret_status) {
                                 break;
                         case CAPTURE:
                                 capture_start(s);
+                                break;
+                        case TERMINAL:
+                                if (terminal_input(s->tty_in, s->tty_decoder, s->streams[0].src) < 0)
+                                        s->tty_in = -EBADF; /* fd 0, ours: left open, no longer read */
                                 break;
                         case SIGNALS: {
                                 struct signalfd_siginfo si;

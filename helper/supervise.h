@@ -8,6 +8,8 @@
  *   - the output ceiling (--output-max=N[:cut]): the command's stdout and stderr reach the caller through
  *     the helper, which passes the first N bytes of both together; past them it ends the command (kills
  *     it: output_stopped), or with "cut" drains the rest while the command goes on;
+ *   - a terminal (terminal.h): the command's output is the pty's, relayed and limited as above, and what
+ *     the caller types and its window size reach the pty;
  *   - with the output relayed, temporary elevated capture (src/shared/capture-proto.h, docs/capture.md):
  *     once sbxd asks, what is passed to the caller is also written to sbxd's end of a pipe.
  * Without either, the command gets the caller's fds directly and the helper only waits. */
@@ -43,6 +45,12 @@ typedef struct Supervisor {
         bool output_cut;          /* past output_max: drain and go on (else the command is ended) */
         bool output_stopped;      /* the command was ended for writing past output_max */
 
+        /* a terminal (terminal.h): streams[0] is the pty's master; the caller's frames come on tty_in */
+        bool tty;                 /* set before supervisor_prepare(), with tty_rows and tty_cols */
+        unsigned tty_rows, tty_cols;
+        int tty_in;               /* fd 0 while it is read, else -EBADF */
+        struct TtyDecoder *tty_decoder;
+
         /* capture (capture-proto.h): offered when the output is relayed */
         int capture_signal_fd;    /* a signalfd of SBX_CAPTURE_SIGNAL while capture is offered, or -EBADF */
         int capture_fd;           /* the pipe's write end; written to once capture is on */
@@ -63,12 +71,14 @@ typedef struct Supervisor {
                 .streams = { { .src = -EBADF, .child_fd = -EBADF, .dst = 1 },                        \
                              { .src = -EBADF, .child_fd = -EBADF, .dst = 2 } },                      \
                 .signal_fd = -EBADF, .capture_signal_fd = -EBADF, .capture_fd = -EBADF,              \
+                .tty_in = -EBADF,                                                                    \
         }
 
 void supervisor_done(Supervisor *s);
 
 /* Before the fork (SIGCHLD is blocked from here on; the child's signal reset unblocks it). On failure a
- * negative errno and a message for the refusal in *ret_error. */
+ * negative errno and a message for the refusal in *ret_error. With s->tty, output_max must be set (the
+ * pty's output is always relayed: UINT64_MAX for no ceiling). */
 int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_max, bool output_cut,
                        char **ret_error);
 
@@ -77,7 +87,8 @@ int supervisor_prepare(Supervisor *s, const char *seccomp_hex, uint64_t output_m
  * negative errno when it cannot: the run goes on, and sbxd refuses to capture it (no pipe to open). */
 int supervisor_offer_capture(Supervisor *s);
 
-/* In the child, first thing: stdout and stderr become the relay's ends. */
+/* In the child, first thing: stdout and stderr become the relay's ends (with a terminal: stdin, stdout,
+ * stderr and the controlling terminal become the pty's). */
 int supervisor_child_output(Supervisor *s);
 /* In the child, the last thing before execve(): installs the program and hands the listener over. On
  * failure the child must not run the command (the helper refuses the run). */

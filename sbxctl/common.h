@@ -43,6 +43,7 @@ extern usec_t arg_idle_timeout;
 extern const char *arg_name;
 extern bool arg_detach;
 extern bool arg_wait_cleanup;
+extern int arg_tty;                     /* run, exec: -1 a terminal if stdin and stdout are, 1 -t, 0 -T */
 extern uint64_t arg_output_max;
 extern char **arg_credentials;          /* --credential NAME: a stored secret */
 extern char **arg_credential_files;     /* --credential NAME=@FILE: NAME, then FILE */

@@ -72,7 +72,10 @@ static int help(void) {
                "                        sbxctl waits, and Ctrl-C removes it)\n"
                "Exec options:\n"
                "     --timeout=DURATION Kill the command after this long (exit status 124)\n"
-               "     --output-max=SIZE  Pass at most SIZE bytes of its stdout+stderr\n\n"
+               "     --output-max=SIZE  Pass at most SIZE bytes of its stdout+stderr\n"
+               "  -t --tty              A terminal for the command (also run; the default when\n"
+               "                        stdin and stdout are terminals)\n"
+               "  -T --no-tty           No terminal: stdin, stdout and stderr as they are (also run)\n\n"
                "Machine options:\n"
                "  -H --host=[USER@]HOST[:PORT][/MACHINE]\n"
                "                        The sbxd of HOST (or of a container there), over ssh;\n"
@@ -118,6 +121,16 @@ static int option_host(const char *arg, char **argv, int first) {
         for (int i = first; i < optind; i++)
                 if (arg_argv && argv + i >= arg_argv)
                         arg_host_word[argv + i - arg_argv] = true;
+        return 1;
+}
+
+static int option_tty(const char *arg, char **argv, int first) {
+        arg_tty = 1;
+        return 1;
+}
+
+static int option_no_tty(const char *arg, char **argv, int first) {
+        arg_tty = 0;
         return 1;
 }
 
@@ -251,6 +264,8 @@ static const Option options[] = {
         { "image",        0,   OPTION_STRING,   &arg_image },
         { "setenv",       'E', OPTION_CALL,     .call = option_setenv, .has_arg = true },
         { "env-file",     0,   OPTION_CALL,     .call = option_env_file, .has_arg = true },
+        { "tty",          't', OPTION_CALL,     .call = option_tty },
+        { "no-tty",       'T', OPTION_CALL,     .call = option_no_tty },
 };
 
 #define OPTION_VAL_BASE 0x100   /* getopt_long()'s value of options[i]: its short name, or OPTION_VAL_BASE + i */

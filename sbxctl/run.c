@@ -21,6 +21,7 @@
 #include "options.h"
 #include "policy.h"
 #include "run.h"
+#include "terminal.h"
 #include "verbs.h"
 
 /* One word for a POSIX shell (the login shell on the other end of ssh): in single quotes, ' as '\'' */
@@ -317,7 +318,7 @@ int check_credential_files(void) {
 }
 
 int append_request(sd_bus_message *m, const char *workspace, const char *dataset, int export_fd, bool sandbox,
-                          char **cmd, char **env) {
+                   char **cmd, char **env, TermRelay *tty) {
         char *term = getenv("TERM");
         ClientRequest req = {
                 .profile = arg_profile,
@@ -387,6 +388,8 @@ int append_request(sd_bus_message *m, const char *workspace, const char *dataset
         /* the command line as bytes: any execve() takes (the "as" argument stays empty) */
         if (r >= 0 && cmd)
                 r = client_command_append(m, cmd, env);
+        if (r >= 0 && tty)
+                r = term_relay_append(tty, m);
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r;
@@ -526,16 +529,108 @@ static int command_start(const char *verb, const char *usage, char **cmd, char *
         return command_prepare(cmd, ret_env);
 }
 
-/* The end of a Run or Exec call: the caller's stdin, stdout and stderr (/dev/null for those it has not got) */
-static int append_stdio(sd_bus_message *m, int *null_in, int *null_out, int *null_err) {
+/* The end of a Run or Exec call: the caller's stdin, stdout and stderr (/dev/null for those it has not got),
+ * or with a terminal the run's end of its socket as all three */
+static int append_stdio(sd_bus_message *m, const TermRelay *t, int *null_in, int *null_out, int *null_err) {
         int r;
 
         r = sd_bus_message_append(m, "as", 0);
+        if (r >= 0 && t->peer >= 0)
+                return sd_bus_message_append(m, "hhh", t->peer, t->peer, t->peer);
         if (r >= 0)
                 r = sd_bus_message_append(m, "hhh", fd_or_null(STDIN_FILENO, O_RDONLY, null_in),
                                           fd_or_null(STDOUT_FILENO, O_WRONLY, null_out),
                                           fd_or_null(STDERR_FILENO, O_WRONLY, null_err));
         return r;
+}
+
+/* As call_for_id(), but a refused terminal that was not asked for is -ENOTTY, with nothing said (the
+ * call is made again without one). */
+static int call_for_id_tty(sd_bus *bus, sd_bus_message *call, const TermRelay *t, sd_bus_message **ret_reply,
+                           const char **ret_id, char **ret_why) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = sd_bus_call(bus, call, 60 * USEC_PER_SEC, &error, ret_reply);
+        if (r < 0 && t->sock >= 0 && t->is_auto && sd_bus_error_has_name(&error, "org.sbx.Error.NoTerminal")) {
+                *ret_why = strdup(error.message ?: "the profile gives none");
+                return -ENOTTY;
+        }
+        if (r < 0)
+                return bus_failure(bus, &error, r);
+        if (sd_bus_message_read(*ret_reply, "s", ret_id) < 0 || !run_id_is_valid(*ret_id))
+                return failed("sbxd sent an invalid reply");
+        return 0;
+}
+
+/* What Run's and Exec's calls are made of: the request, and the caller's stdio or its terminal */
+typedef struct StdioCall {
+        const char *sandbox;        /* Exec: the sandbox; NULL: Run */
+        const char *workspace, *dataset;
+        int export_fd;
+        char **cmd, **env;
+        TermRelay *tty;
+        int null_fds[3];            /* /dev/null opened for stdio the caller has not got */
+} StdioCall;
+
+static void stdio_call_done(StdioCall *c) {
+        for (int i = 0; i < 3; i++)
+                c->null_fds[i] = safe_close(c->null_fds[i]);
+}
+
+static int exec_options_append(sd_bus_message *m, const StdioCall *c) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0 && arg_timeout > 0)
+                r = sd_bus_message_append(m, "{sv}", "timeout_usec", "t", arg_timeout);
+        if (r >= 0 && arg_output_max > 0)
+                r = sd_bus_message_append(m, "{sv}", "output_max", "t", arg_output_max);
+        if (r >= 0)
+                r = client_command_append(m, c->cmd, c->env);
+        if (r >= 0)
+                r = term_relay_append(c->tty, m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+static int stdio_call_build(sd_bus *bus, StdioCall *c, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        stdio_call_done(c);
+        r = sd_bus_message_new_method_call(bus, &m, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE,
+                                           c->sandbox ? "Exec" : "Run");
+        if (r >= 0 && c->sandbox)
+                r = sd_bus_message_append(m, "s", c->sandbox);
+        if (r >= 0)
+                r = c->sandbox ? exec_options_append(m, c) :
+                        append_request(m, c->workspace, c->dataset, c->export_fd, false, c->cmd, c->env, c->tty);
+        if (r >= 0)
+                r = append_stdio(m, c->tty, &c->null_fds[0], &c->null_fds[1], &c->null_fds[2]);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+/* Run or Exec; a terminal sbxd refused and nobody asked for (the gVisor tier) is dropped, with a note, and
+ * the call made again without it. 0, or sbxctl's exit status. */
+static int stdio_call(sd_bus *bus, StdioCall *c, sd_bus_message **ret_reply, const char **ret_id) {
+        for (;;) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+                _cleanup_free_ char *why = NULL;
+                int r;
+
+                r = stdio_call_build(bus, c, &call);
+                if (r < 0)
+                        return failed("cannot build the request: %s", strerror(-r));
+                r = call_for_id_tty(bus, call, c->tty, ret_reply, ret_id, &why);
+                if (r != -ENOTTY)
+                        return r;
+                term_relay_drop(c->tty, strna(why));
+        }
 }
 
 int call_for_id(sd_bus *bus, sd_bus_message *call, uint64_t usec, sd_bus_message **ret_reply, const char **ret_id) {
@@ -561,10 +656,12 @@ int follow_reply(sd_bus_message *reply, const char *id, char **ret_id, char **re
 int verb_run(int argc, char **argv) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ char *workspace = NULL, *dataset = NULL;
-        _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF, export_fd = -EBADF;
+        _cleanup_close_ int export_fd = -EBADF;
         _cleanup_strv_free_ char **env = NULL;
+        _cleanup_(term_relay_done) TermRelay tty = TERM_RELAY_INIT;
+        _cleanup_(stdio_call_done) StdioCall c = { .null_fds = { -EBADF, -EBADF, -EBADF } };
         RunState s = {};
         bool export_failed = false;
         char **cmd = argv;
@@ -617,21 +714,21 @@ int verb_run(int argc, char **argv) {
         if (r < 0)
                 return failed("cannot watch stdout and stderr: %s", strerror(-r));
 
-        r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Run");
-        if (r >= 0)
-                r = append_request(call, workspace, dataset, export_fd, false, cmd, env);
-        if (r >= 0)
-                r = append_stdio(call, &null_in, &null_out, &null_err);
-        if (r < 0)
-                return failed("cannot build the request: %s", strerror(-r));
-
-        r = call_for_id(bus, call, 60 * USEC_PER_SEC, &reply, &id);
+        r = term_relay_open(&tty);
+        if (r != 0)
+                return r;
+        c = (StdioCall) { .workspace = workspace, .dataset = dataset, .export_fd = export_fd, .cmd = cmd, .env = env,
+                          .tty = &tty, .null_fds = { -EBADF, -EBADF, -EBADF } };
+        r = stdio_call(bus, &c, &reply, &id);
         if (r == 0)
                 r = run_state_follow(&s, reply, id);
+        if (r == 0 && (r = term_relay_start(&tty, event, true)) < 0)
+                r = failed("cannot relay the terminal: %s", strerror(-r));
         if (r != 0)
                 return r;
 
         r = sd_event_loop(event);
+        term_relay_finish(&tty);
         if (r >= 0 && s.record)
                 print_unenforced(s.record);
         if (r >= 0 && s.record && !arg_quiet) {
@@ -679,6 +776,7 @@ typedef struct ExecState {
         int exit_status;     /* -1 until ExecFinished */
         bool daemon_gone;
         bool disconnected;
+        TermRelay *tty;
 } ExecState;
 
 static int on_exec_finished(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
@@ -724,6 +822,11 @@ static int on_exec_signal(sd_event_source *src, const struct signalfd_siginfo *s
         ExecState *s = userdata;
         int r;
 
+        /* with a terminal the window size goes to it: the kernel there tells the command */
+        if (si->ssi_signo == SIGWINCH && s->tty && s->tty->sock >= 0) {
+                term_relay_winch(s->tty);
+                return 0;
+        }
         if (s->got_signal == 0)
                 s->got_signal = (int) si->ssi_signo;
         if (!s->op)
@@ -780,10 +883,11 @@ static const ClientHooks exec_hooks = {
 int verb_exec(int argc, char **argv) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
-        _cleanup_close_ int null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_strv_free_ char **env = NULL;
-        ExecState s = { .exit_status = -1 };
+        _cleanup_(term_relay_done) TermRelay tty = TERM_RELAY_INIT;
+        _cleanup_(stdio_call_done) StdioCall c = { .null_fds = { -EBADF, -EBADF, -EBADF } };
+        ExecState s = { .exit_status = -1, .tty = &tty };
         const char *sandbox, *op;
         char **cmd;
         int r;
@@ -815,32 +919,24 @@ int verb_exec(int argc, char **argv) {
         r = client_watch(&exec_hooks, bus, event, &s);
         if (r >= 0)
                 r = watch_hangup(event, on_exec_hangup, &s);
-        if (r >= 0)
-                r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Exec");
-        if (r >= 0)
-                r = sd_bus_message_append(call, "s", sandbox);
-        if (r >= 0)
-                r = sd_bus_message_open_container(call, 'a', "{sv}");
-        if (r >= 0 && arg_timeout > 0)
-                r = sd_bus_message_append(call, "{sv}", "timeout_usec", "t", arg_timeout);
-        if (r >= 0 && arg_output_max > 0)
-                r = sd_bus_message_append(call, "{sv}", "output_max", "t", arg_output_max);
-        if (r >= 0)
-                r = client_command_append(call, cmd, env);
-        if (r >= 0)
-                r = sd_bus_message_close_container(call);
-        if (r >= 0)
-                r = append_stdio(call, &null_in, &null_out, &null_err);
         if (r < 0)
-                return failed("cannot build the request: %s", strerror(-r));
-        r = call_for_id(bus, call, 60 * USEC_PER_SEC, &reply, &op);
+                return failed("cannot set up the bus connection: %s", strerror(-r));
+        r = term_relay_open(&tty);
+        if (r != 0)
+                return r;
+        c = (StdioCall) { .sandbox = sandbox, .cmd = cmd, .env = env, .tty = &tty,
+                          .null_fds = { -EBADF, -EBADF, -EBADF } };
+        r = stdio_call(bus, &c, &reply, &op);
         if (r == 0)
                 r = follow_reply(reply, op, &s.op, &s.daemon);
+        if (r == 0 && (r = term_relay_start(&tty, event, false)) < 0)
+                r = failed("cannot relay the terminal: %s", strerror(-r));
         if (r != 0)
                 return r;
         if (s.got_signal)
                 (void) on_exec_signal(NULL, &(struct signalfd_siginfo) { .ssi_signo = (uint32_t) s.got_signal }, &s);
         r = sd_event_loop(event);
+        term_relay_finish(&tty);
         free(s.daemon);
         free(s.op);
         if (r < 0)

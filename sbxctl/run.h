@@ -9,6 +9,7 @@
 #include <systemd/sd-event.h>
 
 #include "record.h"
+#include "terminal.h"
 
 typedef struct RunState {
         sd_bus *bus;
@@ -39,6 +40,6 @@ int follow_reply(sd_bus_message *reply, const char *id, char **ret_id, char **re
 /* follow_reply() into s, and a signal that came before the reply passed on (Stop()). 0, or sbxctl's exit
  * status. */
 int run_state_follow(RunState *s, sd_bus_message *reply, const char *id);
-/* The request's a{sv} (Run, CreateSandbox) from the options. */
+/* The request's a{sv} (Run, CreateSandbox) from the options (tty: a terminal's entry, or NULL). */
 int append_request(sd_bus_message *m, const char *workspace, const char *dataset, int export_fd, bool sandbox,
-                   char **cmd, char **env);
+                   char **cmd, char **env, TermRelay *tty);

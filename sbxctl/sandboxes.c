@@ -33,7 +33,7 @@ int verb_create(int argc, char **argv) {
                 return r;
         r = sd_bus_message_new_method_call(bus, &call, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "CreateSandbox");
         if (r >= 0)
-                r = append_request(call, workspace, dataset, -EBADF, true, NULL, NULL);
+                r = append_request(call, workspace, dataset, -EBADF, true, NULL, NULL, NULL);
         if (r < 0)
                 return failed("cannot build the request: %s", strerror(-r));
         r = call_for_id(bus, call, 120 * USEC_PER_SEC, &reply, &id);

@@ -18,3 +18,4 @@
 #define ERR_NO_CACHE "org.sbx.Error.NoSuchCache"
 #define ERR_NO_IMAGE "org.sbx.Error.NoSuchImage"
 #define ERR_IMAGE_MISMATCH "org.sbx.Error.ImageMismatch"
+#define ERR_NO_TERMINAL "org.sbx.Error.NoTerminal"

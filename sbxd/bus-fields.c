@@ -10,6 +10,8 @@
 #include "bus-errors.h"
 #include "bus-fields.h"
 #include "macro.h"
+#include "policy.h"
+#include "tty-proto.h"
 #include "util.h"
 
 /* A caller's string in a message (and with it in the journal, sbxd logs every refusal): one line, cut */
@@ -73,6 +75,50 @@ int bus_field_bool(sd_bus_message *msg, const BusField *f, void *field, sd_bus_e
                 return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a boolean", f->name);
         *(bool *) field = b;
         return 0;
+}
+
+static int read_window_size(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
+        uint16_t v;
+
+        if (sd_bus_message_read(msg, "v", "q", &v) < 0)
+                return sd_bus_error_setf(error, ERR_INVALID, "tty.%s: expected an unsigned 16-bit integer", f->name);
+        if (v == 0 || v > TTY_SIZE_MAX)
+                return sd_bus_error_setf(error, ERR_INVALID, "tty.%s: %u is out of range (1-%u)", f->name, v,
+                                         TTY_SIZE_MAX);
+        *(unsigned *) field = v;
+        return 0;
+}
+
+static const BusField terminal_fields[] = {
+        { "rows", read_window_size,  offsetof(RunTerminal, rows) },
+        { "cols", read_window_size,  offsetof(RunTerminal, cols) },
+        { "term", bus_field_string,  offsetof(RunTerminal, term), .valid = run_request_term_is_valid,
+          .expected = "a valid terminal name" },
+        {}
+};
+
+int bus_field_terminal(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
+        RunTerminal *t = field;
+        const char *contents;
+        char type;
+        int r;
+
+        r = sd_bus_message_peek_type(msg, &type, &contents);
+        if (r < 0)
+                return r;
+        if (type == SD_BUS_TYPE_VARIANT && streq_ptr(contents, "b"))
+                return bus_field_bool(msg, f, &t->on, error);
+        if (type != SD_BUS_TYPE_VARIANT || !streq_ptr(contents, "a{sv}"))
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a boolean or a{sv} of rows, cols and term",
+                                         f->name);
+        r = sd_bus_message_enter_container(msg, 'v', "a{sv}");
+        if (r < 0)
+                return r;
+        r = bus_read_fields(msg, terminal_fields, 0, t, f->name, error);
+        if (r < 0)
+                return r;
+        t->on = true;
+        return sd_bus_message_exit_container(msg);
 }
 
 int bus_read_fields(sd_bus_message *msg, const BusField *table, unsigned skip, void *base, const char *what,

@@ -42,6 +42,9 @@ int bus_field_u64_positive(sd_bus_message *msg, const BusField *f, void *field, 
 int bus_field_unsigned(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error);
 /* b -> bool */
 int bus_field_bool(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error);
+/* "tty": b, or a{sv} of "rows" q, "cols" q, "term" s (each optional; the object means true) -> RunTerminal
+ * (policy.h; term owned) */
+int bus_field_terminal(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error);
 /* aay -> char ** (owned): byte strings, each without NUL (a command line's arguments, environment entries) */
 int bus_field_byte_strings(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error);
 /* The command line of Run and Exec: the positional "as" (already read into *argv), or the request's byte

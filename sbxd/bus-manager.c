@@ -93,6 +93,7 @@ static const BusField request_fields[] = {
         { "dataset",           bus_field_string,       offsetof(RunRequest, dataset) },
         { "network",           bus_field_string,       offsetof(RunRequest, network) },
         { "term",              bus_field_string,       offsetof(RunRequest, term), REQ_RUN_ONLY },
+        { "tty",               bus_field_terminal,     offsetof(RunRequest, tty), REQ_RUN_ONLY },
         { "memory",            bus_field_u64_positive, offsetof(RunRequest, memory_max) },
         { "tasks",             bus_field_u64_positive, offsetof(RunRequest, tasks_max) },
         { "timeout_usec",      bus_field_u64_positive, offsetof(RunRequest, runtime_max) },
@@ -123,6 +124,9 @@ static int read_request(sd_bus_message *msg, RunRequest *req, bool sandbox, sd_b
         if (r < 0)
                 return r;
         req->stack_limit = manager_stack_limit();
+        /* the terminal's name, unless the request gave "term" too */
+        if (req->tty.term && !req->term)
+                req->term = TAKE_PTR(req->tty.term);
         return bus_take_command(&req->argv, &req->argv_bytes, error);
 }
 

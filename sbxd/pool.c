@@ -673,7 +673,7 @@ static void claim_send(PoolClaim *c) {
         _cleanup_free_ char *msg = NULL;
         int r;
 
-        r = sandbox_send_exec(c->ctl, c->run->id, c->argv, c->env, c->fds, 0, 0);
+        r = sandbox_send_exec(c->ctl, c->run->id, c->argv, c->env, c->fds, 0, 0, NULL);
         if (r < 0) {
                 if (asprintf(&msg, "cannot hand the command to the pooled unit: %s",
                              r == -EPIPE || r == -ECONNRESET ? "its helper is gone" : strerror(-r)) < 0)
@@ -876,13 +876,13 @@ static void pool_manager_stop(Manager *m) {
 }
 
 /* A run a waiting unit may serve: not a sandbox, of a profile with a pool, and with nothing a unit made
- * before the request could not have (a network, host directories, credentials, an export). */
+ * before the request could not have (a network, host directories, credentials, an export, a terminal). */
 static int pool_route(Manager *m, const Profile *p, const RunRequest *req, char run_id[static RUN_ID_LEN + 1],
                       void **ret_unit) {
         PoolMember *pm;
 
         if (req->sandbox || p->pool_size == 0 || policy_run_network(p, req) != NETWORK_NONE || req->workspace ||
-            req->dataset || run_request_has_credentials(req) || req->export_dir)
+            req->dataset || run_request_has_credentials(req) || req->export_dir || req->tty.on)
                 return 0;
         pm = pool_find(m->pool, p->name, run_id);
         if (!pm)

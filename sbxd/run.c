@@ -271,7 +271,8 @@ static int start_check(RunStart *s, sd_bus_error *error) {
         if (r < 0) {
                 if (!refusal)
                         return r;
-                return sd_bus_error_setf(error, r == -EOPNOTSUPP ? ERR_UNENFORCEABLE : ERR_INVALID, "%s", refusal);
+                return sd_bus_error_setf(error, r == -EOPNOTSUPP ? ERR_UNENFORCEABLE : r == -ENOTTY ? ERR_NO_TERMINAL :
+                                         ERR_INVALID, "%s", refusal);
         }
         FEATURE_FOREACH(f)
                 if ((*f)->check_request) {

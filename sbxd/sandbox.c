@@ -356,7 +356,7 @@ static int on_exec_client_match_installed(sd_bus_message *reply, void *userdata,
 }
 
 int sandbox_send_exec(int ctl, const char *op, char **argv, char **env, const int fds[3], uint64_t timeout,
-                      uint64_t output_max) {
+                      uint64_t output_max, const RunTerminal *tty) {
         _cleanup_close_ int cmd = -EBADF;
         SbxExecMsg m = { .h.type = SBX_MSG_EXEC, .h.arg = (uint32_t) strv_length(argv),
                          .envc = (uint32_t) strv_length(env), .timeout_usec = timeout, .output_max = output_max };
@@ -374,6 +374,11 @@ int sandbox_send_exec(int ctl, const char *op, char **argv, char **env, const in
         if (r < 0)
                 return r;
         memcpy(m.h.op, op, SBX_OP_ID_LEN);
+        if (tty && tty->on) {
+                m.flags |= SBX_EXEC_TTY;
+                m.tty_rows = (uint16_t) tty->rows;
+                m.tty_cols = (uint16_t) tty->cols;
+        }
         memcpy(all, fds, 3 * sizeof(int));
         all[3] = cmd;
         c = CMSG_FIRSTHDR(&mh);
@@ -391,11 +396,13 @@ typedef struct ExecOptions {
         uint64_t output_max;
         char **argv_bytes;
         char **env;
+        RunTerminal tty;
 } ExecOptions;
 
 static void exec_options_done(ExecOptions *o) {
         strv_free(o->argv_bytes);
         strv_free(o->env);
+        free(o->tty.term);
 }
 
 /* Exec's options (docs/dbus.md) */
@@ -404,8 +411,16 @@ static const BusField exec_fields[] = {
         { "output_max",   bus_field_u64_positive, offsetof(ExecOptions, output_max) },
         { "argv_bytes",   bus_field_byte_strings, offsetof(ExecOptions, argv_bytes) },
         { "environment",  bus_field_byte_strings, offsetof(ExecOptions, env) },
+        { "tty",          bus_field_terminal,     offsetof(ExecOptions, tty) },
         {}
 };
+
+static bool env_has_term(char **env) {
+        STRV_FOREACH(e, env)
+                if (strneq(*e, "TERM=", 5))
+                        return true;
+        return false;
+}
 
 /* The rest of Exec, from its options on: (a{sv} options, as argv, h stdin, h stdout, h stderr) -> s op */
 int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
@@ -435,6 +450,12 @@ int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
                 return sd_bus_error_setf(error, ERR_INVALID, "stdin: a terminal open for writing would reach the caller "
                                          "past the output limit; pass it read-only");
 
+        /* the terminal's name, as the caller's environment would give it */
+        if (o.tty.on && o.tty.term && !env_has_term(o.env)) {
+                r = strv_push_printf(&o.env, "TERM=%s", o.tty.term);
+                if (r < 0)
+                        return r;
+        }
         r = command_check(argv, o.env, manager_stack_limit(), &refusal);
         if (r >= 0)
                 r = environment_check(s->environment_allow, s->environment_deny, s->profile, o.env, &refusal);
@@ -468,7 +489,7 @@ int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
                 exec_free(x);
                 return r;
         }
-        r = sandbox_send_exec(s->ctl, op, argv, o.env, fds, o.timeout_usec, o.output_max);
+        r = sandbox_send_exec(s->ctl, op, argv, o.env, fds, o.timeout_usec, o.output_max, &o.tty);
         if (r < 0) {
                 exec_free(x);
                 return sd_bus_error_setf(error, ERR_START_FAILED, "cannot pass the command to sandbox %s: %s",
@@ -589,7 +610,7 @@ static int sandbox_prepare_unit(Run *run, const RunPrepare *ctx, sd_bus_error *e
         else {
                 ours = pair[0];
                 theirs = pair[1];
-                r = sandbox_send_exec(ours, run->id, ctx->req->argv, ctx->req->env, ctx->stdio, 0, 0);
+                r = sandbox_send_exec(ours, run->id, ctx->req->argv, ctx->req->env, ctx->stdio, 0, 0, &ctx->req->tty);
         }
         if (r < 0)
                 return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot pass the command to the run: %s",

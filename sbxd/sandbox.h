@@ -10,6 +10,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "policy.h"
 #include "profile.h"
 #include "sandbox-proto.h"
 #include "util.h"
@@ -57,9 +58,10 @@ int sandbox_signal_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
 int sandbox_remove_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error);
 
 /* Sends an EXEC (sandbox-proto.h) on a control channel: the command line and environment entries (in a
- * memfd, command-fd.h), the command's stdin, stdout and stderr, its timeout and output ceiling (0: none). */
+ * memfd, command-fd.h), the command's stdin, stdout and stderr, its timeout and output ceiling (0: none),
+ * and whether it gets a terminal (tty NULL or off: none). */
 int sandbox_send_exec(int ctl, const char *op, char **argv, char **env, const int fds[3], uint64_t timeout,
-                      uint64_t output_max);
+                      uint64_t output_max, const RunTerminal *tty);
 
 /* A manager method on a sandbox: the sandbox (id or name) first, then what 'body' reads. */
 int sandbox_call(sd_bus_message *msg, Manager *m, int (*body)(Sandbox *, sd_bus_message *, sd_bus_error *),

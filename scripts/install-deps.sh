@@ -57,6 +57,9 @@ PKGS=(
   libpython3.11-testsuite python3-venv python3-pip python3-setuptools python3-wheel
   # (nodejs: also the MCP test clients' runtime, at least version 20: see npm_deps below)
   make git nodejs tar xz-utils bzip2 zip unzip strace gdb
+  # a terminal in a run (tests/integration/test-71-terminal.sh): a real terminal driven by tmux, and a
+  # full-screen program in it
+  tmux less
   # the gVisor tier (process.isolation "gvisor", docs/security.md; tests/integration/test-69-gvisor.sh,
   # the shipped profile untrusted in the adversarial and compatibility tests)
   runsc

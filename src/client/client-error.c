@@ -20,7 +20,8 @@ int client_bus_error(const sd_bus_error *e, int r, const char *where, bool elsew
         int n;
 
         if (sd_bus_error_has_names(e, "org.sbx.Error.InvalidRequest", "org.sbx.Error.NoSuchProfile",
-                                   "org.sbx.Error.AccessDenied", "org.sbx.Error.Exists", "org.sbx.Error.NoSuchImage"))
+                                   "org.sbx.Error.AccessDenied", "org.sbx.Error.Exists", "org.sbx.Error.NoSuchImage",
+                                   "org.sbx.Error.NoTerminal"))
                 fault = CLIENT_FAULT_REFUSED;
         else if (sd_bus_error_has_names(e, "org.sbx.Error.NoSuchRun", "org.sbx.Error.NoSuchSandbox",
                                         "org.sbx.Error.NoSuchSecret", "org.sbx.Error.NoSuchItem",

@@ -25,6 +25,7 @@ RunRequest *run_request_free(RunRequest *r) {
         free(r->sandbox_name);
         free(r->network);
         free(r->term);
+        free(r->tty.term);
         free(r->run_id);
         free(r->netns_path);
         free(r->cache_owner);
@@ -348,6 +349,12 @@ int run_request_validate(const Profile *p, const RunRequest *req, char **ret_err
 
         if (req->term && !run_request_term_is_valid(req->term))
                 return error_setf(ret_error, -EINVAL, "term: '%s' is not a valid terminal name", req->term);
+        if (req->tty.on && req->sandbox)
+                return error_setf(ret_error, -EINVAL, "tty: a sandbox's commands ask for a terminal each (Exec)");
+        /* runsc would need a terminal of the host's to hand on: none is ever exposed to a run */
+        if (req->tty.on && p->isolation == ISOLATION_GVISOR)
+                return error_setf(ret_error, -ENOTTY, "tty: profile %s runs its command under process.isolation "
+                                  "\"gvisor\", which gets no terminal; run it without one", p->name);
 
         r = check_credentials(p, req, ret_error);
         if (r < 0)
@@ -1206,10 +1213,11 @@ static int compile_digest(PolicyCompile *c) {
 }
 
 /* What is named after the run, left out of the digest: its cgroup, its space and export units, and the
- * binds of its space. */
+ * binds of its space (and of its devpts instance). */
 static int compile_run_units(PolicyCompile *c) {
         const RunRequest *req = c->req;
         PropTable *t = c->plan->props;
+        _cleanup_free_ char *pts = NULL;
         int r;
 
         /* The run's own cgroup, the only one it sees (the helper reads its limits and figures there). Named
@@ -1243,6 +1251,12 @@ static int compile_run_units(PolicyCompile *c) {
                         if (r < 0)
                                 return r;
                 }
+                /* over the host's instance that PrivateDevices= binds */
+                if (asprintf(&pts, SBX_SPACE_DIR "/%s/" SBX_SPACE_PTS, req->run_id) < 0)
+                        return -ENOMEM;
+                r = prop_table_extend_strv(t, "BindPaths", (char *[]) { pts, (char *) "/dev/pts", NULL });
+                if (r < 0)
+                        return r;
         }
 
         if (req->export_dir && !c->plan->export_props)

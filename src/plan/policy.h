@@ -28,6 +28,14 @@
 /* A run's grants, written by sbxd for the broker; the broker's operations log beside them */
 #define SBX_GRANTS_DIR "/run/sbx/grants"
 
+/* A terminal for the command (docs/dbus.md, request key "tty"): its fds are one stream socket of
+ * tty-proto.h, and the exec helper gives the command a pseudo-terminal of the run's own devpts. */
+typedef struct RunTerminal {
+        bool on;
+        unsigned rows, cols;  /* the caller's window at start; 0: not known */
+        char *term;           /* TERM to pass, or NULL */
+} RunTerminal;
+
 typedef struct RunRequest {
         char *profile;        /* NULL: PROFILE_DEFAULT */
         char *workspace;      /* NULL: private; else absolute path on the host */
@@ -43,6 +51,7 @@ typedef struct RunRequest {
         unsigned cpu_quota_percent; /* 0: the profile's */
         char *network;        /* NULL: the profile's; else a mode name to narrow to ("none") */
         char *term;           /* TERM to pass, or NULL */
+        RunTerminal tty;      /* "tty": a terminal for the command (its term moves to term) */
         uid_t workspace_uid;  /* owner of the workspace (set by sbxd after checking it) */
         gid_t workspace_gid;
         dev_t workspace_dev;  /* the directory sbxd checked: the exec helper refuses to run if what got */
@@ -227,6 +236,11 @@ typedef struct PolicySpaceDir {
         mode_t mode;
 } PolicySpaceDir;
 extern const PolicySpaceDir policy_space_dirs[]; /* ends with an entry whose path is NULL */
+/* The run's own devpts instance, mounted by the space unit in the space (not part of its size) and bound
+ * over the unit's /dev/pts: its terminals (helper/terminal.h) are the run's alone, and nothing of the
+ * host's is there (/dev/ptmx, a device node or a link to pts/ptmx, opens the instance beside it). */
+#define SBX_SPACE_PTS "pts"
+#define SBX_SPACE_PTS_OPTIONS "newinstance,ptmxmode=0666,mode=0620,max=256"
 int policy_space_path(const char *run_id, char **ret);       /* SBX_SPACE_DIR/RUN */
 int policy_space_unit_name(const char *run_id, char **ret);  /* sbx-space@RUN.service */
 /* A run's export: the unit, and the directory of its review (staging, held items, report) */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -16,6 +17,10 @@ int loop_write(int fd, const void *data, size_t size) {
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
+                        if (errno == EAGAIN) {
+                                (void) poll(&(struct pollfd) { .fd = fd, .events = POLLOUT }, 1, -1);
+                                continue;
+                        }
                         return negative_errno();
                 }
                 p += k;

@@ -8,7 +8,7 @@
  * new contents, never a partial file: write to a hidden temporary file, fsync, rename, fsync dir. */
 int write_file_atomic_at(int dir_fd, const char *name, const void *data, size_t size, mode_t mode);
 
-/* Writes all of data to fd (a blocking one), again after EINTR. */
+/* Writes all of data to fd, again after EINTR; a non-blocking fd that is full is waited for. */
 int loop_write(int fd, const void *data, size_t size);
 
 /* Reads a whole (small) file, NUL-terminated; -EFBIG above max_size bytes. */

@@ -12,7 +12,8 @@
  *
  *   helper -> sbxd  READY              the helper's checks passed; it takes requests from now on
  *   sbxd -> helper  EXEC op fds        run a command (its own session, the sandbox's confinement,
- *                                      the profile's syscall rules, timeout and output ceiling)
+ *                                      the profile's syscall rules, timeout and output ceiling; with
+ *                                      SBX_EXEC_TTY a terminal of its own, tty-proto.h)
  *   sbxd -> helper  SIGNAL op sig      deliver sig to the command's process group
  *   helper -> sbxd  DONE op result     the command ended (or could not start: flags)
  *
@@ -43,6 +44,12 @@ enum {
         SBX_DONE_OUTPUT_STOPPED = 1U << 5,  /* ended (killed) when its output went past the ceiling */
 };
 
+/* SbxExecMsg.flags */
+enum {
+        SBX_EXEC_TTY = 1U << 0,             /* stdin, stdout and stderr are one stream socket of tty-proto.h:
+                                             * the command gets a terminal of the run's own devpts */
+};
+
 typedef struct SbxMsgHeader {
         uint32_t type;
         uint32_t arg;                   /* EXEC: argc; SIGNAL: the signal number */
@@ -55,6 +62,8 @@ typedef struct SbxExecMsg {
         uint64_t timeout_usec;          /* 0: none (the sandbox's own ceilings still hold) */
         uint64_t output_max;            /* bytes of stdout+stderr passed on; 0: not limited */
         uint32_t envc;                  /* entries "NAME=VALUE" after the h.arg arguments in the memfd */
+        uint32_t flags;                 /* SBX_EXEC_* */
+        uint16_t tty_rows, tty_cols;    /* SBX_EXEC_TTY: the caller's window at start; 0: not known */
         uint32_t pad;
 } SbxExecMsg;
 

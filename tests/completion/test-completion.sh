@@ -119,6 +119,7 @@ case " ${SBX_COMPOPT[*]} " in
   *" -o nospace "*) echo "ok '--ti<TAB>' asks for no space after '--timeout='" ;;
   *) fail "'sbxctl run --ti<TAB>': no 'compopt -o nospace' after '--timeout=' (asked: '${SBX_COMPOPT[*]}')" ;;
 esac
+expect "sbxctl run --no-t" "--no-tty"
 expect "sbxctl --vers" "--version"
 case " ${SBX_COMPOPT[*]} " in
   *" -o nospace "*) fail "'sbxctl --vers<TAB>': 'compopt -o nospace' after '--version', which takes no value" ;;

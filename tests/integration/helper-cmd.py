@@ -33,8 +33,9 @@ def main():
     os.lseek(mfd, 0, os.SEEK_SET)
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    # SbxExecMsg: header (type, argc, op[33], pad[7]), timeout_usec, output_max, envc, pad
-    msg = struct.pack("=II33s7xQQII", SBX_MSG_EXEC, len(command), b"0" * 32, 0, 0, 0, 0)
+    # SbxExecMsg: header (type, argc, op[33], pad[7]), timeout_usec, output_max, envc, flags (no
+    # terminal), tty_rows, tty_cols, pad
+    msg = struct.pack("=II33s7xQQIIHHI", SBX_MSG_EXEC, len(command), b"0" * 32, 0, 0, 0, 0, 0, 0, 0)
     null = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
     socket.send_fds(ours, [msg], [null, 1, 2, mfd])
     os.close(null)

@@ -34,6 +34,25 @@ if t_require_controller memory; then
   assert_clean
 fi
 
+t_begin "memory: a run on a terminal killed at its ceiling gives the caller's terminal back as it was"
+# as test-71-terminal.sh drives a terminal: tmux, stty -g before and after the run
+if t_require_controller memory && t_require_cmd tmux; then
+  TM=(tmux -L "sbxtest30-$$" -f /dev/null)
+  t_on_exit "${TM[*]} kill-server 2>/dev/null"
+  "${TM[@]}" new-session -d -x 80 -y 24 -s t30 \
+    "stty -g > '$W/modes.before'; sbxctl run --memory 64M -- $PY -c 'x = bytearray(300 << 20)'; echo \"RC=\$?\"; stty -g > '$W/modes.after'; sleep 600"
+  for ((i = 0; i < 600; i++)); do "${TM[@]}" capture-pane -p -t t30 | grep -q '^RC=' && break; sleep 0.2; done
+  pane=$("${TM[@]}" capture-pane -p -t t30)
+  assert_contains "$pane" "RC=137" "sbxctl's status"
+  assert_contains "$pane" "sbx: stopped: memory limit 64M reached" "the limit's line"
+  for ((i = 0; i < 25; i++)); do [ -s "$W/modes.after" ] && break; sleep 0.2; done
+  assert_ne "" "$(cat "$W/modes.before" 2>/dev/null)" "stty -g before"
+  assert_eq "$(cat "$W/modes.before" 2>/dev/null)" "$(cat "$W/modes.after" 2>/dev/null)" \
+    "the caller's terminal modes (stty -g) before and after"
+  "${TM[@]}" kill-server 2>/dev/null
+  assert_clean
+fi
+
 t_begin "wall time: a run over its ceiling is stopped (124, timeout)"
 t0=$(date +%s)
 assert_rc 124 sbxctl run --timeout 2s -- sleep 60

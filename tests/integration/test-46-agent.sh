@@ -59,7 +59,9 @@ else
   assert_contains "$T_OUT" "command 3 hit its time limit; retrying" "the agent adapted to the stop reason"
   assert_contains "$T_OUT" "cmd 4| smaller job done"
   assert_contains "$T_OUT" "command 5: output-limit truncated True past the ceiling True"
-  assert_contains "$T_OUT" "record: 5 execs: exited exited timeout exited output-limit"
+  assert_contains "$T_OUT" "command 6: exited exit 0 on a terminal True" "a command on a terminal (tty)"
+  assert_contains "$T_OUT" "cmd 6| 24 100" "its terminal's size"
+  assert_contains "$T_OUT" "record: 6 execs: exited exited timeout exited output-limit exited"
   assert_contains "$T_OUT" "removed; stop reason cancelled cleanup completed True"
   assert_contains "$T_OUT" "agent: all steps as expected"
   # the output ceiling held: 100 bytes of "y\n" at most reached the agent

@@ -158,7 +158,9 @@ cat > "$T/ctrl-c.py" <<'EOF'
 import os, pty, select, sys, time
 pid, fd = pty.fork()
 if pid == 0:
-    os.execvp("sbxctl", ["sbxctl", "-H", sys.argv[1], "run", "--", "sh", "-c",
+    # -T: the command gets sbxctl's terminal (ssh's) as it is, and Ctrl-C reaches sbxctl (with a terminal
+    # of the run's own it would reach the command: test-71)
+    os.execvp("sbxctl", ["sbxctl", "-H", sys.argv[1], "run", "-T", "--", "sh", "-c",
                          "test -t 0 && test -t 1 && echo on-a-tty; echo ready; sleep 120"])
 out, sent, deadline = b"", False, time.time() + 180
 while time.time() < deadline:

@@ -66,16 +66,16 @@ t_log "took $((SECONDS - start)) s"
 
 t_begin "a terminal stays a terminal for the command, and the limit holds there too"
 if t_require_cmd script; then
-  script -qec "sbxctl run ${P[*]} -- $PY -c 'import os; print(\"tty\", os.isatty(1), os.isatty(2))'" /dev/null > "$W/tty" 2>&1
+  script -qec "sbxctl run -T ${P[*]} -- $PY -c 'import os; print(\"tty\", os.isatty(1), os.isatty(2))'" /dev/null > "$W/tty" 2>&1
   assert_contains "$(cat "$W/tty")" "tty True True" "isatty() of stdout and stderr inside"
-  script -qec "sbxctl run --quiet ${P[*]} -- $PY -c 'import sys; sys.stdout.write(\"a\" * 5000)'" /dev/null > "$W/tty" 2>&1
+  script -qec "sbxctl run -T --quiet ${P[*]} -- $PY -c 'import sys; sys.stdout.write(\"a\" * 5000)'" /dev/null > "$W/tty" 2>&1
   assert_eq 1000 "$(tr -cd a < "$W/tty" | wc -c)" "bytes through the terminal"
   assert_eq true "$(record_get "$(last_run_id)" '.output_truncated')" "output_truncated"
 fi
 
 t_begin "a terminal as stdin is no way around the limit: sbxctl passes it read-only, sbxd refuses it writable"
 if t_require_cmd script; then
-  script -qec "sbxctl run --quiet ${P[*]} -- sh -c 'if echo X >&0; then echo WROTE-FD0; else echo FD0-READ-ONLY; fi' 2>/dev/null" \
+  script -qec "sbxctl run -T --quiet ${P[*]} -- sh -c 'if echo X >&0; then echo WROTE-FD0; else echo FD0-READ-ONLY; fi' 2>/dev/null" \
     /dev/null > "$W/tty0" 2>&1
   assert_contains "$(cat "$W/tty0")" "FD0-READ-ONLY" "writing to fd 0 inside"
   assert_not_contains "$(cat "$W/tty0")" "WROTE-FD0" "writing to fd 0 inside"

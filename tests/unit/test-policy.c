@@ -637,7 +637,9 @@ static void test_space(void **state) {
                           ARGV("/run/sbx/space/" RUN_ID "/home", "/home/sbx",
                                "/run/sbx/space/" RUN_ID "/tmp", "/tmp",
                                "/run/sbx/space/" RUN_ID "/var-tmp", "/var/tmp",
-                               "/run/sbx/space/" RUN_ID "/shm", "/dev/shm"));
+                               "/run/sbx/space/" RUN_ID "/shm", "/dev/shm",
+                               /* the run's own devpts instance, over the host's */
+                               "/run/sbx/space/" RUN_ID "/pts", "/dev/pts"));
         /* none of them is a tmpfs of the unit's own any more (systemd 252 would drop /tmp's for PrivateTmp=) */
         STRV_FOREACH(x, ARGV("/home/sbx", "/tmp", "/var/tmp", "/dev/shm"))
                 assert_false(strv_contains(get(plan, "TemporaryFileSystem")->strv, *x));
@@ -665,7 +667,8 @@ static void test_space(void **state) {
                                "/run/sbx/space/" RUN_ID "/home", "/home/sbx",
                                "/run/sbx/space/" RUN_ID "/tmp", "/tmp",
                                "/run/sbx/space/" RUN_ID "/var-tmp", "/var/tmp",
-                               "/run/sbx/space/" RUN_ID "/shm", "/dev/shm"));
+                               "/run/sbx/space/" RUN_ID "/shm", "/dev/shm",
+                               "/run/sbx/space/" RUN_ID "/pts", "/dev/pts"));
 
         /* no run (a plan to show): no space, and the helper would refuse the run */
         nplan = compile_ok(p, &none);
@@ -1230,8 +1233,9 @@ static void test_sandbox_plan(void **state) {
  * told the tier, runsc's network mode and the profile's syscall lists; a sandbox is refused. */
 static void test_gvisor_plan(void **state) {
         _cleanup_(profile_freep) Profile *kernel = profile_offline(), *gv = profile_offline();
-        RunRequest run = { .argv = ARGV("true") }, sb = { .sandbox = true };
-        _cleanup_(run_plan_freep) RunPlan *kplan = NULL, *gplan = NULL;
+        RunRequest run = { .argv = ARGV("true") }, sb = { .sandbox = true },
+                   tty = { .argv = ARGV("bash", "-i"), .tty = { .on = true, .rows = 24, .cols = 80 } };
+        _cleanup_(run_plan_freep) RunPlan *kplan = NULL, *gplan = NULL, *tplan = NULL;
         const Prop *ns, *filter;
 
         profile_set_name(gv, "untrusted");
@@ -1261,6 +1265,12 @@ static void test_gvisor_plan(void **state) {
         assert_no_option(kplan->exec_argv, "--gvisor-");
         compile_fails(gv, &sb, -EINVAL, "profile untrusted: process.isolation \"gvisor\" runs one command per run; "
                                         "sandboxes (create, exec) need a profile of isolation \"kernel\"");
+        /* a terminal: refused under the gVisor tier (-ENOTTY: org.sbx.Error.NoTerminal), the kernel tier's
+         * plan the same as without one (the terminal is the helper's, from the command's message) */
+        compile_fails(gv, &tty, -ENOTTY, "tty: profile untrusted runs its command under process.isolation "
+                                         "\"gvisor\", which gets no terminal; run it without one");
+        tplan = compile_ok(kernel, &tty);
+        assert_string_equal(tplan->digest, kplan->digest);
 }
 
 /* The run's network unit: the namespace made (privileged ExecStartPre=), slirp4netns connecting it with

@@ -16,8 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SBX_USER_NAME "sbx"
-#define SBX_USER_HOME "/home/sbx"
+/* SBX_USER_NAME and SBX_HOME: config.h, as for the rest of sbx */
 #define SBX_USER_SHELL "/bin/sh"
 /* no password: no login with one (not a hash crypt() can match) */
 #define SBX_USER_PASSWORD "!*"
@@ -77,7 +76,7 @@ static enum nss_status fill_passwd(uid_t uid, struct passwd *pw, char *buf, size
         pw->pw_name = buf_add(buf, buflen, &pos, SBX_USER_NAME);
         pw->pw_passwd = buf_add(buf, buflen, &pos, SBX_USER_PASSWORD);
         pw->pw_gecos = buf_add(buf, buflen, &pos, SBX_USER_NAME);
-        pw->pw_dir = buf_add(buf, buflen, &pos, SBX_USER_HOME);
+        pw->pw_dir = buf_add(buf, buflen, &pos, SBX_HOME);
         pw->pw_shell = buf_add(buf, buflen, &pos, SBX_USER_SHELL);
         if (!pw->pw_name || !pw->pw_passwd || !pw->pw_gecos || !pw->pw_dir || !pw->pw_shell) {
                 *errnop = ERANGE;

@@ -605,13 +605,22 @@ void run_credentials_sweep(bool (*has_run)(const char *run_id, void *userdata), 
 
 /* ---- the feature's hooks (feature.h) ------------------------------------------------------------ */
 
-/* The broker's operations for the run into its record; what sbx made for it goes. */
+/* The broker's operations for the run into its record (already there when Exited came); what sbx made for it goes. */
 static void credentials_ended(Run *run) {
         if (!run->record->credentials)
                 return;
         run_grants_take_operations(run->id, run->record);
         run_credentials_remove(run->id);
         run->record->credentials->gone = run_credentials_gone(run->unit, run->id);
+}
+
+/* The command has ended: its grants go now, before its client is answered (Exited), so that the broker
+ * refuses everything from then on, and the requests the broker made for it go into the record the answer
+ * carries. The rest (its credential files) goes with the cleanup (credentials_ended()). */
+static int credentials_exited(Run *run) {
+        if (run->record->credentials)
+                run_grants_take_operations(run->id, run->record);
+        return 0;
 }
 
 static void credentials_abandon(Run *run) {
@@ -695,6 +704,7 @@ const Feature feature_credentials = {
         .name = "credentials",
         .prepare_unit = credentials_prepare_unit,
         .append_units = credentials_append_units,
+        .exited = credentials_exited,
         .ended = credentials_ended,
         .start_refused = credentials_ended,
         .start_failed = credentials_ended,

@@ -294,11 +294,12 @@ int manager_check_host_dir(Manager *m, const char *what, const char *path, uid_t
                                          "component is a symlink)", what, path);
         if (st.st_uid == 0 && uid != 0)
                 return sd_bus_error_setf(error, ERR_ACCESS, "%s: '%s' is owned by root", what, path);
-        /* One run per workspace: the hand-over gives the tree to one run's user at a time. */
+        /* One run per workspace: the hand-over gives the tree to one run's user at a time (a run whose
+         * command has ended and whose workspace is back with its owner holds it no more). */
         for (Run *o = m->runs; exclusive && o; o = o->next) {
                 size_t a, b;
 
-                if (!o->workspace)
+                if (!o->workspace || o->ws_back)
                         continue;
                 a = strlen(o->workspace);
                 b = strlen(path);

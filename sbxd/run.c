@@ -107,8 +107,9 @@ static void run_measure_cleanup(Run *run) {
         run->record->user_gone = !manager_unit_user_exists(run->manager, run->unit);
         run->record->mounts_gone = manager_run_mounts_gone(run->id);
         run->record->has_workspace = run->workspace != NULL;
+        /* measured at Exited already when it was back then: by now another run may have it */
         run->record->workspace_returned =
-                run->workspace && stat(run->workspace, &st) >= 0 && !uid_is_dynamic(st.st_uid);
+                run->workspace && (run->ws_back || (stat(run->workspace, &st) >= 0 && !uid_is_dynamic(st.st_uid)));
 }
 
 /* The run's Run() (or CreateSandbox) call, its unit's start job queued: answered with its id, unless a
@@ -1502,6 +1503,13 @@ static void run_exited(Run *run) {
         FEATURE_FOREACH(f)
                 if ((*f)->exited && (*f)->exited(run) > 0)
                         hold = true;
+        /* the hand-back (ExecStopPost=) is done: a workspace that is its owner's again is free for the
+         * caller's next run, which its answer lets it start now (manager_check_host_dir()) */
+        if (run->workspace) {
+                struct stat st;
+
+                run->ws_back = stat(run->workspace, &st) >= 0 && !uid_is_dynamic(st.st_uid);
+        }
         run->record->exited = true;
         if (!hold)
                 run_send_record(run, "Exited");

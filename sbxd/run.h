@@ -59,6 +59,8 @@ typedef struct Run {
         bool job_failed;           /* the start job did not finish "done": the command never started */
         dev_t ws_dev;
         ino_t ws_ino;
+        bool ws_back;              /* at its command's end (Exited) the workspace was its owner's again: the
+                                    * next run may take it while this one's cleanup goes on */
         bool job_done;
         bool stop_requested;
         bool finalizing;

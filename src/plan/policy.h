@@ -12,9 +12,8 @@
 #include "proptable.h"
 #include "record.h"
 
-#define SBX_HOME "/home/sbx"
-/* the name of the run's own uid and gid inside a run (nss/nss-sbx.c, policy-identity.c) */
-#define SBX_USER_NAME "sbx"
+/* SBX_HOME and SBX_USER_NAME, the run's user's home and name inside a run, come from config.h (meson.build):
+ * nss/nss-sbx.c names the same user */
 #define SBX_WORKSPACE SBX_HOME "/workspace"
 #define SBX_DATASET SBX_HOME "/dataset"
 #define SBX_CREDENTIALS_MAX 16U

@@ -103,7 +103,13 @@ assert_eq "127.0.0.1:$PORT" "$(ss -Hltn "sport = :$PORT" | awk '{print $4}')" "s
 
 # Each ssh connection costs seconds in an emulated VM: one sbxctl -H per point made.
 t_begin "-H list (sd-bus over ssh) is this machine's list; --all and --json too, with -H USER@HOST:PORT"
-assert_rc 0 sbxctl run -- true        # at least one record
+# at least one record; the lists compared are taken once no run is between its Exited and Finished
+# (a run answered at Exited becomes "finished" while the list goes over ssh)
+assert_rc 0 sbxctl run --wait-cleanup -- true
+for _ in $(seq 1 300); do
+  sbxctl --no-legend list --all | awk '$3 == "exited" { f = 1 } END { exit !f }' || break
+  sleep 0.1
+done
 local_list=$(sbxctl --no-legend list)
 t0=$(date +%s%N)
 assert_rc 0 sbxctl -H "$H" --no-legend list

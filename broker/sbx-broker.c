@@ -472,6 +472,7 @@ static int perform(Request *x) {
                 .ca_file = arg_conf.ca_file,
                 .secret = x->secret->data,
                 .secret_len = x->secret->size,
+                .pool_key = x->grants->tenant,
         };
         r = upstream_perform(&up, &x->resp, &reason, &error);
         if (r < 0)

@@ -2,6 +2,7 @@
 #include <curl/curl.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "broker-log.h"
@@ -57,6 +58,118 @@ int upstream_global_init(void) {
         return 0;
 }
 
+/* ---- connections kept per tenant ----
+ *
+ * A request's handle comes from its tenant's idle handles when there is one: a libcurl handle keeps its
+ * connections and its TLS sessions across curl_easy_reset(), so that the next request of the same tenant
+ * toward the same upstream (scheme, host, port and TLS settings: libcurl's own match) goes over the
+ * connection left open, without a new handshake. Never across tenants: a handle is taken only by a
+ * request of the tenant it served. Options, headers and the request's state are reset when a handle
+ * is given back; cookies are never enabled, so none is kept. At most POOL_PER_TENANT idle handles per
+ * tenant and POOL_MAX in all (the oldest goes first), and none idle longer than POOL_IDLE_USEC:
+ * closed at the next request of any tenant. */
+
+#define POOL_MAX 32
+#define POOL_PER_TENANT 4
+#define POOL_IDLE_USEC (60 * USEC_PER_SEC)
+
+typedef struct PoolEntry {
+        char key[UPSTREAM_POOL_KEY_MAX + 1];
+        CURL *curl;
+        usec_t since;      /* CLOCK_MONOTONIC: idle since */
+} PoolEntry;
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static PoolEntry pool[POOL_MAX];
+static size_t pool_n;
+
+static void pool_remove_at(size_t i, CURL **closing, size_t *n_closing) {
+        closing[(*n_closing)++] = pool[i].curl;
+        pool[i] = pool[--pool_n];
+}
+
+/* Under pool_lock: the handles idle too long, into closing[] (closed outside the lock). */
+static void pool_expire(usec_t now, CURL **closing, size_t *n_closing) {
+        for (size_t i = 0; i < pool_n;)
+                if (now - pool[i].since > POOL_IDLE_USEC)
+                        pool_remove_at(i, closing, n_closing);
+                else
+                        i++;
+}
+
+static void pool_close(CURL **closing, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                curl_easy_cleanup(closing[i]);
+}
+
+/* The most recently used idle handle of the key's, or a new one; NULL when out of memory. */
+static CURL *pool_take(const char *key) {
+        CURL *closing[POOL_MAX], *c = NULL;
+        size_t n_closing = 0, best = SIZE_MAX;
+        usec_t now = now_monotonic();
+
+        if (key && strlen(key) <= UPSTREAM_POOL_KEY_MAX) {
+                pthread_mutex_lock(&pool_lock);
+                pool_expire(now, closing, &n_closing);
+                for (size_t i = 0; i < pool_n; i++)
+                        if (streq(pool[i].key, key) && (best == SIZE_MAX || pool[i].since > pool[best].since))
+                                best = i;
+                if (best != SIZE_MAX) {
+                        c = pool[best].curl;
+                        pool[best] = pool[--pool_n];
+                }
+                pthread_mutex_unlock(&pool_lock);
+                pool_close(closing, n_closing);
+        }
+        return c ?: curl_easy_init();
+}
+
+/* A handle back, reset, among the key's idle ones; closed if it has no key or cannot be kept. */
+static void pool_give(const char *key, CURL *c) {
+        CURL *closing[POOL_MAX + 1];
+        size_t n_closing = 0, mine = 0, oldest_mine = SIZE_MAX, oldest = SIZE_MAX;
+        usec_t now = now_monotonic();
+
+        if (!c)
+                return;
+        if (!key || strlen(key) > UPSTREAM_POOL_KEY_MAX) {
+                curl_easy_cleanup(c);
+                return;
+        }
+        curl_easy_reset(c);
+
+        pthread_mutex_lock(&pool_lock);
+        pool_expire(now, closing, &n_closing);
+        for (size_t i = 0; i < pool_n; i++) {
+                if (oldest == SIZE_MAX || pool[i].since < pool[oldest].since)
+                        oldest = i;
+                if (streq(pool[i].key, key)) {
+                        mine++;
+                        if (oldest_mine == SIZE_MAX || pool[i].since < pool[oldest_mine].since)
+                                oldest_mine = i;
+                }
+        }
+        if (mine >= POOL_PER_TENANT)
+                pool_remove_at(oldest_mine, closing, &n_closing);
+        else if (pool_n >= POOL_MAX)
+                pool_remove_at(oldest, closing, &n_closing);
+        pool[pool_n++] = (PoolEntry) { .curl = c, .since = now };
+        strcpy(pool[pool_n - 1].key, key);
+        pthread_mutex_unlock(&pool_lock);
+        pool_close(closing, n_closing);
+}
+
+size_t upstream_pool_size(const char *key) {
+        size_t n = 0;
+
+        pthread_mutex_lock(&pool_lock);
+        for (size_t i = 0; i < pool_n; i++)
+                if (!key || streq(pool[i].key, key))
+                        n++;
+        pthread_mutex_unlock(&pool_lock);
+        return n;
+}
+
 /* ---- one request ---- */
 
 typedef struct Transfer {
@@ -80,10 +193,6 @@ void upstream_response_done(UpstreamResponse *r) {
         *r = (UpstreamResponse) {};
 }
 
-static void curl_easy_cleanupp(CURL **c) {
-        if (*c)
-                curl_easy_cleanup(*c);
-}
 
 static void curl_slist_free_allp(struct curl_slist **l) {
         if (*l)
@@ -234,8 +343,7 @@ static int build_headers(const UpstreamRequest *req, struct curl_slist **ret) {
                         goto setopt_failed;                      \
         } while (0)
 
-int upstream_perform(const UpstreamRequest *req, UpstreamResponse *ret, GrantReason *ret_reason, char **ret_error) {
-        _cleanup_(curl_easy_cleanupp) CURL *c = NULL;
+static int perform(CURL *c, const UpstreamRequest *req, UpstreamResponse *ret, GrantReason *ret_reason, char **ret_error) {
         _cleanup_(curl_slist_free_allp) struct curl_slist *headers = NULL;
         UpstreamResponse resp = {};
         Transfer t = { .req = req, .resp = &resp };
@@ -247,9 +355,6 @@ int upstream_perform(const UpstreamRequest *req, UpstreamResponse *ret, GrantRea
         int r;
 
         *ret_reason = GRANT_REASON_INTERNAL;
-        c = curl_easy_init();
-        if (!c)
-                return error_setf(ret_error, -ENOMEM, "cannot set up the request");
         r = build_headers(req, &headers);
         if (r < 0)
                 return error_setf(ret_error, r, "cannot set up the request");
@@ -344,4 +449,21 @@ int upstream_perform(const UpstreamRequest *req, UpstreamResponse *ret, GrantRea
 setopt_failed:
         upstream_response_done(&resp);
         return error_setf(ret_error, -EINVAL, "libcurl refused an option of the request");
+}
+
+int upstream_perform(const UpstreamRequest *req, UpstreamResponse *ret, GrantReason *ret_reason, char **ret_error) {
+        CURL *c;
+        int r;
+
+        *ret_reason = GRANT_REASON_INTERNAL;
+        c = pool_take(req->pool_key);
+        if (!c)
+                return error_setf(ret_error, -ENOMEM, "cannot set up the request");
+        r = perform(c, req, ret, ret_reason, ret_error);
+        /* a failed transfer's handle is not kept: whatever it left open goes with it */
+        if (r < 0)
+                curl_easy_cleanup(c);
+        else
+                pool_give(req->pool_key, c);
+        return r;
 }

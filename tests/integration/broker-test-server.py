@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """An HTTPS server for the credential tests (test-57-credentials.sh), run inside the test's own network
-namespace. It logs every request it gets, with the Authorization header it carried, one JSON line each,
-so that the test can say where a secret arrived and where it never did.
+namespace. It logs every request it gets, with the Authorization header it carried and the client's
+address and port (which connection it came over), one JSON line each, so that the test can say where a
+secret arrived and where it never did, and which requests shared a connection. Connections are kept open
+(HTTP/1.1) until the client closes them.
 
   broker-test-server.py CERT KEY LOG ADDR:PORT [ADDR:PORT...]
 
@@ -33,6 +35,7 @@ class Handler(BaseHTTPRequestHandler):
     def record(self, status):
         entry = {
             "server": "%s:%d" % self.server.server_address[:2],
+            "peer": "%s:%d" % self.client_address[:2],  # the connection it came over
             "method": self.command,
             "path": self.path,
             "authorization": self.headers.get("Authorization"),

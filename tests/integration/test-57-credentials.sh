@@ -255,6 +255,32 @@ assert_eq 3 "$T_RC" "without a secret of its own: refused"
 assert_contains "$T_OUT" "refused (no-secret)"
 t_pass
 
+t_begin "broker: a tenant's next request goes over the connection its last one left open, another tenant's never"
+# (the server logs each request's client port: one connection, one port)
+peer() { jq -r --arg p "/api/repos/acme/app?conn=$1" 'select(.path == $p) | .peer' "$D/server.log"; }
+fetch --grant repo-read "https://$SRV:8443/api/repos/acme/app?conn=1"
+assert_eq 0 "$T_RC" "root's first request"
+t_run sbxctl run -p $PROF -- sh -c "sbx-fetch --grant repo-read 'https://$SRV:8443/api/repos/acme/app?conn=2' &&
+  sbx-fetch --grant repo-read 'https://$SRV:8443/api/repos/acme/app?conn=3'"
+assert_eq 0 "$T_RC" "root's next run, two requests"
+printf '%s' "$NB_SECRET" | runuser -u nobody -- sbxctl secret add tok
+t_run runuser -u nobody -- sbxctl run -p $PROF -- sbx-fetch --grant repo-read "https://$SRV:8443/api/repos/acme/app?conn=4"
+assert_eq 0 "$T_RC" "nobody's request"
+runuser -u nobody -- sbxctl secret rm tok
+fetch --grant repo-read "https://$SRV:8443/api/repos/acme/app?conn=5"
+assert_eq 0 "$T_RC" "root's request after nobody's"
+p1=$(peer 1)
+assert_match "$p1" '^[0-9.]+:[0-9]+$' "the first request's connection is in the server's log"
+assert_eq "$p1" "$(peer 2)" "another run of the same tenant: the connection the first request left open"
+assert_eq "$p1" "$(peer 3)" "and its next request too"
+assert_ne "$p1" "$(peer 4)" "another tenant's request: a connection of its own"
+assert_eq "$p1" "$(peer 5)" "root's connection, still root's after nobody's request"
+assert_eq 1 "$(jq -r --arg a "Bearer $NB_SECRET" 'select(.path == "/api/repos/acme/app?conn=4" and .authorization == $a) | .path' \
+  "$D/server.log" | wc -l)" "nobody's request carried nobody's secret"
+assert_eq 4 "$(jq -r --arg a "Bearer $SECRET" 'select((.path | startswith("/api/repos/acme/app?conn=")) and .authorization == $a) | .path' \
+  "$D/server.log" | wc -l)" "root's four requests carried root's secret"
+t_pass
+
 t_begin "broker: a process outside any run, and after the run ended, is refused"
 # a request from the host itself (not in a run's cgroup), while a run with grants is running
 sbx_run_bg "$D/bg.out" -p $PROF -- sleep 30

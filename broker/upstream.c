@@ -60,11 +60,11 @@ int upstream_global_init(void) {
 
 /* ---- connections kept per tenant ----
  *
- * A request's handle comes from its tenant's idle handles when there is one: a libcurl handle keeps its
- * connections and its TLS sessions across curl_easy_reset(), so that the next request of the same tenant
- * toward the same upstream (scheme, host, port and TLS settings: libcurl's own match) goes over the
- * connection left open, without a new handshake. Never across tenants: a handle is taken only by a
- * request of the tenant it served. Options, headers and the request's state are reset when a handle
+ * A request's handle comes from the idle handles of its tenant for its origin (scheme://host:port) when
+ * there is one: a libcurl handle keeps its connection (one: CURLOPT_MAXCONNECTS) and its TLS sessions
+ * across curl_easy_reset(), so that the next request of the same tenant to the same upstream goes over
+ * the connection left open, without a new handshake (libcurl checks that the TLS settings match too).
+ * Never across tenants: a handle is taken only by a request of the tenant it served. Options, headers and the request's state are reset when a handle
  * is given back; cookies are never enabled, so none is kept. At most POOL_PER_TENANT idle handles per
  * tenant and POOL_MAX in all (the oldest goes first), and none idle longer than POOL_IDLE_USEC:
  * closed at the next request of any tenant. */
@@ -73,8 +73,11 @@ int upstream_global_init(void) {
 #define POOL_PER_TENANT 4
 #define POOL_IDLE_USEC (60 * USEC_PER_SEC)
 
+#define ORIGIN_MAX 300 /* "https://" + a host name (253) + ":65535" */
+
 typedef struct PoolEntry {
         char key[UPSTREAM_POOL_KEY_MAX + 1];
+        char origin[ORIGIN_MAX + 1];
         CURL *curl;
         usec_t since;      /* CLOCK_MONOTONIC: idle since */
 } PoolEntry;
@@ -102,17 +105,39 @@ static void pool_close(CURL **closing, size_t n) {
                 curl_easy_cleanup(closing[i]);
 }
 
-/* The most recently used idle handle of the key's, or a new one; NULL when out of memory. */
-static CURL *pool_take(const char *key) {
+/* The URL's scheme://host:port (a normalized URL: grant_url_format()) into origin[ORIGIN_MAX + 1];
+ * false if it has none or it is too long: such a request keeps nothing. */
+static bool url_origin(const char *url, char *origin) {
+        const char *p = strstr(url, "://");
+        size_t n;
+
+        if (!p)
+                return false;
+        n = (size_t) (p + 3 - url) + strcspn(p + 3, "/?#");
+        if (n > ORIGIN_MAX)
+                return false;
+        memcpy(origin, url, n);
+        origin[n] = 0;
+        return true;
+}
+
+static bool poolable(const char *key, const char *url, char *origin) {
+        return key && strlen(key) <= UPSTREAM_POOL_KEY_MAX && url_origin(url, origin);
+}
+
+/* The most recently used idle handle of the key's for the origin, or a new one; NULL when out of memory. */
+static CURL *pool_take(const char *key, const char *url) {
         CURL *closing[POOL_MAX], *c = NULL;
+        char origin[ORIGIN_MAX + 1];
         size_t n_closing = 0, best = SIZE_MAX;
         usec_t now = now_monotonic();
 
-        if (key && strlen(key) <= UPSTREAM_POOL_KEY_MAX) {
+        if (poolable(key, url, origin)) {
                 pthread_mutex_lock(&pool_lock);
                 pool_expire(now, closing, &n_closing);
                 for (size_t i = 0; i < pool_n; i++)
-                        if (streq(pool[i].key, key) && (best == SIZE_MAX || pool[i].since > pool[best].since))
+                        if (streq(pool[i].key, key) && streq(pool[i].origin, origin) &&
+                            (best == SIZE_MAX || pool[i].since > pool[best].since))
                                 best = i;
                 if (best != SIZE_MAX) {
                         c = pool[best].curl;
@@ -125,14 +150,15 @@ static CURL *pool_take(const char *key) {
 }
 
 /* A handle back, reset, among the key's idle ones; closed if it has no key or cannot be kept. */
-static void pool_give(const char *key, CURL *c) {
+static void pool_give(const char *key, const char *url, CURL *c) {
         CURL *closing[POOL_MAX + 1];
+        char origin[ORIGIN_MAX + 1];
         size_t n_closing = 0, mine = 0, oldest_mine = SIZE_MAX, oldest = SIZE_MAX;
         usec_t now = now_monotonic();
 
         if (!c)
                 return;
-        if (!key || strlen(key) > UPSTREAM_POOL_KEY_MAX) {
+        if (!poolable(key, url, origin)) {
                 curl_easy_cleanup(c);
                 return;
         }
@@ -155,6 +181,7 @@ static void pool_give(const char *key, CURL *c) {
                 pool_remove_at(oldest, closing, &n_closing);
         pool[pool_n++] = (PoolEntry) { .curl = c, .since = now };
         strcpy(pool[pool_n - 1].key, key);
+        strcpy(pool[pool_n - 1].origin, origin);
         pthread_mutex_unlock(&pool_lock);
         pool_close(closing, n_closing);
 }
@@ -361,6 +388,7 @@ static int perform(CURL *c, const UpstreamRequest *req, UpstreamResponse *ret, G
 
         SETOPT(c, CURLOPT_ERRORBUFFER, errbuf);
         SETOPT(c, CURLOPT_NOSIGNAL, 1L);
+        SETOPT(c, CURLOPT_MAXCONNECTS, 1L); /* the handle keeps this request's connection, no other */
         SETOPT(c, CURLOPT_URL, req->url);
         SETOPT(c, CURLOPT_PATH_AS_IS, 1L); /* checked as it is: sent as it is */
         SETOPT(c, CURLOPT_DISALLOW_USERNAME_IN_URL, 1L);
@@ -456,7 +484,7 @@ int upstream_perform(const UpstreamRequest *req, UpstreamResponse *ret, GrantRea
         int r;
 
         *ret_reason = GRANT_REASON_INTERNAL;
-        c = pool_take(req->pool_key);
+        c = pool_take(req->pool_key, req->url);
         if (!c)
                 return error_setf(ret_error, -ENOMEM, "cannot set up the request");
         r = perform(c, req, ret, ret_reason, ret_error);
@@ -464,6 +492,6 @@ int upstream_perform(const UpstreamRequest *req, UpstreamResponse *ret, GrantRea
         if (r < 0)
                 curl_easy_cleanup(c);
         else
-                pool_give(req->pool_key, c);
+                pool_give(req->pool_key, req->url, c);
         return r;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The broker's upstream requests (broker/upstream.c) against an HTTP/1.1 server of the test's own on
  * 127.0.0.1 that counts the connections it accepts: a tenant's next request goes over the connection its
- * last one left open; another tenant's never does; a request without a key keeps nothing; a failed
+ * last one left open (per origin); another tenant's never does; a request without a key keeps nothing; a failed
  * transfer keeps nothing; the kept handles are bounded per tenant. */
 #include <errno.h>
 #include <fcntl.h>
@@ -154,15 +154,15 @@ static unsigned accepted(void) {
         return n;
 }
 
-/* one GET with the key's kept connections; its status */
-static int get(const char *key) {
+/* one GET of http://HOST:PORT/x with the key's kept connections; its status */
+static int get_from(const char *key, const char *host) {
         char url[64];
         UpstreamResponse resp = {};
         GrantReason reason;
         char *error = NULL;
         int r;
 
-        snprintf(url, sizeof(url), "http://127.0.0.1:%u/x", (unsigned) srv.port);
+        snprintf(url, sizeof(url), "http://%s:%u/x", host, (unsigned) srv.port);
         UpstreamRequest req = {
                 .url = url,
                 .scheme = GRANT_SCHEME_HTTP,
@@ -182,6 +182,10 @@ static int get(const char *key) {
         r = resp.status;
         upstream_response_done(&resp);
         return r;
+}
+
+static int get(const char *key) {
+        return get_from(key, "127.0.0.1");
 }
 
 static const char *const A = "0123456789abcdef0123456789abcdef", *const B = "fedcba9876543210fedcba9876543210";
@@ -215,6 +219,21 @@ static void test_never_across_tenants(void **state) {
         assert_int_equal(accepted(), a0 + 1);
         assert_int_equal(upstream_pool_size(A), 1);
         assert_int_equal(upstream_pool_size(B), 1);
+}
+
+static void test_per_origin(void **state) {
+        unsigned a0;
+
+        assert_int_equal(get(A), 200);
+        a0 = accepted();
+        /* another origin (the same server by another name): a connection of its own */
+        assert_int_equal(get_from(A, "localhost"), 200);
+        assert_int_equal(accepted(), a0 + 1);
+        /* each origin's request then goes over its own kept connection */
+        assert_int_equal(get(A), 200);
+        assert_int_equal(get_from(A, "localhost"), 200);
+        assert_int_equal(accepted(), a0 + 1);
+        assert_int_equal(upstream_pool_size(A), 2);
 }
 
 static void test_no_key_keeps_nothing(void **state) {
@@ -294,6 +313,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_reuse_within_tenant),
                 cmocka_unit_test(test_never_across_tenants),
+                cmocka_unit_test(test_per_origin),
                 cmocka_unit_test(test_no_key_keeps_nothing),
                 cmocka_unit_test(test_closed_by_upstream),
                 cmocka_unit_test(test_failed_transfer_not_kept),

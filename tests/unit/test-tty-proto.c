@@ -43,11 +43,11 @@ static void test_winsize_round_trip(void **state) {
 }
 
 static void test_encode_refusals(void **state) {
-        uint8_t buf[TTY_FRAME_MAX + 1], small[5];
+        uint8_t buf[TTY_FRAME_MAX + 1], small[5], payload[TTY_FRAME_PAYLOAD_MAX + 1] = {};
 
         assert_int_equal(tty_frame_data(buf, sizeof(buf), "", 0), -EINVAL);
-        assert_int_equal(tty_frame_data(buf, sizeof(buf), buf, TTY_FRAME_PAYLOAD_MAX + 1), -EINVAL);
-        assert_int_equal(tty_frame_data(buf, sizeof(buf), buf, TTY_FRAME_PAYLOAD_MAX), (int) TTY_FRAME_MAX);
+        assert_int_equal(tty_frame_data(buf, sizeof(buf), payload, TTY_FRAME_PAYLOAD_MAX + 1), -EINVAL);
+        assert_int_equal(tty_frame_data(buf, sizeof(buf), payload, TTY_FRAME_PAYLOAD_MAX), (int) TTY_FRAME_MAX);
         assert_int_equal(tty_frame_data(small, sizeof(small), "abc", 3), -ENOBUFS);
         assert_int_equal(tty_frame_winsize(buf, sizeof(buf), 0, 80), -EINVAL);
         assert_int_equal(tty_frame_winsize(buf, sizeof(buf), 24, TTY_SIZE_MAX + 1), -EINVAL);

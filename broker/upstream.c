@@ -64,10 +64,10 @@ int upstream_global_init(void) {
  * there is one: a libcurl handle keeps its connection (one: CURLOPT_MAXCONNECTS) and its TLS sessions
  * across curl_easy_reset(), so that the next request of the same tenant to the same upstream goes over
  * the connection left open, without a new handshake (libcurl checks that the TLS settings match too).
- * Never across tenants: a handle is taken only by a request of the tenant it served. Options, headers and the request's state are reset when a handle
- * is given back; cookies are never enabled, so none is kept. At most POOL_PER_TENANT idle handles per
- * tenant and POOL_MAX in all (the oldest goes first), and none idle longer than POOL_IDLE_USEC:
- * closed at the next request of any tenant. */
+ * Never across tenants: a handle is taken only by a request of the tenant it served. Options, headers
+ * and the request's state are reset when a handle is given back; cookies are never enabled, so none is
+ * kept. At most POOL_PER_TENANT idle handles per tenant and POOL_MAX in all (the oldest goes first),
+ * and none idle longer than POOL_IDLE_USEC: closed at the next request of any tenant. */
 
 #define POOL_MAX 32
 #define POOL_PER_TENANT 4

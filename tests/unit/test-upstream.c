@@ -250,17 +250,18 @@ static void test_closed_by_upstream(void **state) {
         unsigned a0;
 
         assert_int_equal(get(A), 200);
-        a0 = accepted();
-        /* the server closes after each answer: libcurl sees it and connects anew, the request succeeds */
+        /* the server closes after each answer: libcurl sees it and connects anew, the requests succeed
+         * (how many connections that takes depends on when libcurl notices the close) */
         srv.close_after = true;
         assert_int_equal(get(A), 200);
         assert_int_equal(get(A), 200);
         srv.close_after = false;
+        /* then a new connection, kept again for the next request */
+        a0 = accepted();
+        assert_int_equal(get(A), 200);
         assert_int_equal(accepted(), a0 + 1);
         assert_int_equal(get(A), 200);
-        assert_int_equal(accepted(), a0 + 2);
-        assert_int_equal(get(A), 200);
-        assert_int_equal(accepted(), a0 + 2);
+        assert_int_equal(accepted(), a0 + 1);
 }
 
 static void test_failed_transfer_not_kept(void **state) {

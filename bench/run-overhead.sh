@@ -9,8 +9,12 @@
 #      limit events, the space's use, read from the cgroup into /var/lib/sbx/figures)
 #   E  B with an ExecStopPost= that does nothing (/bin/true) instead: what any process systemd starts
 #      after the command costs, whatever it does
-#   C  sbxctl run -- /bin/true     (client -> sbxd -> StartTransientUnit -> record -> reply)
-# and reports medians and the ratios C/A (target <= 1.15) and D/B (the figures' cost on a cold
+#   H  a plain hardened systemd-run --wait --pipe of /bin/true: DynamicUser, ProtectSystem=strict,
+#      PrivateTmp/Devices/Network, SystemCallFilter=@system-service, MemoryMax, TasksMax, RuntimeMaxSec
+#      (what one would write by hand without sbx)
+#   C  sbxctl run -- /bin/true     (client -> sbxd -> StartTransientUnit -> record -> reply: its answer)
+# and reports medians and the ratios C/A (sbx against its own property set through systemd-run, target
+# <= 1.05), C/H (against the plain hardened unit, target <= 1.15) and D/B (the figures' cost on a cold
 # run, target < 1.05) with E/B and D/E (that cost split into the extra process and the reading),
 # then sbxd's idle resident memory (target < 8 MiB). Prints one "BENCH key value"
 # line per figure for scripts.
@@ -30,6 +34,8 @@ command -v sbxctl >/dev/null || { echo "bench: sbxctl is not installed" >&2; exi
 mapfile -t PROPS < <(sbxctl --no-legend profile show offline | grep .)
 props=("${PROPS[@]}")
 [ "${#props[@]}" -gt 20 ] || { echo "bench: could not read the property set" >&2; exit 2; }
+mapfile -t SPACE_DIRS < <(printf '%s\n' "${PROPS[@]}" | grep -o '/run/sbx/space/RUN/[a-z-]*:' | sed 's|.*/||; s|:$||' | sort -u)
+[[ " ${SPACE_DIRS[*]} " = *" home "* ]] || { echo "bench: the property set binds no space" >&2; exit 2; }
 mem=$(sbxctl --no-legend profile show offline | sed -n 's/^MemoryMax=//p')
 tasks=$(sbxctl --no-legend profile show offline | sed -n 's/^TasksMax=//p')
 helper=("$EXEC" "--expect-memory-max=$mem" "--expect-tasks-max=$tasks" --expect-network=none --workspace=private)
@@ -51,8 +57,10 @@ HCMD=$(cd "$(dirname "$0")/.." && pwd)/tests/integration/helper-cmd.py
 srun() {
   local id p args=()
   id=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
-  mkdir -p "/run/sbx/space/$id"/{home,tmp,var-tmp,shm}   # modes as the space unit makes them
-  chmod 0777 "/run/sbx/space/$id/home"; chmod 1777 "/run/sbx/space/$id"/{tmp,var-tmp,shm}
+  # every directory of the space the property set binds (home, tmp, var-tmp, shm, pts: the space unit
+  # mounts a devpts on pts; a plain directory does for /bin/true), modes as the space unit makes them
+  for p in "${SPACE_DIRS[@]}"; do mkdir -p "/run/sbx/space/$id/$p"; chmod 1777 "/run/sbx/space/$id/$p"; done
+  chmod 0777 "/run/sbx/space/$id/home"
   for p in "${PROPS[@]}"; do args+=(-p "${p//RUN/$id}"); done
   if [ -n "${HELPER:-}" ]; then
     /usr/bin/python3 "$HCMD" /bin/true -- \
@@ -70,25 +78,28 @@ run_c() { sbxctl run -- /bin/true < /dev/null; }
 run_d() { HELPER=1 srun -p PermissionsStartOnly=yes -p "ExecStopPost=-$EXEC --figures=/var/lib/sbx/figures" \
             "${helper[@]}"; }
 run_e() { HELPER=1 srun -p PermissionsStartOnly=yes -p "ExecStopPost=-/bin/true" "${helper[@]}"; }
+run_h() { systemd-run --quiet --wait --pipe -p DynamicUser=yes -p ProtectSystem=strict -p PrivateTmp=yes \
+            -p PrivateDevices=yes -p PrivateNetwork=yes -p SystemCallFilter=@system-service -p "MemoryMax=$mem" \
+            -p "TasksMax=$tasks" -p RuntimeMaxSec=3600 /bin/true < /dev/null; }
 
 # warm up every path (first D-Bus activation of sbxd, page cache)
-for f in run_a run_b run_d run_e run_c; do $f || { echo "bench: $f failed" >&2; exit 1; }; done
+for f in run_a run_b run_d run_e run_h run_c; do $f || { echo "bench: $f failed" >&2; exit 1; }; done
 
-A=() B=() C=() D=() E=()
+A=() B=() C=() D=() E=() H=()
 for i in $(seq "$N"); do
-  for f in run_a run_b run_d run_e run_c; do
+  for f in run_a run_b run_d run_e run_h run_c; do
     stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
     case $f in
       run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;;
       run_c) C+=("$(ms "$t0" "$t1")") ;; run_d) D+=("$(ms "$t0" "$t1")") ;;
-      run_e) E+=("$(ms "$t0" "$t1")") ;;
+      run_e) E+=("$(ms "$t0" "$t1")") ;; run_h) H+=("$(ms "$t0" "$t1")") ;;
     esac
   done
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 mA=$(median "${A[@]}"); mB=$(median "${B[@]}"); mC=$(median "${C[@]}"); mD=$(median "${D[@]}")
-mE=$(median "${E[@]}")
-rCA=$(echo "scale=3; $mC / $mA" | bc)
+mE=$(median "${E[@]}"); mH=$(median "${H[@]}")
+rCA=$(echo "scale=3; $mC / $mA" | bc); rCH=$(echo "scale=3; $mC / $mH" | bc)
 rDB=$(echo "scale=3; $mD / $mB" | bc); rEB=$(echo "scale=3; $mE / $mB" | bc); rDE=$(echo "scale=3; $mD / $mE" | bc)
 
 # sbxd idle: let it settle, then read its resident set
@@ -102,12 +113,15 @@ printf '  A systemd-run, same properties        %9.1f ms\n' "$mA"
 printf '  B systemd-run, same properties+helper %9.1f ms   (and a Python start-up: helper-cmd.py)\n' "$mB"
 printf '  D B + the figures reader             %9.1f ms   D/B %.3f (target < 1.05)\n' "$mD" "$rDB"
 printf '  E B + an ExecStopPost=/bin/true       %9.1f ms   E/B %.3f, D/E %.3f (the process; the reading)\n' "$mE" "$rEB" "$rDE"
-printf '  C sbxctl run                          %9.1f ms   C/A %.3f (target <= 1.15)\n' "$mC" "$rCA"
+printf '  H systemd-run, plain hardened         %9.1f ms\n' "$mH"
+printf '  C sbxctl run                          %9.1f ms   C/A %.3f (target <= 1.05), C/H %.3f (target <= 1.15)\n' "$mC" "$rCA" "$rCH"
 printf '  sbxd idle resident memory             %9.1f MiB (Pss %s KiB; target < 8 MiB)\n' "$(echo "scale=2; $rss_kb/1024" | bc)" "${pss_kb:-?}"
 echo "BENCH median_ms_systemd_run $mA"
 echo "BENCH median_ms_systemd_run_helper $mB"
 echo "BENCH median_ms_sbxctl $mC"
 echo "BENCH ratio_sbxctl_vs_systemd_run $rCA"
+echo "BENCH median_ms_systemd_run_hardened $mH"
+echo "BENCH ratio_sbxctl_vs_hardened $rCH"
 echo "BENCH median_ms_systemd_run_helper_figures $mD"
 echo "BENCH ratio_figures_vs_helper $rDB"
 echo "BENCH median_ms_systemd_run_helper_empty_stoppost $mE"

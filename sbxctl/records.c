@@ -48,7 +48,7 @@ int verb_list(int argc, char **argv) {
                 if (run_record_from_json(text, &rec, NULL) < 0)
                         continue;
                 printf("%-32s  %-10s  %-8s  %-12s  %-6s  %-27s  %s%s%s\n", rec->run_id, rec->profile,
-                       rec->finished ? "finished" : "running", strna(stop_reason_to_string(rec->stop_reason)),
+                       rec->finished ? "finished" : rec->exited ? "exited" : "running", strna(stop_reason_to_string(rec->stop_reason)),
                        exit_text(rec, ex, sizeof(ex)), format_timestamp(ts, rec->started_at),
                        rec->sandbox ? "sandbox" : "run", rec->sandbox && rec->sandbox->name ? ":" : "",
                        rec->sandbox && rec->sandbox->name ? rec->sandbox->name : "");
@@ -147,7 +147,7 @@ int verb_show(int argc, char **argv) {
         printf("%-14s %s\n", "Profile:", rec->profile);
         printf("%-14s %s\n", "Policy:", strna(rec->policy_digest));
         printf("%-14s %s\n", "Tenant:", rec->tenant);
-        printf("%-14s %s\n", "State:", rec->finished ? "finished" : "running");
+        printf("%-14s %s\n", "State:", rec->finished ? "finished" : rec->exited ? "exited" : "running");
         printf("%-14s %s\n", "Started:", format_timestamp(ts, rec->started_at));
         printf("%-14s %s\n", "Start:", rec->pooled ? "pool (a unit of the profile's warm pool)" : "cold");
         if (rec->isolation == ISOLATION_GVISOR)

@@ -97,7 +97,8 @@ static int enumerate_sandboxes(sd_bus *bus, const char *prefix, void *userdata, 
 static const char *run_state(const Run *run) {
         if (run->record->finished)
                 return "finished";
-        if (run->stop_requested || run->finalizing)
+        /* exited: its command has ended (Exited), its unit is being stopped and removed */
+        if (run->stop_requested || run->finalizing || run->record->exited)
                 return "stopping";
         if (!run->job_done || (run->sandbox && !run->sandbox->ready))
                 return "starting";

@@ -17,6 +17,7 @@
 #include <sys/statfs.h>
 
 #include "bus-errors.h"
+#include "ceilings.h"
 #include "feature.h"
 #include "log.h"
 #include "message-ids.h"
@@ -35,9 +36,12 @@
 static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
 static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
 static void run_read_stop_figures(Run *run);
+static void run_answer_at_stop_post(Run *run);
 static void run_finalize(Run *run);
 static void run_exited(Run *run);
 static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
+static void run_release_unit(Run *run);
+static void run_drop_figures(Run *run);
 static int on_unref_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
 static int on_removal_timeout(sd_event_source *s, uint64_t usec, void *userdata);
 static void run_unit_gone(Run *run);
@@ -83,6 +87,8 @@ Run *run_free(Run *run) {
         free(run->workspace);
         free(run->dataset);
         free(run->cache_owner);
+        free(run->svc_result);
+        free(run->svc_status);
         free(run);
         return NULL;
 }
@@ -409,7 +415,8 @@ static int start_new_run(RunStart *s, sd_bus_error *error) {
         if (!run)
                 return -ENOMEM;
         run->manager = m;
-        run->stop_disk_used = UINT64_MAX;
+        run->stop_disk_used = run->stop_cpu_usec = UINT64_MAX;
+        run->answer_at_stop_post = !req->workspace && !req->sandbox;
         if ((req->workspace && !(run->workspace = strdup(req->workspace))) ||
             (req->dataset && !(run->dataset = strdup(req->dataset))))
                 return -ENOMEM;
@@ -1125,7 +1132,8 @@ int run_on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_er
 int run_stop(Run *run, int sig) {
         int r;
 
-        if (run->stop_requested || run->finalizing)
+        /* exited: the command has ended and its outcome is read; the rest of the unit's end is cleanup */
+        if (run->stop_requested || run->finalizing || run->record->exited)
                 return 0;
         if (run->queued_start) {
                 /* still waiting for a start slot: it ends here, never started */
@@ -1155,6 +1163,65 @@ int run_stop(Run *run, int sig) {
 
 /* ---- ended: the unit's end and how it ended -------------------------------------------------- */
 
+/* How a service unit's main process ended, from its Service properties (a GetAll's reply, or a
+ * PropertiesChanged's array): Result, StatusText, ExecMainCode, ExecMainStatus, CPUUsageNSec; what the
+ * message does not carry is left as it was. */
+typedef struct UnitEnd {
+        const char *result, *status;
+        int32_t code, exit_status;
+        uint64_t cpu_nsec;
+} UnitEnd;
+
+static int read_unit_end(sd_bus_message *m, UnitEnd *end) {
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        while (r > 0 && (r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                const char *name;
+
+                r = sd_bus_message_read(m, "s", &name);
+                if (r < 0)
+                        return r;
+                if (streq(name, "Result"))
+                        r = sd_bus_message_read(m, "v", "s", &end->result);
+                else if (streq(name, "StatusText"))
+                        r = sd_bus_message_read(m, "v", "s", &end->status);
+                else if (streq(name, "ExecMainCode"))
+                        r = sd_bus_message_read(m, "v", "i", &end->code);
+                else if (streq(name, "ExecMainStatus"))
+                        r = sd_bus_message_read(m, "v", "i", &end->exit_status);
+                else if (streq(name, "CPUUsageNSec"))
+                        r = sd_bus_message_read(m, "v", "t", &end->cpu_nsec);
+                else
+                        r = sd_bus_message_skip(m, "v");
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(m);
+        }
+        return r;
+}
+
+/* The Service interface's part of a PropertiesChanged: how the main process ended, as systemd has it now
+ * (kept until the Unit interface's part, which systemd sends right after it). */
+static void read_service_properties(Run *run, sd_bus_message *msg) {
+        _cleanup_free_ char *res = NULL, *st = NULL;
+        UnitEnd e = { .code = -1, .exit_status = -1 };
+
+        /* all four or none: a signal that carries only some says nothing of the end */
+        if (read_unit_end(msg, &e) < 0 || !e.result || !e.status || e.code < 0 || e.exit_status < 0)
+                return;
+        res = strdup(e.result);
+        st = strdup(e.status);
+        if (!res || !st)
+                return;
+        free(run->svc_result);
+        free(run->svc_status);
+        run->svc_result = TAKE_PTR(res);
+        run->svc_status = TAKE_PTR(st);
+        run->svc_code = e.code;
+        run->svc_exit_status = e.exit_status;
+}
+
 static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
         const char *iface, *state = NULL, *sub = NULL;
@@ -1163,6 +1230,10 @@ static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_err
         if (!manager_from_systemd(run->manager, msg))
                 return 0;
         r = sd_bus_message_read(msg, "s", &iface);
+        if (r >= 0 && streq(iface, "org.freedesktop.systemd1.Service")) {
+                read_service_properties(run, msg);
+                return 0;
+        }
         if (r < 0 || !streq(iface, "org.freedesktop.systemd1.Unit"))
                 return 0;
         r = sd_bus_message_enter_container(msg, 'a', "{sv}");
@@ -1181,8 +1252,10 @@ static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_err
                         return 0;
                 r = sd_bus_message_exit_container(msg);
         }
-        if (sub && streq(sub, "stop-post"))
+        if (sub && streq(sub, "stop-post")) {
                 run_read_stop_figures(run);
+                run_answer_at_stop_post(run);
+        }
         log_debug("Run %s: ActiveState=%s (job done: %s).", run->id, strna(state), run->job_done ? "yes" : "no");
         if (state && run->job_done && (streq(state, "inactive") || streq(state, "failed")))
                 run_finalize(run);
@@ -1228,6 +1301,12 @@ static void run_finalize(Run *run) {
                 return;
         run->finalizing = true;
         log_debug("Run %s: finalizing.", run->id);
+        if (run->answered_early) {
+                /* its outcome is read and answered: what is left is the cleanup */
+                run_drop_figures(run);
+                run_release_unit(run);
+                return;
+        }
         r = sd_bus_call_method_async(run->manager->bus, &run->slot_getall, SD_DEST, run->unit_path,
                                      "org.freedesktop.DBus.Properties", "GetAll", on_getall_reply, run, "s",
                                      "org.freedesktop.systemd1.Service");
@@ -1278,26 +1357,28 @@ static void parse_status_text(RunRecord *rec, const char *status) {
         }
 }
 
-/* The run's limit events in its cgroup (as sbx-exec --figures reads them); false if unreadable. */
+/* The run's limit events in its cgroup, as sbx-exec --figures reads them (a counter of a ceiling a
+ * testbed build leaves unenforced here is 0, its controller absent); false if unreadable. */
 static bool run_read_limit_events(const Run *run, RunLimitEvents *ret) {
         static const struct {
                 const char *file, *key;
                 size_t offset;
+                Ceiling ceiling;
                 bool optional; /* absent without a quota (the cpu controller is then not enabled) */
         } keys[] = {
-                { "memory.events", "max", offsetof(RunLimitEvents, memory_max) },
-                { "memory.events", "oom", offsetof(RunLimitEvents, oom) },
-                { "memory.events", "oom_kill", offsetof(RunLimitEvents, oom_kill) },
-                { "pids.events", "max", offsetof(RunLimitEvents, fork_refused) },
-                { "cpu.stat", "nr_throttled", offsetof(RunLimitEvents, cpu_throttled), true },
-                { "cpu.stat", "throttled_usec", offsetof(RunLimitEvents, cpu_throttled_usec), true },
+                { "memory.events", "max", offsetof(RunLimitEvents, memory_max), CEILING_MEMORY },
+                { "memory.events", "oom", offsetof(RunLimitEvents, oom), CEILING_MEMORY },
+                { "memory.events", "oom_kill", offsetof(RunLimitEvents, oom_kill), CEILING_MEMORY },
+                { "pids.events", "max", offsetof(RunLimitEvents, fork_refused), CEILING_TASKS },
+                { "cpu.stat", "nr_throttled", offsetof(RunLimitEvents, cpu_throttled), CEILING_CPU, true },
+                { "cpu.stat", "throttled_usec", offsetof(RunLimitEvents, cpu_throttled_usec), CEILING_CPU, true },
         };
         RunLimitEvents e = { .known = true };
 
         for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
                 uint64_t v = run_cgroup_figure(run, keys[i].file, keys[i].key);
 
-                if (v == UINT64_MAX && !keys[i].optional)
+                if (v == UINT64_MAX && !keys[i].optional && !ceilings_unenforced(keys[i].ceiling))
                         return false;
                 *(uint64_t *) ((uint8_t *) &e + keys[i].offset) = v == UINT64_MAX ? 0 : v;
         }
@@ -1321,12 +1402,35 @@ static void run_read_stop_figures(Run *run) {
 
         if (run->stop_events.known || !run_read_limit_events(run, &run->stop_events))
                 return;
+        run->stop_cpu_usec = run_cgroup_figure(run, "cpu.stat", "usage_usec");
         run->stop_memory_peak = run_cgroup_figure(run, "memory.peak", NULL);
         run->stop_tasks_peak = run_cgroup_figure(run, "pids.peak", NULL);
         if (run->space_path && statfs(run->space_path, &sfs) >= 0 && (uint64_t) sfs.f_type == TMPFS_MAGIC) {
                 run->stop_disk_used = ((uint64_t) sfs.f_blocks - (uint64_t) sfs.f_bfree) * (uint64_t) sfs.f_bsize;
                 run->stop_disk_full = sfs.f_bavail == 0 || (sfs.f_files > 0 && sfs.f_ffree == 0);
         }
+}
+
+/* At stop-post the command has ended and its output is drained: every process of the run is gone, the
+ * exec helper that relays the output among them, and the unit's Service properties systemd sent just
+ * before say how the main process ended. The rest of the unit's end (the figures reader, the cgroup's
+ * removal) is part of the cleanup when nothing of it is part of the answer: no workspace to hand back
+ * (that is an ExecStopPost= too), and sbxd's own reading of the cgroup here worked (it stands in for the
+ * reader's, the same counters read the same way once the run's processes are gone). Then the answer
+ * (Exited) goes now, and the outcome it carries is the final record's too; else it waits for the unit's
+ * end, as before. */
+static void run_answer_at_stop_post(Run *run) {
+        RunRecord *rec = run->record;
+
+        if (!run->answer_at_stop_post || rec->exited || run->finalizing || !run->stop_events.known ||
+            !run->svc_result || run->svc_code <= 0 || run->stop_cpu_usec == UINT64_MAX)
+                return;
+        log_debug("Run %s: answered at its unit's stop-post.", run->id);
+        run->answered_early = true;
+        rec->ended_at = now_realtime();
+        rec->cpu_usec = run->stop_cpu_usec > run->cpu_base_usec ? run->stop_cpu_usec - run->cpu_base_usec : 0;
+        run_apply_outcome(run, run->svc_result, run->svc_code, run->svc_exit_status, run->svc_status);
+        run_exited(run);
 }
 
 /* What the unit's privileged figures reader left (sbx-exec --figures): the peaks and limit events. */
@@ -1359,6 +1463,19 @@ void run_take_figures(Run *run) {
                 run->record->disk_used = run->stop_disk_used;
                 run->record->disk_full = run->stop_disk_full;
         }
+}
+
+/* A run answered at its stop-post (run_answer_at_stop_post()): the figures reader's file, written since,
+ * goes; the record keeps what sbxd read then, which the answer carried. A failed reader is still
+ * logged. */
+static void run_drop_figures(Run *run) {
+        _cleanup_free_ char *text = NULL;
+
+        if (store_take_figures(&run->manager->store, run->unit, &text) < 0)
+                return;
+        text[strcspn(text, "\n")] = 0;
+        if (strneq(text, "error: ", 7))
+                log_warning("The figures reader of unit %s failed: %s", run->unit, text + 7);
 }
 
 /* How the run ended, into its record: systemd's Result for the unit, its main process's end (code
@@ -1426,9 +1543,7 @@ void run_apply_outcome(Run *run, const char *result, int32_t code, int32_t exit_
 static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
         RunRecord *rec = run->record;
-        const char *result = NULL, *status = NULL;
-        int32_t code = 0, exit_status = 0;
-        uint64_t cpu_nsec = UINT64_MAX;
+        UnitEnd e = { .cpu_nsec = UINT64_MAX };
         int r;
 
         run->slot_getall = sd_bus_slot_unref(run->slot_getall);
@@ -1439,45 +1554,30 @@ static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                             sd_bus_message_get_error(reply)->message);
                 rec->stop_reason = STOP_LOST;
         } else {
-                r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-                while (r > 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                        const char *name;
-
-                        r = sd_bus_message_read(reply, "s", &name);
-                        if (r < 0)
-                                break;
-                        if (streq(name, "Result"))
-                                r = sd_bus_message_read(reply, "v", "s", &result);
-                        else if (streq(name, "StatusText"))
-                                r = sd_bus_message_read(reply, "v", "s", &status);
-                        else if (streq(name, "ExecMainCode"))
-                                r = sd_bus_message_read(reply, "v", "i", &code);
-                        else if (streq(name, "ExecMainStatus"))
-                                r = sd_bus_message_read(reply, "v", "i", &exit_status);
-                        else if (streq(name, "CPUUsageNSec"))
-                                r = sd_bus_message_read(reply, "v", "t", &cpu_nsec);
-                        else
-                                r = sd_bus_message_skip(reply, "v");
-                        if (r < 0)
-                                break;
-                        r = sd_bus_message_exit_container(reply);
-                }
+                r = read_unit_end(reply, &e);
                 if (r < 0)
                         log_warning_errno(r, "Failed to parse the properties of %s: %m", run->unit);
 
                 /* a pooled unit's helper used some before the run's command came: not the run's */
-                if (cpu_nsec != UINT64_MAX)
-                        rec->cpu_usec = cpu_nsec / 1000 > run->cpu_base_usec ? cpu_nsec / 1000 - run->cpu_base_usec : 0;
-                run_apply_outcome(run, result, code, exit_status, status);
+                if (e.cpu_nsec != UINT64_MAX)
+                        rec->cpu_usec = e.cpu_nsec / 1000 > run->cpu_base_usec ? e.cpu_nsec / 1000 - run->cpu_base_usec : 0;
+                run_apply_outcome(run, e.result, e.code, e.exit_status, e.status);
         }
         run_exited(run);
+        run_release_unit(run);
+        return 0;
+}
 
-        /* Drop our reference: the unit is garbage-collected, and UnitRemoved tells us it is gone. */
+/* Drops sbxd's reference to the ended unit: it is garbage-collected, and UnitRemoved tells us it is
+ * gone. */
+static void run_release_unit(Run *run) {
+        int r;
+
         r = sd_event_add_time_relative(run->manager->event, &run->removal_timeout, CLOCK_MONOTONIC,
                                        UNIT_REMOVAL_TIMEOUT_USEC, 0, on_removal_timeout, run);
         if (r < 0) {
                 run_complete(run);
-                return 0;
+                return;
         }
         r = sd_bus_call_method_async(run->manager->bus, &run->slot_unref, SD_DEST, run->unit_path,
                                      "org.freedesktop.systemd1.Unit", "Unref", on_unref_reply, run, NULL);
@@ -1485,7 +1585,6 @@ static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 log_warning_errno(r, "Failed to release %s: %m", run->unit);
                 run_complete(run);
         }
-        return 0;
 }
 
 /* ---- exited: the answer before the cleanup ------------------------------------------------------ */

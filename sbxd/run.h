@@ -52,6 +52,14 @@ typedef struct Run {
         uint64_t stop_memory_peak, stop_tasks_peak; /* what the figures reader's file stands in for */
         uint64_t stop_disk_used;   /* its space then (UINT64_MAX: not measured), and whether it was full */
         bool stop_disk_full;
+        uint64_t stop_cpu_usec;    /* cpu.stat's usage_usec then (UINT64_MAX: not read) */
+        /* The unit's Service properties as its last PropertiesChanged gave them: systemd sends them just
+         * before the Unit's own (ActiveState, SubState), so at stop-post they say how the command ended. */
+        char *svc_result, *svc_status;
+        int32_t svc_code, svc_exit_status;
+        bool answer_at_stop_post;  /* its answer (Exited) may go at stop-post: nothing of the end is part of
+                                    * it (no workspace to hand back, not a sandbox, not adopted) */
+        bool answered_early;       /* and it went then: the outcome is what Exited said */
         char *space_path;          /* its space (SBX_SPACE_DIR/RUN), or NULL: none */
         char *space_unit;          /* the unit that makes and removes it (sbx-space@RUN.service) */
         bool awaiting_space;       /* its unit is gone; the record is written once its space is too */

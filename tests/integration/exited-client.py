@@ -2,7 +2,9 @@
 """A run's end as a D-Bus client sees it (python3-dbus-next): Exited(run_id, record_json) comes before
 Finished, as soon as the command has ended, with the command's outcome and a record that says "exited"
 and that its cleanup has not completed; Finished then brings the final record. With the request key
-wait_cleanup, only Finished comes.
+wait_cleanup, only Finished comes. Without a workspace to hand back, Exited does not wait for the unit's
+end (its figures reader, the cgroup's removal); with one (SBX_EXITED_WORKSPACE: a directory of the
+caller's), it comes after the hand-back, when the unit is inactive.
 
     exited-client.py
 
@@ -12,7 +14,7 @@ import json
 import os
 import sys
 
-from dbus_next import BusType, Variant
+from dbus_next import BusType, Message, Variant
 from dbus_next.errors import DBusError
 from dbus_next.aio import MessageBus
 
@@ -84,7 +86,8 @@ async def main():
         check(fin.get("state") == "finished", "Finished's record: state \"finished\": %r" % fin.get("state"))
         check(fin.get("cleanup", {}).get("completed") is True,
               "Finished's record: cleanup completed: %r" % fin.get("cleanup"))
-        for k in ("stop_reason", "exit", "ended_at", "started_at", "profile", "policy_digest", "limits"):
+        for k in ("stop_reason", "exit", "ended_at", "started_at", "profile", "policy_digest", "limits", "resources",
+                  "limit_events", "disk"):
             check(ex.get(k) == fin.get(k), "Exited's and Finished's records agree on %s" % k)
         check(ex.get("cleanup", {}).get("unit_gone") is False, "Exited's record: the unit is not gone yet")
 
@@ -119,7 +122,68 @@ async def main():
     check(not [s for s in seen if s[1] == run_id], "another connection gets no Exited or Finished of the run: %s" % seen)
     other.disconnect()
 
-    # 5. wait_cleanup is a run's key: CreateSandbox refuses it
+    # 5. the answer does not wait for the unit's end: without a workspace to hand back, Exited comes at
+    #    the unit's stop-post, before systemd says the unit is inactive (its figures reader, the cgroup's
+    #    removal: cleanup); with a workspace, after it (the hand-back is an ExecStopPost= and part of the
+    #    answer). Seen as this connection receives them: systemd's PropertiesChanged of the unit, then or
+    #    after sbxd's Exited. sbxd answered at inactive before, which this client always saw second.
+    order = []
+
+    def on_message(msg):
+        if msg.member == "PropertiesChanged" and msg.path.startswith("/org/freedesktop/systemd1/unit/sbx_2d") \
+                and msg.body and msg.body[0] == "org.freedesktop.systemd1.Unit":
+            st = msg.body[1].get("ActiveState")
+            if st is not None:
+                order.append((st.value, msg.path))
+        elif msg.member == "Exited" and msg.interface == NAME:
+            order.append(("Exited", msg.body[0]))
+        return None
+
+    rule = ("type='signal',sender='org.freedesktop.systemd1',interface='org.freedesktop.DBus.Properties',"
+            "member='PropertiesChanged',path_namespace='/org/freedesktop/systemd1/unit'")
+    await bus.call(Message(destination="org.freedesktop.DBus", path="/org/freedesktop/DBus",
+                           interface="org.freedesktop.DBus", member="AddMatch", signature="s", body=[rule]))
+    bus.add_message_handler(on_message)
+
+    def unit_path(unit):
+        return "/org/freedesktop/systemd1/unit/" + "".join(
+            c if c.isalnum() else "_%02x" % ord(c) for c in unit)
+
+    async def answered_first(request):
+        """Of 5 runs, how many were answered before their unit was inactive."""
+        first = 0
+        for _ in range(5):
+            signals = []
+            run_id, got = await one_run(manager, ["true"], request, signals)
+            await asyncio.sleep(0.2)
+            ex = [r for m, r in got if m == "Exited"]
+            if not ex:
+                continue
+            p = unit_path(ex[0]["unit"])
+            # the unit's end: inactive (or failed) once it had been active; before its start it is
+            # inactive too
+            kinds, began = [], False
+            for k, v in order:
+                if v == run_id and k == "Exited":
+                    kinds.append(k)
+                elif v == p and k in ("active", "deactivating"):
+                    began = True
+                elif v == p and k in ("inactive", "failed") and began:
+                    kinds.append("inactive")
+            if kinds[:1] == ["Exited"]:
+                first += 1
+        return first
+
+    n = await answered_first({})
+    check(n >= 3, "without a workspace, Exited came before the unit was inactive in %d of 5 runs (>= 3)" % n)
+    ws = os.environ.get("SBX_EXITED_WORKSPACE")
+    if ws:
+        n = await answered_first({"workspace": Variant("s", ws)})
+        check(n == 0, "with a workspace, Exited came after the unit was inactive (its hand-back) in all 5 runs: "
+              "%d came first" % n)
+    bus.remove_message_handler(on_message)
+
+    # 6. wait_cleanup is a run's key: CreateSandbox refuses it
     try:
         sid = await manager.call_create_sandbox({"wait_cleanup": Variant("b", True), "detach": Variant("b", True)})
         check(False, "CreateSandbox refuses wait_cleanup")

@@ -16,7 +16,8 @@ t_begin "D-Bus: Exited before Finished, its interim record, wait_cleanup, unicas
 if ! /usr/bin/python3 -c 'import dbus_next' 2>/dev/null; then
   t_skip "python3-dbus-next is not installed (scripts/install-deps.sh)"
 else
-  t_run timeout 300 /usr/bin/python3 "$CLIENT"
+  mkdir "$W/ws"
+  t_run timeout 300 env SBX_EXITED_WORKSPACE="$W/ws" /usr/bin/python3 "$CLIENT"
   printf '%s\n' "$T_OUT" | sed 's/^/  # /'
   assert_eq 0 "$T_RC" "exited-client.py's exit status"
   assert_not_contains "$T_OUT" "FAIL" "exited-client.py's checks"

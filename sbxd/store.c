@@ -242,12 +242,13 @@ int store_write(Store *s, const RunRecord *r) {
         if (k < 0)
                 return k;
         k = write_json(s, r->run_id, json);
-        if (k >= 0 || !r->finished || strlen(r->run_id) != RUN_ID_LEN) {
+        if (k >= 0 || !(r->finished || r->exited) || strlen(r->run_id) != RUN_ID_LEN) {
                 if (k >= 0)
                         pending_drop(s, r->run_id);
                 return k;
         }
-        /* The record on disk says the run is still running: keep the finished one until it can be written. */
+        /* The record on disk says the run is still running: keep the exited (its answer sent) or finished
+         * one until it can be written, the finished one in the exited one's place. */
         e = *pending_find(s, r->run_id);
         if (!e) {
                 e = calloc(1, sizeof(*e));

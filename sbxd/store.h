@@ -27,9 +27,9 @@ void store_drop_figures(Store *s, const char *unit);
  * units gone while sbxd was not running). */
 void store_sweep_figures(Store *s, bool (*keep)(const char *unit, void *userdata), void *userdata);
 
-/* A finished record that cannot be written (the file system is full or read-only) is kept in memory: read
- * back from there by store_read() and written by store_write_pending(), which sbxd calls every few
- * seconds. The error is returned all the same. */
+/* An exited or finished record that cannot be written (the file system is full or read-only) is kept in
+ * memory, the newest of a run's: read back from there by store_read() and written by
+ * store_write_pending(), which sbxd calls every few seconds. The error is returned all the same. */
 int store_write(Store *s, const RunRecord *r);
 /* Writes the kept records; returns how many are still waiting. */
 unsigned store_write_pending(Store *s);

@@ -14,3 +14,18 @@ pct() {
   local p=$1; shift
   printf '%s\n' "$@" | sort -n | awk -v p="$p" '{a[NR]=$1} END {i=int((p*NR+99)/100); if (i<1) i=1; print a[i]}'
 }
+
+# settle: until no run of sbx's is between its answer and the end of its cleanup (no "exited" row in
+# `sbxctl list --all`; at most 10 s), and no unit of a run is still going away. A run answers at Exited and
+# its cleanup (the figures reader, the unit's and the space's removal) goes on after: called before each
+# timed sample, so that no sample pays for the one before it. Not timed.
+settle() {
+  local i
+  for ((i = 0; i < 500; i++)); do
+    if ! sbxctl --no-legend list --all 2>/dev/null | awk '$3 == "exited" { f = 1 } END { exit !f }' &&
+       ! systemctl list-units --no-legend --plain --state=deactivating 'sbx-*' 2>/dev/null | grep -q .; then
+      return 0
+    fi
+    sleep 0.02
+  done
+}

@@ -82,7 +82,7 @@ A=() B=() C=() D=() pooled=0
 for _ in $(seq "$N"); do
   for f in run_a run_b run_c run_d; do
     case $f in run_a|run_d) wait_pool ;; esac
-    stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
+    settle; stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
     case $f in
       run_a) A+=("$(ms "$t0" "$t1")")
              id=$(sbxctl list --no-legend | tail -n 1 | awk '{print $1}')

@@ -52,25 +52,28 @@ HCMD=$(cd "$(dirname "$0")/.." && pwd)/tests/integration/helper-cmd.py
 
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
-# srun ARGS...: systemd-run of a unit sbx-offline-ID.service with the property set for ID; with HELPER set,
+# prep: a fresh id (ID) and its unit's property set (ARGS), with the directories of the space it binds
+# (home, tmp, var-tmp, shm, pts: the space unit mounts a devpts on pts; a plain directory does for
+# /bin/true), modes as the space unit makes them; tidy removes them. Neither is timed: their processes
+# (mkdir, chmod, rm) would cost more than what is measured.
+prep() {
+  local p
+  ID=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  ARGS=()
+  mkdir -p "${SPACE_DIRS[@]/#//run/sbx/space/$ID/}" && chmod 1777 "${SPACE_DIRS[@]/#//run/sbx/space/$ID/}" &&
+    chmod 0777 "/run/sbx/space/$ID/home" || return 1
+  for p in "${PROPS[@]}"; do ARGS+=(-p "${p//RUN/$ID}"); done
+}
+tidy() { rm -rf "/run/sbx/space/$ID" "/var/lib/sbx/figures/sbx-offline-$ID.service"; }
+# srun ARGS...: systemd-run of the unit sbx-offline-ID.service with prep's property set; with HELPER set,
 # through helper-cmd.py, which gives the unit's helper /bin/true as its command
 srun() {
-  local id p args=()
-  id=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
-  # every directory of the space the property set binds (home, tmp, var-tmp, shm, pts: the space unit
-  # mounts a devpts on pts; a plain directory does for /bin/true), modes as the space unit makes them
-  for p in "${SPACE_DIRS[@]}"; do mkdir -p "/run/sbx/space/$id/$p"; chmod 1777 "/run/sbx/space/$id/$p"; done
-  chmod 0777 "/run/sbx/space/$id/home"
-  for p in "${PROPS[@]}"; do args+=(-p "${p//RUN/$id}"); done
   if [ -n "${HELPER:-}" ]; then
     /usr/bin/python3 "$HCMD" /bin/true -- \
-      systemd-run --quiet --wait --pipe --unit="sbx-offline-$id.service" --slice=sbx-offline.slice "${args[@]}" "$@"
+      systemd-run --quiet --wait --pipe --unit="sbx-offline-$ID.service" --slice=sbx-offline.slice "${ARGS[@]}" "$@"
   else
-    systemd-run --quiet --wait --pipe --unit="sbx-offline-$id.service" --slice=sbx-offline.slice "${args[@]}" "$@" < /dev/null
+    systemd-run --quiet --wait --pipe --unit="sbx-offline-$ID.service" --slice=sbx-offline.slice "${ARGS[@]}" "$@" < /dev/null
   fi
-  local rc=$?
-  rm -rf "/run/sbx/space/$id" "/var/lib/sbx/figures/sbx-offline-$id.service"
-  return $rc
 }
 run_a() { srun /bin/true; }
 run_b() { HELPER=1 srun "${helper[@]}"; }
@@ -83,12 +86,14 @@ run_h() { systemd-run --quiet --wait --pipe -p DynamicUser=yes -p ProtectSystem=
             -p "TasksMax=$tasks" -p RuntimeMaxSec=3600 /bin/true < /dev/null; }
 
 # warm up every path (first D-Bus activation of sbxd, page cache)
-for f in run_a run_b run_d run_e run_h run_c; do $f || { echo "bench: $f failed" >&2; exit 1; }; done
+for f in run_a run_b run_d run_e run_h run_c; do prep && $f || { echo "bench: $f failed" >&2; exit 1; }; tidy; done
 
 A=() B=() C=() D=() E=() H=()
 for i in $(seq "$N"); do
   for f in run_a run_b run_d run_e run_h run_c; do
-    stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
+    prep || { echo "bench: cannot make a space's directories" >&2; exit 1; }
+    settle; stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
+    tidy
     case $f in
       run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;;
       run_c) C+=("$(ms "$t0" "$t1")") ;; run_d) D+=("$(ms "$t0" "$t1")") ;;

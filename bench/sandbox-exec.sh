@@ -33,7 +33,7 @@ for f in run_a run_b run_w; do $f || { echo "bench: $f failed" >&2; exit 1; }; d
 A=() B=() W=()
 for _ in $(seq "$N"); do
   for f in run_a run_b run_w; do
-    stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
+    settle; stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
     case $f in run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;; run_w) W+=("$(ms "$t0" "$t1")") ;; esac
   done
 done

@@ -1422,8 +1422,9 @@ static void run_read_stop_figures(Run *run) {
 static void run_answer_at_stop_post(Run *run) {
         RunRecord *rec = run->record;
 
-        if (!run->answer_at_stop_post || rec->exited || run->finalizing || !run->stop_events.known ||
-            !run->svc_result || run->svc_code <= 0 || run->stop_cpu_usec == UINT64_MAX)
+        /* job_done: how its start ended is known too (a unit that failed before it was up is start-failed) */
+        if (!run->answer_at_stop_post || !run->job_done || rec->exited || run->finalizing ||
+            !run->stop_events.known || !run->svc_result || run->svc_code <= 0 || run->stop_cpu_usec == UINT64_MAX)
                 return;
         log_debug("Run %s: answered at its unit's stop-post.", run->id);
         run->answered_early = true;

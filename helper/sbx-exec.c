@@ -497,11 +497,18 @@ static void end_leftovers(const char *cg) {
 
 /* What the command's supervisor alone knows (denied calls, output: supervise.h). The resource figures
  * come from the unit's privileged figures reader (run_figures()) and from systemd, not from here. */
-static void report(const char *extra) {
+static void report(const char *extra, int status) {
+        char exited[32] = "";
+
+        /* A command that exited (not one a signal ended): its exit status, which ours will be too
+         * (exit_as()). With it, sbxd can answer the run now, once it has seen that the cgroup holds only
+         * us (docs/design.md); without it, it waits for the unit's stop-post. */
+        if (status >= 0 && WIFEXITED(status))
+                (void) snprintf(exited, sizeof(exited), " exit_status=%d", WEXITSTATUS(status));
         if (arg.landlock >= 0) /* the Landlock ABI the command ran under; 0: none (best-effort) */
-                (void) sd_notifyf(0, "STATUS=finished%s landlock=%d", extra ?: "", landlock_abi_found);
+                (void) sd_notifyf(0, "STATUS=finished%s%s landlock=%d", extra ?: "", exited, landlock_abi_found);
         else
-                (void) sd_notifyf(0, "STATUS=finished%s", extra ?: "");
+                (void) sd_notifyf(0, "STATUS=finished%s%s", extra ?: "", exited);
         (void) sd_notify_barrier(0, 5 * 1000000ULL);
 }
 
@@ -829,7 +836,7 @@ static int run_sandbox(const char *cg) {
         if (r < 0)
                 fprintf(stderr, "sbx: the sandbox's control channel failed: %s\n", strerror(-r));
         end_leftovers(cg);
-        report(NULL);
+        report(NULL, -1);
         return r < 0 ? SBX_EXIT_FAILURE : 0;
 }
 
@@ -893,7 +900,7 @@ static int supervise_command(Supervisor *sup, const char *cg, char **argv, char 
                 r = gvisor_find_command(argv[0], gv_env);
                 if (r == -ENOENT || r == -EACCES) { /* as the kernel tier's child says it */
                         fprintf(stderr, "sbx: %s: %s\n", argv[0], r == -ENOENT ? "command not found" : strerror(-r));
-                        report(NULL);
+                        report(NULL, -1);
                         *ret_status = W_EXITCODE(r == -ENOENT ? SBX_EXIT_NOT_FOUND : SBX_EXIT_CANNOT_EXEC, 0);
                         return 0;
                 }
@@ -956,7 +963,7 @@ static int supervise_command(Supervisor *sup, const char *cg, char **argv, char 
                 free(extra);
                 extra = t;
         }
-        report(extra);
+        report(extra, status);
         *ret_status = status;
         return 0;
 }

@@ -7,6 +7,8 @@
  * measured (cleanup measured: run_complete()), and its record is written (record final). At each stage the
  * core walks the features' hooks (feature.h) and never names a feature. Everything here is asynchronous on
  * one sd-event loop. */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -19,6 +21,7 @@
 #include "bus-errors.h"
 #include "ceilings.h"
 #include "feature.h"
+#include "fileio.h"
 #include "log.h"
 #include "message-ids.h"
 #include "observe.h"
@@ -37,6 +40,7 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
 static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
 static void run_read_stop_figures(Run *run);
 static void run_answer_at_stop_post(Run *run);
+static void run_answer_at_finish(Run *run);
 static void run_finalize(Run *run);
 static void run_exited(Run *run);
 static int on_getall_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
@@ -1255,7 +1259,8 @@ static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_err
         if (sub && streq(sub, "stop-post")) {
                 run_read_stop_figures(run);
                 run_answer_at_stop_post(run);
-        }
+        } else if (state && sub && streq(state, "active") && streq(sub, "running"))
+                run_answer_at_finish(run);
         log_debug("Run %s: ActiveState=%s (job done: %s).", run->id, strna(state), run->job_done ? "yes" : "no");
         if (state && run->job_done && (streq(state, "inactive") || streq(state, "failed")))
                 run_finalize(run);
@@ -1431,6 +1436,66 @@ static void run_answer_at_stop_post(Run *run) {
         rec->ended_at = now_realtime();
         rec->cpu_usec = run->stop_cpu_usec > run->cpu_base_usec ? run->stop_cpu_usec - run->cpu_base_usec : 0;
         run_apply_outcome(run, run->svc_result, run->svc_code, run->svc_exit_status, run->svc_status);
+        run_exited(run);
+}
+
+/* Whether the run's cgroup holds no process but (at most) one, and no cgroup below it: once its helper
+ * has reported the command's end, that one is the helper, which has ended everything else (it is the
+ * unit's main process, alone allowed to report; nothing else is left to fork). */
+static bool run_cgroup_down_to_helper(const Run *run) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        _cleanup_(closedirp) DIR *d = NULL;
+        unsigned n = 0;
+
+        if (!run->cgroup_path || asprintf(&path, "%s/cgroup.procs", run->cgroup_path) < 0 ||
+            read_file_at(AT_FDCWD, path, 64 * 1024, &text, NULL) < 0)
+                return false;
+        for (const char *p = text; *p; p += strcspn(p, "\n"), p += *p == '\n')
+                n++;
+        if (n > 1)
+                return false;
+        d = opendir(run->cgroup_path);
+        if (!d)
+                return false;
+        for (struct dirent *de; (de = readdir(d));)
+                if (de->d_type == DT_DIR && !streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        return false;
+        return true;
+}
+
+/* Earlier still: the helper's last status line ("finished ... exit_status=N") says that the command
+ * exited with N, its output drained and whatever it left ended; the unit is still running (no stop
+ * and no time-out under way), no process but the helper is left in its cgroup (it ends with the same
+ * status right after), and the OOM killer ended none. That is the same end stop-post would show
+ * (Result "success" or "exit-code", ExecMainCode CLD_EXITED, that status), a few ms before PID 1 has
+ * reaped the helper and forked the figures reader. A command a signal ended, or anything else
+ * unusual, waits for stop-post (run_answer_at_stop_post()). */
+static void run_answer_at_finish(Run *run) {
+        RunRecord *rec = run->record;
+        RunLimitEvents ev;
+        const char *p;
+        char *end;
+        long status;
+
+        if (!run->answer_at_stop_post || !run->job_done || rec->exited || run->finalizing || run->refused ||
+            run->job_failed || run->stop_requested || run->idle_stop || !run->svc_status ||
+            !strneq(run->svc_status, "finished", 8) || !(p = strstr(run->svc_status, " exit_status=")))
+                return;
+        errno = 0;
+        status = strtol(p + 13, &end, 10);
+        if (errno != 0 || end == p + 13 || (*end && *end != ' ') || status < 0 || status > 255)
+                return;
+        if (!run_cgroup_down_to_helper(run) || !run_read_limit_events(run, &ev) ||
+            ev.oom_kill > run->base_events.oom_kill)
+                return;
+        run_read_stop_figures(run);
+        if (!run->stop_events.known || run->stop_cpu_usec == UINT64_MAX)
+                return;
+        log_debug("Run %s: answered at its helper's report (exit status %ld).", run->id, status);
+        run->answered_early = true;
+        rec->ended_at = now_realtime();
+        rec->cpu_usec = run->stop_cpu_usec > run->cpu_base_usec ? run->stop_cpu_usec - run->cpu_base_usec : 0;
+        run_apply_outcome(run, status == 0 ? "success" : "exit-code", 1, (int32_t) status, run->svc_status);
         run_exited(run);
 }
 

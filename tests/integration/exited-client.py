@@ -10,6 +10,7 @@ caller's), it comes after the hand-back, when the unit is inactive.
 
 Prints one line per check ("ok ..." or "FAIL ..."); exit status 0 when all passed."""
 import asyncio
+import datetime
 import json
 import os
 import sys
@@ -135,6 +136,9 @@ async def main():
             st = msg.body[1].get("ActiveState")
             if st is not None:
                 order.append((st.value, msg.path))
+            sub = msg.body[1].get("SubState")
+            if sub is not None and sub.value == "stop-post":
+                order.append(("stop-post", msg.path))
         elif msg.member == "Exited" and msg.interface == NAME:
             order.append(("Exited", msg.body[0]))
         return None
@@ -181,6 +185,58 @@ async def main():
         n = await answered_first({"workspace": Variant("s", ws)})
         check(n == 0, "with a workspace, Exited came after the unit was inactive (its hand-back) in all 5 runs: "
               "%d came first" % n)
+
+    # 7. earlier still: a command that exits is answered at its helper's report, once sbxd has seen that
+    #    nothing but the helper is left in the cgroup, before systemd has even reaped the helper (the
+    #    unit's stop-post); one a signal ended waits for stop-post; a command that forges the helper's
+    #    report (sd_notify from its own process) is not believed, and its run is answered at its end.
+    async def answered_before_stop_post(argv):
+        """Of 5 runs of argv: how many were answered before their unit's stop-post, and the records."""
+        first, recs = 0, []
+        for _ in range(5):
+            signals = []
+            run_id, got = await one_run(manager, argv, {}, signals)
+            await asyncio.sleep(0.2)
+            ex = [r for m, r in got if m == "Exited"]
+            fin = [r for m, r in got if m == "Finished"]
+            if not ex or not fin:
+                continue
+            recs.append((ex[0], fin[0]))
+            p = unit_path(ex[0]["unit"])
+            kinds = [k for k, v in order if (v == run_id and k == "Exited") or (v == p and k == "stop-post")]
+            if kinds[:1] == ["Exited"]:
+                first += 1
+        return first, recs
+
+    n, recs = await answered_before_stop_post(["sh", "-c", "sleep 30 & exit 4"])
+    check(n >= 3, "a command that exits: answered before the unit's stop-post in %d of 5 runs (>= 3)" % n)
+    check(len(recs) == 5 and all(e.get("exit", {}).get("code") == 4 and e.get("stop_reason") == "exit-code" and
+                                 e.get(k) == f.get(k) for e, f in recs
+                                 for k in ("exit", "stop_reason", "resources", "limit_events")),
+          "a command that exits (leaving a process behind): exit code 4 at Exited, as at Finished, in all 5 runs")
+    check(all(f.get("cleanup", {}).get("completed") is True for _, f in recs),
+          "a command that exits: every cleanup completed")
+    n, recs = await answered_before_stop_post(["sh", "-c", "kill -KILL $$"])
+    check(n == 0, "a command a signal ended: answered at the unit's stop-post, not before, in all 5 runs: "
+          "%d came first" % n)
+    check(len(recs) == 5 and all(e.get("exit", {}).get("signal") == 9 == f.get("exit", {}).get("signal")
+                                 for e, f in recs),
+          "a command a signal ended: exit.signal 9 at Exited and at Finished in all 5 runs")
+    signals = []
+    forge = ("for s in /run/systemd/notify \"$NOTIFY_SOCKET\"; do "
+             "NOTIFY_SOCKET=$s systemd-notify --status='finished exit_status=0' 2>/dev/null; done; sleep 1.5; exit 5")
+    run_id, got = await one_run(manager, ["sh", "-c", forge], {}, signals)
+    ex = [r for m, r in got if m == "Exited"]
+    check(len(ex) == 1 and ex[0].get("exit", {}).get("code") == 5 and ex[0].get("stop_reason") == "exit-code",
+          "a forged report (STATUS=finished exit_status=0 from the command): Exited says exit code 5 all the same: %s"
+          % [e.get("exit") for e in ex])
+
+    def stamp(t):
+        return datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp() if t else 0
+
+    took = stamp(ex[0].get("ended_at")) - stamp(ex[0].get("started_at")) if len(ex) == 1 else 0
+    check(took >= 1.4, "a forged report: the run was answered at its command's end, 1.5 s on, not at the "
+          "forgery: %.2f s" % took)
     bus.remove_message_handler(on_message)
 
     # 6. wait_cleanup is a run's key: CreateSandbox refuses it

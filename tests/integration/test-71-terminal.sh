@@ -14,6 +14,9 @@ W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
 chmod 755 "$W"
 TM=(tmux -L "sbxtest71-$$" -f /dev/null)
 t_on_exit "${TM[*]} kill-server 2>/dev/null"
+# a session that stays: tx_start kills its last window's session, and a server left with none exits, which
+# raced with the next new-session ("server exited unexpectedly")
+"${TM[@]}" new-session -d -s keep "sleep 3600"
 SBS=()
 t_on_exit 'for s in "${SBS[@]}"; do sbxctl rm "$s" >/dev/null 2>&1; done'
 

@@ -1399,14 +1399,14 @@ void run_take_base_figures(Run *run) {
                 run->base_events = (RunLimitEvents) {};
 }
 
-/* At stop-post the run's processes are gone and its cgroup is still there (the figures reader runs in
- * it): sbxd reads the figures itself too, in case a host under load times the reader out; and its
- * space, mounted on the host until the run's unit is gone (the space unit stops when unneeded). */
-static void run_read_stop_figures(Run *run) {
+/* When sbxd answers (the helper's last report, or stop-post) the run's processes are gone, but for the
+ * helper at its report, and its cgroup is still there: sbxd reads the figures itself (events: the limit
+ * events, read already), in case a host under load times the reader out; and its space, mounted on the
+ * host until the run's unit is gone (the space unit stops when unneeded). */
+static void run_take_stop_figures(Run *run, const RunLimitEvents *events) {
         struct statfs sfs;
 
-        if (run->stop_events.known || !run_read_limit_events(run, &run->stop_events))
-                return;
+        run->stop_events = *events;
         run->stop_cpu_usec = run_cgroup_figure(run, "cpu.stat", "usage_usec");
         run->stop_memory_peak = run_cgroup_figure(run, "memory.peak", NULL);
         run->stop_tasks_peak = run_cgroup_figure(run, "pids.peak", NULL);
@@ -1414,6 +1414,13 @@ static void run_read_stop_figures(Run *run) {
                 run->stop_disk_used = ((uint64_t) sfs.f_blocks - (uint64_t) sfs.f_bfree) * (uint64_t) sfs.f_bsize;
                 run->stop_disk_full = sfs.f_bavail == 0 || (sfs.f_files > 0 && sfs.f_ffree == 0);
         }
+}
+
+static void run_read_stop_figures(Run *run) {
+        RunLimitEvents ev;
+
+        if (!run->stop_events.known && run_read_limit_events(run, &ev))
+                run_take_stop_figures(run, &ev);
 }
 
 /* At stop-post the command has ended and its output is drained: every process of the run is gone, the
@@ -1485,11 +1492,12 @@ static void run_answer_at_finish(Run *run) {
         status = strtol(p + 13, &end, 10);
         if (errno != 0 || end == p + 13 || (*end && *end != ' ') || status < 0 || status > 255)
                 return;
-        if (!run_cgroup_down_to_helper(run) || !run_read_limit_events(run, &ev) ||
+        /* the limit events read once: the OOM check's and the record's */
+        if (run->stop_events.known || !run_cgroup_down_to_helper(run) || !run_read_limit_events(run, &ev) ||
             ev.oom_kill > run->base_events.oom_kill)
                 return;
-        run_read_stop_figures(run);
-        if (!run->stop_events.known || run->stop_cpu_usec == UINT64_MAX)
+        run_take_stop_figures(run, &ev);
+        if (run->stop_cpu_usec == UINT64_MAX)
                 return;
         log_debug("Run %s: answered at its helper's report (exit status %ld).", run->id, status);
         run->answered_early = true;

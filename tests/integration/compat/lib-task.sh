@@ -25,6 +25,17 @@ contains() { case $1 in *"$2"*) ;; *) fail "$3: '$2' not found in: $(printf '%s'
 # inside and outside with known-differences.txt, as "task:NAME:ID")
 note_diff() { echo "DIFF $1: ${*:2}"; }
 ok() { step "done"; echo "TASK $TASK OK"; exit 0; }
+# started PID COMM: wait (up to 10 s) until the background child PID has executed COMM: "cmd & pid=$!"
+# returns once the shell has forked, before the child has called execve()
+started() {
+  local i c
+  for ((i = 0; i < 1000; i++)); do
+    c=$(cat "/proc/$1/comm" 2>/dev/null) || fail "process $1 ($2) is gone"
+    [ "$c" = "$2" ] && return 0
+    sleep 0.01
+  done
+  fail "process $1 did not start $2 within 10 s (its comm is '$c')"
+}
 # fstat FORMAT FILE...: stat -c FORMAT, for the fields %a %h %i %u %Y. Where coreutils' stat fails with
 # "Invalid argument" (its statx() with AT_NO_AUTOMOUNT, which gVisor's 2022 kernel refuses) the task says so
 # (DIFF statx-einval, on stderr: callers capture stdout) and reads the same fields with Python's os.stat

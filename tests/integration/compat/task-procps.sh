@@ -6,6 +6,7 @@ for c in ps free uptime vmstat top pgrep pkill; do command -v $c >/dev/null || f
 
 step "ps sees this shell and its children"
 sleep 300 & spid=$!
+started "$spid" sleep
 out=$(ps -ef) || fail "ps -ef exited $?"
 echo "$out" | head -n 5
 contains "$out" "sleep 300" "ps -ef"

@@ -2,7 +2,9 @@
 # packaging/rpm/check-files.sh - the drift check between meson and the RPM: the files of the binary
 # RPM (rpm -qlp) must be exactly the files `meson install --destdir` installs from the tree.
 #   1. the tree is packed and unpacked as build.sh packs it, and configured and compiled the way the
-#      spec does it: rpmbuild -bc (%prep and %build of sbx.spec) in a private %_topdir
+#      spec does it: rpmbuild -bc (%prep and %build of sbx.spec) in a private %_topdir; or, with
+#      SBX_RPM_BUILDDIR, the meson build folder of that rpmbuild is given (build.sh does this with
+#      SBX_RPM_CHECK_FILES=1: the check then compiles nothing of its own)
 #   2. meson install --destdir into an empty folder
 #   3. both lists compared, without directories (the RPM owns some), the %license and %doc files the
 #      spec adds itself, rpm's /usr/lib/.build-id links, and man pages' compression suffix (rpm
@@ -15,6 +17,7 @@
 # Usage: packaging/rpm/check-files.sh [RPMDIR | RPM]   (default /tmp/sbx-rpm, where build.sh puts them)
 # env: SBX_SRC, SBX_RPM_COMPAT: see common.sh (the tree to compare with; the compat macros)
 #      SBX_KEEP=1  keep the work folder (build log, unpacked tree, destdir) and print its path
+#      SBX_RPM_BUILDDIR  a meson build folder that rpmbuild made from this tree with sbx.spec (step 1)
 #      TMPDIR      where the work folder is made (default /tmp)
 set -Eeuo pipefail
 trap 'exit 2' ERR
@@ -50,15 +53,20 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/sbx-check-files.XXXXXX")
 if [ -n "${SBX_KEEP:-}" ]; then trap 'echo "work folder kept: $W"' EXIT; else trap 'rm -rf "$W"' EXIT; fi
 mkdir -p "$W"/{BUILD,BUILDROOT,RPMS,SOURCES,SPECS,SRPMS} "$W/dest"
 
-# ---- 1. configure and compile as the spec does
-say "configure and compile as sbx.spec does (rpmbuild -bc)"
-make_tarball "$VERSION" "$W/SOURCES/sbx-$VERSION.tar.gz"
-render_spec "$VERSION" "$W/SPECS/sbx.spec"
-if ! rpmbuild -bc --nodeps "${RPM_COMPAT[@]}" --define "_topdir $W" "$W/SPECS/sbx.spec" > "$W/build.log" 2>&1; then
-  tail -n 40 "$W/build.log" >&2
-  die "rpmbuild -bc failed (log: $W/build.log; SBX_KEEP=1 keeps it)"
+# ---- 1. configure and compile as the spec does (or the build folder of that rpmbuild, given)
+if [ -n "${SBX_RPM_BUILDDIR:-}" ]; then
+  builddir=$SBX_RPM_BUILDDIR
+  echo "build folder: $builddir (given)"
+else
+  say "configure and compile as sbx.spec does (rpmbuild -bc)"
+  make_tarball "$VERSION" "$W/SOURCES/sbx-$VERSION.tar.gz"
+  render_spec "$VERSION" "$W/SPECS/sbx.spec"
+  if ! rpmbuild -bc --nodeps "${RPM_COMPAT[@]}" --define "_topdir $W" "$W/SPECS/sbx.spec" > "$W/build.log" 2>&1; then
+    tail -n 40 "$W/build.log" >&2
+    die "rpmbuild -bc failed (log: $W/build.log; SBX_KEEP=1 keeps it)"
+  fi
+  builddir=$W/BUILD/sbx-$VERSION/$(rpm "${RPM_COMPAT[@]}" --eval '%{_vpath_builddir}')
 fi
-builddir=$W/BUILD/sbx-$VERSION/$(rpm "${RPM_COMPAT[@]}" --eval '%{_vpath_builddir}')
 [ -f "$builddir/build.ninja" ] || die "no meson build folder at $builddir"
 
 # ---- 2. meson install

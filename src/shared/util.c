@@ -55,24 +55,56 @@ usec_t now_monotonic(void) {
         return now(CLOCK_MONOTONIC);
 }
 
-char *format_timestamp(char buf[static TIMESTAMP_MAX], usec_t t) {
-        time_t sec = (time_t) (t / USEC_PER_SEC);
-        struct tm tm;
+/* The proleptic Gregorian calendar by arithmetic (days since 1970-01-01 and back, for years 0000 to 9999),
+ * rather than gmtime_r() and timegm(): glibc's first call of either reads the time zone (TZ, or
+ * /etc/localtime), which a UTC timestamp never needs, on every sbxctl start. */
+#define TIMESTAMP_SEC_MAX UINT64_C(253402300799) /* 9999-12-31T23:59:59Z */
 
-        if (!gmtime_r(&sec, &tm) || tm.tm_year + 1900 > 9999)
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+        int64_t era;
+        unsigned yoe, doy;
+
+        y -= m <= 2;
+        era = (y >= 0 ? y : y - 399) / 400;
+        yoe = (unsigned) (y - era * 400);
+        doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+        return era * 146097 + (int64_t) (yoe * 365 + yoe / 4 - yoe / 100 + doy) - 719468;
+}
+
+static void civil_from_days(int64_t z, int64_t *ret_y, unsigned *ret_m, unsigned *ret_d) {
+        int64_t era;
+        unsigned doe, yoe, doy, mp;
+
+        z += 719468;
+        era = (z >= 0 ? z : z - 146096) / 146097;
+        doe = (unsigned) (z - era * 146097);
+        yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+        doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        mp = (5 * doy + 2) / 153;
+        *ret_d = doy - (153 * mp + 2) / 5 + 1;
+        *ret_m = mp < 10 ? mp + 3 : mp - 9;
+        *ret_y = (int64_t) yoe + era * 400 + (*ret_m <= 2);
+}
+
+char *format_timestamp(char buf[static TIMESTAMP_MAX], usec_t t) {
+        uint64_t sec = t / USEC_PER_SEC;
+        unsigned m, d, s;
+        int64_t y;
+
+        if (sec > TIMESTAMP_SEC_MAX)
                 return NULL;
-        snprintf(buf, TIMESTAMP_MAX, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", (tm.tm_year + 1900) % 10000,
-                 (tm.tm_mon + 1) % 100, tm.tm_mday % 100, tm.tm_hour % 100, tm.tm_min % 100, tm.tm_sec % 100,
-                 (unsigned) (t % USEC_PER_SEC));
+        civil_from_days((int64_t) (sec / 86400), &y, &m, &d);
+        s = (unsigned) (sec % 86400);
+        snprintf(buf, TIMESTAMP_MAX, "%04u-%02u-%02uT%02u:%02u:%02u.%06uZ", (unsigned) y % 10000, m % 100, d % 100,
+                 s / 3600, s / 60 % 60, s % 60, (unsigned) (t % USEC_PER_SEC));
         return buf;
 }
 
 int parse_timestamp(const char *s, usec_t *ret) {
         static const char shape[] = "dddd-dd-ddTdd:dd:dd.ddddddZ";
         char check[TIMESTAMP_MAX];
-        struct tm tm = {};
-        unsigned us;
-        time_t sec;
+        unsigned y, mo, d, h, mi, sec, us;
+        int64_t days;
         usec_t t;
 
         /* Exactly the shape format_timestamp() writes: no signs, blanks or missing digits. */
@@ -81,16 +113,15 @@ int parse_timestamp(const char *s, usec_t *ret) {
         for (size_t i = 0; shape[i]; i++)
                 if (shape[i] == 'd' ? !isdigit((unsigned char) s[i]) : s[i] != shape[i])
                         return -EINVAL;
-        if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%6uZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-                   &tm.tm_sec, &us) != 7)
+        if (sscanf(s, "%4u-%2u-%2uT%2u:%2u:%2u.%6uZ", &y, &mo, &d, &h, &mi, &sec, &us) != 7)
                 return -EINVAL;
-        tm.tm_year -= 1900;
-        tm.tm_mon -= 1;
-        sec = timegm(&tm);
-        if (sec < 0)
+        if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59)
                 return -EINVAL;
-        t = (usec_t) sec * USEC_PER_SEC + us;
-        /* timegm() normalizes out-of-range fields (month 13, Feb 30, 24:00): refuse those. */
+        days = days_from_civil(y, mo, d);
+        if (days < 0)
+                return -EINVAL;
+        t = ((usec_t) days * 86400 + h * 3600 + mi * 60 + sec) * USEC_PER_SEC + us;
+        /* Day 31 of a 30-day month, Feb 29 of a common year: the round trip refuses those. */
         if (!format_timestamp(check, t) || !streq(check, s))
                 return -EINVAL;
         *ret = t;

@@ -119,10 +119,14 @@ static const struct {
         { 0, "1970-01-01T00:00:00.000000Z" },
         { 1, "1970-01-01T00:00:00.000001Z" },
         { 1000000, "1970-01-01T00:00:01.000000Z" },
+        { 946684799ULL * 1000000 + 999999, "1999-12-31T23:59:59.999999Z" },
         { 951782400ULL * 1000000 + 999999, "2000-02-29T00:00:00.999999Z" },
+        { 1709208000ULL * 1000000, "2024-02-29T12:00:00.000000Z" },
         { 1795948200ULL * 1000000 + 123456, "2026-11-29T10:30:00.123456Z" },
         { 2147483648ULL * 1000000 + 500000, "2038-01-19T03:14:08.500000Z" },
+        { 4107542399ULL * 1000000, "2100-02-28T23:59:59.000000Z" },
         { 4107542400ULL * 1000000, "2100-03-01T00:00:00.000000Z" },
+        { 13574563200ULL * 1000000, "2400-02-29T00:00:00.000000Z" },
         { 253402300799ULL * 1000000 + 999999, "9999-12-31T23:59:59.999999Z" },
 };
 
@@ -204,8 +208,8 @@ static void test_parse_timestamp_malformed(void **state) {
         assert_int_equal(t, 42); /* untouched on failure */
 }
 
-/* Field values outside their range are not a timestamp either (timegm() would silently normalize them
- * into a different instant). */
+/* Field values outside their range are not a timestamp either (they must not be normalized into a
+ * different instant). */
 static void test_parse_timestamp_out_of_range_fields(void **state) {
         static const char *const bad[] = {
                 "2026-13-01T00:00:00.000000Z",
@@ -215,6 +219,10 @@ static void test_parse_timestamp_out_of_range_fields(void **state) {
                 "2026-11-29T24:00:00.000000Z",
                 "2026-11-29T10:60:00.000000Z",
                 "2026-11-29T10:30:61.000000Z",
+                "2026-04-31T00:00:00.000000Z",
+                "2100-02-29T00:00:00.000000Z", /* not a leap year */
+                "2026-11-29T10:30:60.000000Z", /* no leap seconds */
+                "0000-01-01T00:00:00.000000Z",
         };
         unsigned failures = 0;
         usec_t t = 42;

@@ -16,8 +16,9 @@
 #   6. while they run: packaging/rpm/build.sh with check-files.sh (the RPM, and its file list against
 #      what meson installs from the same rpmbuild's folder), packaging/check-production.sh on the .deb
 #      and the RPM (never a testbed build, and the check tells the testbed build apart), then the unit
-#      tests again with ASan and UBSan (scripts/sanitize.sh) and each fuzzer of tests/fuzz for SBX_FUZZ_SECONDS (scripts/fuzz.sh), both in
-#      one clang build of their own (build-fuzz), at the lowest priority.
+#      tests again with ASan and UBSan (scripts/sanitize.sh) and each fuzzer of tests/fuzz for
+#      SBX_FUZZ_SECONDS (scripts/fuzz.sh), both in one clang build of their own (build-fuzz), at the
+#      lowest priority.
 #   7. a summary; the last line is "N passed, N failed, N skipped" (unit, sanitizer, fuzzer, package and
 #      integration cases)
 # Exit status: 0 only if every step passed.
@@ -31,6 +32,8 @@
 #      SBX_LANES               the lanes to run: "native vm" (default), "native" or "vm"
 #      SBX_VM_TIMEOUT          seconds for the whole vm lane (default 5100: the 90 minutes CI allows less the ~2 min of build and packages before it)
 #      SBX_NATIVE_TIMEOUT      seconds for the whole native lane (default 2400)
+#      SBX_AUTOGROUP_NICE      this session's scheduling autogroup while the vm lane runs (default -6;
+#                              empty: left as it is; needs root)
 #      SBX_TESTS, SBX_TEST_TIMEOUT: passed to payload.sh (which test files; per-file timeout)
 set -uo pipefail
 # shellcheck source=scripts/common.sh

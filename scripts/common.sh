@@ -58,8 +58,9 @@ run_payload() {
     host)
       [ "$(id -u)" = 0 ] || { echo "must run as root to install and test"; return 125; }
       SBX_TESTBED=host SBX_PAYLOAD=$payload SBX_BUILD=$BUILD timeout -k 10 "$tmo" bash "$payload" ;;
-    vm)
-      SBX_SHARE=$REPO SBX_BUILD=$BUILD SBX_VM_ENV="$pass" "$REPO/testbed/vm.sh" run "$payload" "$tmo" ;;
+    vm)   # a guest that shows nothing for longer than a test file may take is ended (testbed/vm.sh)
+      SBX_SHARE=$REPO SBX_BUILD=$BUILD SBX_VM_ENV="$pass" SBX_VM_STALL=${SBX_VM_STALL:-$((${SBX_TEST_TIMEOUT:-900} + 120))} \
+        "$REPO/testbed/vm.sh" run "$payload" "$tmo" ;;
     nspawn)   # a throw-away container of its own (resource limits are not enforced there)
       name=sbx-test-$$
       export SBX_NSPAWN_NAME=$name SBX_STATE=/run/$name SBX_BIND=$REPO

@@ -35,6 +35,8 @@
 #      SBX_AUTOGROUP_NICE      this session's scheduling autogroup while the vm lane runs (default -6;
 #                              empty: left as it is; needs root)
 #      SBX_TESTS, SBX_TEST_TIMEOUT: passed to payload.sh (which test files; per-file timeout)
+#      SBX_VM_STALL            end the VM when the guest has shown nothing for this many seconds (default
+#                              SBX_TEST_TIMEOUT + 120; testbed/vm.sh)
 set -uo pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"

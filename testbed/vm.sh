@@ -25,6 +25,11 @@
 #      SBX_VM_MEM (4G)  SBX_VM_CPUS (2)  SBX_VM_APPEND (extra kernel command line)
 #      SBX_VM_ACCEL  tcg (default) | kvm (only where nested KVM really works; see docs/testbed.md)
 #      SBX_VM_CPU_MODEL  the CPU model under TCG (default max)
+#      SBX_VM_STALL  'run' ends the VM when neither the payload's output nor the guest's console has
+#                    grown for this many seconds (default 1020; 0 = never): a wedged guest then costs
+#                    that long, not the whole TIMEOUT. Before it ends the VM it asks the guest's kernel, with magic SysRq keys
+#                    over the qemu monitor, for every CPU's backtrace and the blocked tasks, which
+#                    land in the console log it shows
 #
 # Inside the guest, the payload sees: SBX_TESTBED=vm, SBX_PAYLOAD (its host path), SBX_SHARE,
 # SBX_HOST_CWD, and the variables named in SBX_VM_ENV. Its working directory is the host's current
@@ -219,28 +224,76 @@ boot() {   # $1 = timeout in seconds; boots in the background, sets QEMU_PID
     list="${list:+$list:}$s"; i=$((i+1))
   done
   [ -n "$list" ] && append="sbx.share=$list"
-  rm -f "$IO/rc" "$IO/rc.tmp" "$IO/run.log" "$IO/qemu.pid"
+  rm -f "$IO/rc" "$IO/rc.tmp" "$IO/run.log" "$IO/qemu.pid" "$IO/qmp.sock" "$IO/stalled"
   : > "$IO/console.log"
   # shellcheck disable=SC2046
   timeout -k 10 "$tmo" qemu-system-x86_64 \
     -nodefaults -no-user-config -machine q35 $(accel) \
     -smp "${SBX_VM_CPUS:-2}" -m "${SBX_VM_MEM:-4G}" \
     -kernel "$vmlinuz" -initrd "$W/initrd.gz" \
-    -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off sbx.modules=$KX/lib/modules systemd.unit=multi-user.target systemd.firstboot=off systemd.show_status=1 $append ${SBX_VM_APPEND:-}" \
+    -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 mitigations=off sysrq_always_enabled sbx.modules=$KX/lib/modules systemd.unit=multi-user.target systemd.firstboot=off systemd.show_status=1 $append ${SBX_VM_APPEND:-}" \
     -fsdev local,id=hostroot,path=/,security_model=passthrough,readonly=on,multidevs=remap \
     -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
     -fsdev local,id=io,path="$IO",security_model=passthrough,multidevs=remap \
     -device virtio-9p-pci,fsdev=io,mount_tag=io "${share[@]}" \
-    -display none -serial file:"$IO/console.log" -monitor none -no-reboot \
+    -display none -serial file:"$IO/console.log" -no-reboot \
+    -qmp unix:"$IO/qmp.sock",server=on,wait=off \
     -pidfile "$IO/qemu.pid" < /dev/null > "$IO/qemu.log" 2>&1 &
   QEMU_PID=$!
 }
 
-console_tail() {
-  echo "sbx-vm: ---- last 40 lines of the guest console ($IO/console.log) ----" >&2
-  tail -n 40 "$IO/console.log" | tr -d '\r' | sed 's/\x1b\[[0-9;]*[a-zA-Z]//g' >&2
+console_tail() {   # $1 = how many lines (40)
+  echo "sbx-vm: ---- last ${1:-40} lines of the guest console ($IO/console.log) ----" >&2
+  tail -n "${1:-40}" "$IO/console.log" | tr -d '\r' | sed 's/\x1b\[[0-9;]*[a-zA-Z]//g' >&2
   [ -s "$IO/qemu.log" ] && { echo "sbx-vm: ---- qemu ----" >&2; grep -v 'host doesn.t support requested feature' "$IO/qemu.log" >&2; }
   echo "sbx-vm: ----" >&2
+}
+
+monitor() {   # $@ = human monitor commands, one per argument, sent to the running qemu over QMP
+  python3 - "$IO/qmp.sock" "$@" <<'EOP'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+def answer():
+    while True:   # skip events: the answer is the next line with "return" or "error"
+        m = json.loads(f.readline())
+        if "return" in m or "error" in m:
+            return m
+def call(cmd, args=None):
+    f.write(json.dumps({"execute": cmd, **({"arguments": args} if args else {})}) + "\n")
+    f.flush()
+    return answer()
+json.loads(f.readline())   # the greeting
+call("qmp_capabilities")
+for c in sys.argv[2:]:
+    m = call("human-monitor-command", {"command-line": c})
+    sys.stdout.write("%s: %s\n" % (c, m["error"]) if "error" in m else m["return"])
+EOP
+}
+
+# watch_progress: ends the VM when neither the payload's output nor the guest's console has grown for
+# $1 seconds, after asking the guest's kernel for its CPUs' backtraces (SysRq l) and its blocked tasks
+# (SysRq w) at console log level 9, and qemu for its CPUs' state
+watch_progress() {
+  local limit=$1 size last=-1 idle=0 step=10
+  while kill -0 "$QEMU_PID" 2>/dev/null; do
+    sleep "$step"
+    size=$(( $(stat -c %s "$IO/run.log" 2>/dev/null || echo 0) + $(stat -c %s "$IO/console.log") ))
+    if [ "$size" != "$last" ]; then last=$size idle=0; continue; fi
+    idle=$((idle + step))
+    [ "$idle" -ge "$limit" ] || continue
+    [ -e "$IO/rc" ] && return 0   # the payload ended; qemu is powering off
+    touch "$IO/stalled"
+    echo "sbx-vm: nothing from the guest for ${idle}s: it looks wedged; asking it for its state" >&2
+    monitor "info status" "info cpus" "sendkey alt-sysrq-9" "sendkey alt-sysrq-l" "sendkey alt-sysrq-w" >&2 \
+      || echo "sbx-vm: qemu's monitor did not answer" >&2
+    sleep 30   # the dumps go out over an emulated serial line
+    monitor "info registers -a" 2>/dev/null | grep -E '^(CPU#|RIP)' >&2
+    kill "$QEMU_PID" 2>/dev/null
+    return 0
+  done
 }
 
 lock() {   # one VM per io dir at a time
@@ -249,7 +302,7 @@ lock() {   # one VM per io dir at a time
 }
 
 cmd_run() {
-  local payload=${1:-} tmo=${2:-3600} t0 q tailpid rc
+  local payload=${1:-} tmo=${2:-3600} stall=${SBX_VM_STALL:-1020} t0 q tailpid watchpid= rc
   [ -r "$payload" ] || die "usage: $0 run PAYLOAD [TIMEOUT]"
   mkdir -p "$IO"; lock
   PAYLOAD_PATH=$(realpath "$payload")
@@ -260,11 +313,15 @@ cmd_run() {
   boot "$tmo"
   : > "$IO/run.log"
   tail -n +1 -F --pid="$QEMU_PID" "$IO/run.log" 2>/dev/null & tailpid=$!
+  [ "$stall" -gt 0 ] && { watch_progress "$stall" & watchpid=$!; }
   wait "$QEMU_PID"; q=$?
   wait "$tailpid" 2>/dev/null
+  [ -n "$watchpid" ] && { kill "$watchpid" 2>/dev/null; wait "$watchpid" 2>/dev/null; }
   trap - INT TERM
   if [ ! -e "$IO/rc" ]; then
-    if [ "$q" = 124 ]; then echo "sbx-vm: timed out after ${tmo}s with no result" >&2
+    if [ -e "$IO/stalled" ]; then echo "sbx-vm: ended the VM: nothing came from the guest for ${stall}s" >&2
+      console_tail 400; exit 125
+    elif [ "$q" = 124 ]; then echo "sbx-vm: timed out after ${tmo}s with no result" >&2
     else echo "sbx-vm: no result (qemu exit status $q)" >&2; fi
     console_tail; exit 125
   fi
@@ -347,5 +404,5 @@ case ${1:-} in
   start) cmd_start ;;
   exec) shift; cmd_exec "$@" ;;
   stop) cmd_stop ;;
-  *) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -109,6 +109,13 @@ static bool space_gone(const Run *run) {
         return !run->space_path || (lstat(run->space_path, &st) < 0 && errno == ENOENT);
 }
 
+/* What the run's aux units remove once its unit is gone: its space (the space unit), and its network
+ * namespace's bind mount (the network unit's ExecStopPost=), which is often still there when the run's
+ * and its space's units are gone already. */
+static bool run_aux_gone(const Run *run) {
+        return space_gone(run) && (!run->netns_path || manager_run_mounts_gone(run->id));
+}
+
 /* What the end of the run must have undone besides its unit and cgroup: its dynamic user, its mounts,
  * and the hand-over of its workspace (whose root then belongs to no dynamic user). */
 static void run_measure_cleanup(Run *run) {
@@ -1713,12 +1720,15 @@ static int on_unref_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
 static int on_removal_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Run *run = userdata;
 
-        if (run->awaiting_space) {
+        if (run->awaiting_aux && !space_gone(run)) {
                 log_warning("The space of run %s (%s) was not removed within %" PRIu64 "s.", run->id,
                             run->space_path, UNIT_REMOVAL_TIMEOUT_USEC / USEC_PER_SEC);
                 /* its unit gone, no one else would (the record still says it is not gone) */
                 (void) manager_remove_space(run->manager, run->id);
-        } else {
+        } else if (run->awaiting_aux)
+                log_warning("The network namespace of run %s (%s) was not unmounted within %" PRIu64 "s.", run->id,
+                            run->netns_path, UNIT_REMOVAL_TIMEOUT_USEC / USEC_PER_SEC);
+        else {
                 log_warning("Unit %s was not unloaded within %" PRIu64 "s.", run->unit,
                             UNIT_REMOVAL_TIMEOUT_USEC / USEC_PER_SEC);
                 run->record->unit_gone = false;
@@ -1727,18 +1737,24 @@ static int on_removal_timeout(sd_event_source *s, uint64_t usec, void *userdata)
         return 0;
 }
 
-/* The run's unit is gone: its space unit, no longer needed, is being stopped; the record waits for it
- * (UnitRemoved of the space unit, or the removal timeout). */
+/* The run's unit is gone: its space unit and its network unit, no longer needed, are being stopped; the
+ * record waits for them (UnitRemoved of either, or the removal timeout). */
 static void run_unit_gone(Run *run) {
         run->record->unit_gone = true;
-        if (!space_gone(run) && run->removal_timeout) {
-                run->awaiting_space = true;
+        if (!run_aux_gone(run) && run->removal_timeout) {
+                run->awaiting_aux = true;
                 /* the export unit reviews the run's ~/out before the space goes: as long as it may take */
                 if (run->record->export)
                         (void) sd_event_source_set_time_relative(run->removal_timeout, EXPORT_REVIEW_TIMEOUT_USEC);
                 return;
         }
         run_complete(run);
+}
+
+static bool is_net_unit_of(const Run *run, const char *unit) {
+        _cleanup_free_ char *name = NULL;
+
+        return run->netns_path && policy_net_unit_name(run->id, &name) >= 0 && streq(name, unit);
 }
 
 int run_on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
@@ -1748,12 +1764,13 @@ int run_on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_e
         if (!manager_from_systemd(m, msg) || sd_bus_message_read(msg, "so", &unit, &path) < 0)
                 return 0;
         for (Run *run = m->runs; run; run = run->next) {
-                if (run->finalizing && run->removal_timeout && !run->awaiting_space && streq(run->unit, unit)) {
+                if (run->finalizing && run->removal_timeout && !run->awaiting_aux && streq(run->unit, unit)) {
                         run_unit_gone(run);
                         return 0;
                 }
-                if (run->awaiting_space && streq_ptr(run->space_unit, unit)) {
-                        run_complete(run);
+                if (run->awaiting_aux && (streq_ptr(run->space_unit, unit) || is_net_unit_of(run, unit))) {
+                        if (run_aux_gone(run))
+                                run_complete(run);
                         return 0;
                 }
                 if (streq(run->unit, unit))

@@ -62,7 +62,8 @@ typedef struct Run {
         bool answered_early;       /* and it went then: the outcome is what Exited said */
         char *space_path;          /* its space (SBX_SPACE_DIR/RUN), or NULL: none */
         char *space_unit;          /* the unit that makes and removes it (sbx-space@RUN.service) */
-        bool awaiting_space;       /* its unit is gone; the record is written once its space is too */
+        bool awaiting_aux;         /* its unit is gone; the record is written once what its space unit
+                                    * and its network unit remove is gone too (run_aux_gone()) */
         bool refused;              /* sbxd could not put its policy in place: stopped before the command */
         bool job_failed;           /* the start job did not finish "done": the command never started */
         dev_t ws_dev;

@@ -63,6 +63,16 @@ for i in 1 2 3; do
     "record right after sbxctl run --wait-cleanup ($i)"
 done
 
+t_begin "--wait-cleanup with a network: the record waits for the network namespace's unmount"
+# the network unit unmounts the run's namespace after the run's and the space's units are gone; a
+# record written before that said "remaining": ["mounts"] for most such runs
+for i in 1 2 3 4 5; do
+  assert_rc 0 sbxctl run --wait-cleanup -p browser -- true
+  id=$(last_run_id)
+  assert_eq "finished true" "$(jq -r '"\(.state) \(.cleanup.completed)"' "$SBX_RUNS_DIR/$id.json")" \
+    "network run's record right after sbxctl run --wait-cleanup ($i; remaining: $(jq -c .cleanup.remaining "$SBX_RUNS_DIR/$id.json"))"
+done
+
 t_begin "without it: the record becomes final, the cleanup completes and nothing is left"
 ids=()
 for i in 1 2 3 4 5; do

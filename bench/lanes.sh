@@ -13,8 +13,9 @@
 # BENCH (default: all of them): sandbox-exec (exec vs a cold run), pool-run (a pooled run vs bwrap and a
 # cold run), run-overhead (a cold run vs hardened systemd-run), egress-connect (TCP and UDP connect()
 # with 10,000 rules), egress-run (start-up with a network, DNS through a run's resolver, bulk TCP),
-# load-run (concurrent cold runs), broker-latency, image-start, mcp-exec (sandbox_exec through sbx-mcp vs
-# sbxctl exec), gvisor-tier (the same workloads under the kernel and the gVisor tier). Two cannot run
+# load-run (concurrent cold runs), unit-properties (a run's unit's start-up by group of properties),
+# broker-latency, image-start, mcp-exec (sandbox_exec through sbx-mcp vs sbxctl exec), gvisor-tier (the
+# same workloads under the kernel and the gVisor tier). Two cannot run
 # natively here, and say so in the table: broker-latency (the broker identifies its caller by
 # /proc/PID/cgroup and refuses a host with hybrid cgroups, as nspawn on this machine is, by design) and
 # image-start (this machine's kernel has no device-mapper, which dm-verity needs).
@@ -26,7 +27,7 @@ set -uo pipefail
 cd "$REPO" || exit 1
 LANES="native vm"
 if [ "${1:-}" = --lanes ]; then LANES=$2; shift 2; fi
-ALL="sandbox-exec pool-run run-overhead egress-connect egress-run load-run broker-latency image-start mcp-exec gvisor-tier"
+ALL="sandbox-exec pool-run run-overhead unit-properties egress-connect egress-run load-run broker-latency image-start mcp-exec gvisor-tier"
 BENCHES=${*:-$ALL}
 S=${SBX_BENCH_SCALE:-1}
 OUT=$REPO/build/bench-lanes
@@ -39,6 +40,7 @@ args() {
     sandbox-exec) echo "$((12 * S)) 2 2" ;;
     pool-run) echo "$((12 * S)) 2 2 1" ;;
     run-overhead) echo "$((10 * S))" ;;
+    unit-properties) echo "$((15 * S))" ;;
     egress-connect) echo "--rounds $((9 * S)) --bulk-mb 64" ;;
     egress-run) echo "$((8 * S)) $((40 * S)) 64" ;;
     load-run) echo "1 '1 8 16'" ;;

@@ -22,7 +22,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <systemd/sd-daemon.h>
 
 #include "exit-codes.h"
 #include "ceilings.h"
@@ -36,6 +35,7 @@
 #include "options.h"
 #include "macro.h"
 #include "policy.h"
+#include "sd-protocols.h"
 #include "serve.h"
 #include "space.h"
 #include "supervise.h"
@@ -71,8 +71,8 @@ _printf_(1, 2) static int refuse(const char *fmt, ...) {
         /* systemd drops a notification of 4 KiB or more whole: keep the reason well below that */
         if (msg && strlen(msg) > 1024)
                 strcpy(msg + 1020, "...");
-        (void) sd_notifyf(0, "STATUS=refused %s", strna(msg));
-        (void) sd_notify_barrier(0, 5 * 1000000ULL);
+        (void) notify_sendf("STATUS=refused %s", strna(msg));
+        (void) notify_barrier(5 * USEC_PER_SEC);
         return SBX_EXIT_FAILURE;
 }
 
@@ -506,10 +506,10 @@ static void report(const char *extra, int status) {
         if (status >= 0 && WIFEXITED(status))
                 (void) snprintf(exited, sizeof(exited), " exit_status=%d", WEXITSTATUS(status));
         if (arg.landlock >= 0) /* the Landlock ABI the command ran under; 0: none (best-effort) */
-                (void) sd_notifyf(0, "STATUS=finished%s%s landlock=%d", extra ?: "", exited, landlock_abi_found);
+                (void) notify_sendf("STATUS=finished%s%s landlock=%d", extra ?: "", exited, landlock_abi_found);
         else
-                (void) sd_notifyf(0, "STATUS=finished%s%s", extra ?: "", exited);
-        (void) sd_notify_barrier(0, 5 * 1000000ULL);
+                (void) notify_sendf("STATUS=finished%s%s", extra ?: "", exited);
+        (void) notify_barrier(5 * USEC_PER_SEC);
 }
 
 /* "key value" lines of a cgroup file (memory.events, pids.events, cpu.stat): the value of key. */
@@ -872,7 +872,7 @@ static int take_command(Supervisor *sup, char ***ret_argv, char ***ret_env) {
                         (void) close(fds[i]);
         ctl = safe_close(ctl);
         /* without it the unit stays "activating" and its RuntimeMaxSec= never starts: fail closed */
-        r = arg.pool ? sd_notify(0, "READY=1") : 1;
+        r = arg.pool ? notify_send("READY=1") : 1;
         if (r <= 0)
                 return refuse("cannot tell systemd that the run's command starts (READY=1): %s",
                               r < 0 ? strerror(-r) : "no notify socket");

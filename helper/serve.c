@@ -11,12 +11,12 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <systemd/sd-daemon.h>
 
 #include "command-fd.h"
 #include "exit-codes.h"
 #include "macro.h"
 #include "sandbox-proto.h"
+#include "sd-protocols.h"
 #include "serve.h"
 #include "util.h"
 
@@ -370,7 +370,7 @@ int serve_wait_one(int ctl, bool pooled, char ***ret_argv, char ***ret_env, int 
                 return sfd;
         /* for systemctl status (its READY=1 comes with the command: the unit stays "activating") */
         if (pooled)
-                (void) sd_notify(0, "STATUS=waiting for a run");
+                (void) notify_send("STATUS=waiting for a run");
         for (;;) {
                 struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
                 SbxMsgHeader h;

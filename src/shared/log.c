@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <systemd/sd-journal.h>
 
 #include "log.h"
+#include "sd-protocols.h"
 
 static int max_level = LOG_INFO;
 static const char *log_prefix;
@@ -122,7 +122,7 @@ int log_event_internal(int level, const char *file, int line, const char *func, 
 #undef KV
                 for (n = 0; n < nkv; n++)
                         iov[n] = (struct iovec) { .iov_base = kv[n], .iov_len = strlen(kv[n]) };
-                if (sd_journal_sendv(iov, (int) n) >= 0) {
+                if (journal_sendv(iov, n) >= 0) {
                         errno = saved;
                         return 0;
                 }

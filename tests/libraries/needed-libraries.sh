@@ -3,19 +3,21 @@
 # readelf -d shows it) exactly the libraries it is expected to use, no more and no fewer. Each is linked
 # with --as-needed (b_asneeded), the NSS module too; a library a program only sometimes needs is loaded when it does (sbxctl,
 # sbx-mcp and the generator resolve syscall names through libseccomp, loaded on first use:
-# src/profile/syscall-name.c). A new program, or a new library of one, is added here on purpose.
+# src/profile/syscall-name.c); the programs that only notify systemd and log to the journal speak those
+# protocols themselves (src/shared/sd-protocols.c), without libsystemd. A new program, or a new library
+# of one, is added here on purpose.
 set -uo pipefail
 build=$1
 # install name -> libraries, without their soname versions
 declare -A want=(
   [sbxd]="libbpf libc libjson-c libresolv libseccomp libsystemd"
   [sbxctl]="libc libjson-c libsystemd"
-  [sbx-exec]="libc libjson-c libseccomp libsystemd"
+  [sbx-exec]="libc libjson-c libseccomp"
   [sbx-mcp]="libc libcrypto libjson-c libsystemd"
-  [sbx-generator]="libc libjson-c libsystemd"
+  [sbx-generator]="libc libjson-c"
   [sbx-broker]="libc libcurl libjson-c libsystemd"
   [sbx-fetch]="libc libjson-c"
-  [sbx-export]="libarchive libc libjson-c libmagic libsystemd"
+  [sbx-export]="libarchive libc libjson-c libmagic"
   [libnss_sbx.so.2]="libc"   # loaded into every program of a run: libc only
 )
 fail=0 n=0

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -35,6 +36,7 @@
 #include "options.h"
 #include "macro.h"
 #include "policy.h"
+#include "sandbox-proto.h"
 #include "sd-protocols.h"
 #include "serve.h"
 #include "space.h"
@@ -43,6 +45,7 @@
 static ExecOptions arg = EXEC_OPTIONS_INIT;
 static int landlock_abi_found = 0;             /* the kernel's Landlock ABI; 0: none (best-effort) */
 static int landlock_fd = -EBADF;               /* the ruleset, enforced in the command's child */
+static int report_fd = -EBADF;                /* a run's control channel, kept for FINISHED (report()) */
 
 /* Whether systemd is stopping the unit: a stop signal is pending (set_up() blocked them). */
 static bool stop_pending(void) {
@@ -495,10 +498,24 @@ static void end_leftovers(const char *cg) {
         }
 }
 
+/* The status line on the run's control channel (sandbox-proto.h: FINISHED), if sbxd kept its end: it is
+ * there a hop sooner than through systemd. Never waited for: sbxd reads it, or the line still comes as
+ * STATUS=. */
+static void report_finished(const char *line, int exit_status) {
+        SbxFinishedMsg m = { .h.type = SBX_MSG_FINISHED, .h.arg = (uint32_t) exit_status };
+        size_t n = strlen(line);
+
+        if (n < sizeof(m.status)) {
+                memcpy(m.status, line, n + 1);
+                (void) send(report_fd, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+}
+
 /* What the command's supervisor alone knows (denied calls, output: supervise.h). The resource figures
  * come from the unit's privileged figures reader (run_figures()) and from systemd, not from here. */
 static void report(const char *extra, int status) {
-        char exited[32] = "";
+        _cleanup_free_ char *line = NULL;
+        char exited[32] = "", landlock[32] = "";
 
         /* A command that exited (not one a signal ended): its exit status, which ours will be too
          * (exit_as()). With it, sbxd can answer the run now, once it has seen that the cgroup holds only
@@ -506,9 +523,19 @@ static void report(const char *extra, int status) {
         if (status >= 0 && WIFEXITED(status))
                 (void) snprintf(exited, sizeof(exited), " exit_status=%d", WEXITSTATUS(status));
         if (arg.landlock >= 0) /* the Landlock ABI the command ran under; 0: none (best-effort) */
-                (void) notify_sendf("STATUS=finished%s%s landlock=%d", extra ?: "", exited, landlock_abi_found);
+                (void) snprintf(landlock, sizeof(landlock), " landlock=%d", landlock_abi_found);
+        if (asprintf(&line, "finished%s%s%s", extra ?: "", exited, landlock) < 0)
+                line = NULL;
+        /* Not while the unit is being stopped (a stop signal pending): systemd signals its main process, us,
+         * before the rest of the cgroup, so a command that ended at a stop is never reported here; its end
+         * comes through systemd, which knows why the unit stopped. */
+        if (line && report_fd >= 0 && exited[0] && !stop_pending())
+                report_finished(line, WEXITSTATUS(status));
+        report_fd = safe_close(report_fd);
+        if (line)
+                (void) notify_sendf("STATUS=%s", line);
         else
-                (void) notify_sendf("STATUS=finished%s%s", extra ?: "", exited);
+                (void) notify_sendf("STATUS=finished%s%s%s", extra ?: "", exited, landlock);
         (void) notify_barrier(5 * USEC_PER_SEC);
 }
 
@@ -870,7 +897,8 @@ static int take_command(Supervisor *sup, char ***ret_argv, char ***ret_env) {
         for (int i = 0; i < 3; i++)
                 if (fds[i] > 2)
                         (void) close(fds[i]);
-        ctl = safe_close(ctl);
+        /* kept for FINISHED (report()); the command never gets it (close-on-exec) */
+        report_fd = TAKE_FD(ctl);
         /* without it the unit stays "activating" and its RuntimeMaxSec= never starts: fail closed */
         r = arg.pool ? notify_send("READY=1") : 1;
         if (r <= 0)

@@ -48,6 +48,7 @@ struct PoolMember {
         int ctl;                   /* sbxd's end of its helper's control channel */
         sd_event_source *ctl_source, *cgroup_timer;
         sd_bus_slot *slot_start, *slot_state;
+        sd_bus_slot *slot_props;   /* its PropertiesChanged, for the run that claims it (run_watch_unit_ahead()) */
         usec_t started;            /* CLOCK_MONOTONIC */
         bool ready;                /* the helper said READY: every check passed, it waits for a command */
         PoolMember *next;
@@ -97,6 +98,7 @@ static PoolMember *member_free(PoolMember *pm) {
         sd_event_source_disable_unref(pm->cgroup_timer);
         sd_bus_slot_unref(pm->slot_start);
         sd_bus_slot_unref(pm->slot_state);
+        sd_bus_slot_unref(pm->slot_props);
         safe_close(pm->ctl);
         if (pm->net)
                 run_net_finish(pm->net);
@@ -308,6 +310,10 @@ static int member_start(Pool *p, Profile *profile_in) {
         r = sd_event_add_io(m->event, &pm->ctl_source, pm->ctl, EPOLLIN, on_member_ctl, pm);
         if (r < 0)
                 return r;
+        /* Before the start, as for a run's unit; the run that claims the unit takes it. */
+        r = run_watch_unit_ahead(m, pm->unit_path, &pm->slot_props);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch pooled unit %s: %m", pm->unit);
         r = sd_bus_call_async(m->bus, &pm->slot_start, call, on_member_start_reply, pm, 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to call StartTransientUnit: %m");
@@ -634,6 +640,7 @@ static void pool_member_hand_over(Pool *p, PoolMember *pm, Run *run) {
                 }
         pm->next = NULL;
         pm->ready = false;
+        run_take_watch(run, &pm->slot_props);
         assert(!run->record->network); /* a pooled run's record gets no other network section */
         run->record->network = TAKE_PTR(pm->record->network);
         run->net = TAKE_PTR(pm->net);
@@ -682,6 +689,11 @@ static void claim_send(PoolClaim *c) {
                 return;
         }
         log_debug("Run %s: command handed to its pooled unit.", c->run->id);
+        /* the channel stays the run's, for its helper's FINISHED */
+        r = run_watch_report(c->run, TAKE_FD(c->ctl));
+        if (r < 0)
+                log_debug_errno(r, "Run %s: cannot watch its control channel, answered through systemd: %m",
+                                c->run->id);
         claim_done(c, NULL);
 }
 

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <linux/magic.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -28,6 +29,7 @@
 #include "profile-load.h"
 #include "run-core.h"
 #include "run.h"
+#include "sandbox-proto.h"
 #include "seccomp-filter.h"
 #include "unit-bus.h"
 
@@ -93,6 +95,8 @@ Run *run_free(Run *run) {
         free(run->cache_owner);
         free(run->svc_result);
         free(run->svc_status);
+        free(run->helper_status);
+        sd_event_source_disable_unref(run->report_source);
         free(run);
         return NULL;
 }
@@ -470,10 +474,13 @@ static int start_new_run(RunStart *s, sd_bus_error *error) {
                                 return r;
                 }
 
-        /* Watch before starting: a short command may be over before StartTransientUnit returns. */
-        r = run_watch_unit(run);
-        if (r < 0)
-                return r;
+        /* Watch before starting: a short command may be over before StartTransientUnit returns. A routed
+         * run's unit was watched when it was started (a pooled unit's: run_take_watch()). */
+        if (!s->route) {
+                r = run_watch_unit(run);
+                if (r < 0)
+                        return r;
+        }
         run->wait_cleanup = req->wait_cleanup;
         /* A detached sandbox has no client: it outlives its creator's connection. */
         if (!(s->sandbox && req->detach)) {
@@ -792,8 +799,14 @@ static int start_routed(RunStart *s, sd_bus_error *error) {
         Run *run = s->run;
         int r;
 
-        /* Nothing fails from here to the claim but writing the record: the unit is the run's now. */
+        /* Nothing fails from here to the claim but writing the record (and a watch the unit lacked): the
+         * unit is the run's now. */
         s->route->hand_over(run, s->route_unit);
+        r = run->slot_props ? 0 : run_watch_unit(run);
+        if (r < 0) {
+                s->route->release(run, s->route_unit);
+                return r;
+        }
         /* The record exists before the run does, as for a unit started for it. */
         r = store_write(&m->store, run->record);
         if (r < 0) {
@@ -1125,8 +1138,11 @@ int run_on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_er
                         } else if (asprintf(&run->record->error, "the start job finished with result '%s'", result) < 0)
                                 run->record->error = NULL;
                 }
-                if (streq(result, "done") && !run->finalizing)
+                if (streq(result, "done") && !run->finalizing) {
                         run_job_done(run);
+                        /* a short command's helper may have reported before the job's end reached us */
+                        run_answer_at_finish(run);
+                }
                 run_object_changed(run);
                 /* The unit may have ended before we saw its state change: ask once. */
                 if (!run->finalizing && !run->slot_state)
@@ -1238,6 +1254,8 @@ static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_err
         const char *iface, *state = NULL, *sub = NULL;
         int r;
 
+        if (!run) /* a pooled unit's match, made before it is a run's (run_watch_unit_ahead()) */
+                return 0;
         if (!manager_from_systemd(run->manager, msg))
                 return 0;
         r = sd_bus_message_read(msg, "s", &iface);
@@ -1278,6 +1296,19 @@ static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_err
 int run_watch_unit(Run *run) {
         return sd_bus_match_signal(run->manager->bus, &run->slot_props, SD_DEST, run->unit_path,
                                    "org.freedesktop.DBus.Properties", "PropertiesChanged", on_properties_changed, run);
+}
+
+int run_watch_unit_ahead(Manager *m, const char *unit_path, sd_bus_slot **ret) {
+        return sd_bus_match_signal(m->bus, ret, SD_DEST, unit_path, "org.freedesktop.DBus.Properties",
+                                   "PropertiesChanged", on_properties_changed, NULL);
+}
+
+void run_take_watch(Run *run, sd_bus_slot **slot) {
+        if (!*slot)
+                return;
+        sd_bus_slot_unref(run->slot_props);
+        run->slot_props = TAKE_PTR(*slot);
+        (void) sd_bus_slot_set_userdata(run->slot_props, run);
 }
 
 static int on_active_state_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -1488,12 +1519,16 @@ static void run_answer_at_finish(Run *run) {
         RunRecord *rec = run->record;
         RunLimitEvents ev;
         const char *p;
+        /* systemd's line once it has it (the unit's main process's alone: NotifyAccess=main), before that the
+         * helper's FINISHED */
+        const char *line = run->svc_status && strneq(run->svc_status, "finished", 8) ? run->svc_status :
+                run->helper_status;
         char *end;
         long status;
 
         if (!run->answer_at_stop_post || !run->job_done || rec->exited || run->finalizing || run->refused ||
-            run->job_failed || run->stop_requested || run->idle_stop || !run->svc_status ||
-            !strneq(run->svc_status, "finished", 8) || !(p = strstr(run->svc_status, " exit_status=")))
+            run->job_failed || run->stop_requested || run->idle_stop || !line || !strneq(line, "finished", 8) ||
+            !(p = strstr(line, " exit_status=")))
                 return;
         errno = 0;
         status = strtol(p + 13, &end, 10);
@@ -1510,8 +1545,50 @@ static void run_answer_at_finish(Run *run) {
         run->answered_early = true;
         rec->ended_at = now_realtime();
         rec->cpu_usec = run->stop_cpu_usec > run->cpu_base_usec ? run->stop_cpu_usec - run->cpu_base_usec : 0;
-        run_apply_outcome(run, status == 0 ? "success" : "exit-code", 1, (int32_t) status, run->svc_status);
+        run_apply_outcome(run, status == 0 ? "success" : "exit-code", 1, (int32_t) status, line);
         run_exited(run);
+}
+
+/* The helper's FINISHED (sandbox-proto.h): the status line it gives systemd as STATUS= next, here a hop
+ * sooner. Only the helper holds the channel's other end (the command never inherits it, the helper is
+ * not dumpable); it sends none while a stop signal is pending (a stopped unit's end comes through
+ * systemd), and the line is checked as systemd's is (run_answer_at_finish()): the cgroup down to the
+ * helper, no OOM kill. Anything else on the channel, or its close, ends the watch; the answer then comes
+ * as before. */
+static int on_report(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Run *run = userdata;
+        SbxFinishedMsg msg;
+        ssize_t n;
+
+        n = recv(fd, &msg, sizeof(msg), MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (n == (ssize_t) sizeof(msg) && msg.h.type == SBX_MSG_FINISHED && !run->helper_status &&
+            memchr(msg.status, 0, sizeof(msg.status))) {
+                run->helper_status = strdup(msg.status);
+                log_debug("Run %s: its helper reports: %s", run->id, msg.status);
+                if (run->helper_status)
+                        run_answer_at_finish(run);
+        }
+        run->report_source = sd_event_source_disable_unref(run->report_source);
+        return 0;
+}
+
+int run_watch_report(Run *run, int fd) {
+        int r;
+
+        run->report_source = sd_event_source_disable_unref(run->report_source);
+        r = sd_event_add_io(run->manager->event, &run->report_source, fd, EPOLLIN, on_report, run);
+        if (r < 0) {
+                safe_close(fd);
+                return r;
+        }
+        r = sd_event_source_set_io_fd_own(run->report_source, true);
+        if (r < 0) {
+                run->report_source = sd_event_source_disable_unref(run->report_source);
+                safe_close(fd);
+        }
+        return r;
 }
 
 /* What the unit's privileged figures reader left (sbx-exec --figures): the peaks and limit events. */

@@ -57,6 +57,9 @@ typedef struct Run {
          * before the Unit's own (ActiveState, SubState), so at stop-post they say how the command ended. */
         char *svc_result, *svc_status;
         int32_t svc_code, svc_exit_status;
+        char *helper_status;       /* the helper's FINISHED line on the run's control channel (run_watch_report()),
+                                    * before systemd passes on the same as StatusText */
+        sd_event_source *report_source; /* that channel (sbxd's end), until FINISHED or its close */
         bool answer_at_stop_post;  /* its answer (Exited) may go at stop-post: nothing of the end is part of
                                     * it (no workspace to hand back, not a sandbox, not adopted) */
         bool answered_early;       /* and it went then: the outcome is what Exited said */
@@ -169,6 +172,15 @@ int run_init_space(Run *run, const RunPlan *plan);
 void run_claimed(Run *run, const char *error);
 /* Takes what the run's unit used and met before the run (a pooled unit's checks): not the run's. */
 void run_take_base_figures(Run *run);
+/* A match on the PropertiesChanged of a unit that will serve a run (a pooled unit's), made when the unit is
+ * started: the run that takes the unit takes it with run_take_watch() (*slot NULL then), without a bus round
+ * trip on its way; until then its signals are ignored. */
+int run_watch_unit_ahead(Manager *m, const char *unit_path, sd_bus_slot **ret);
+void run_take_watch(Run *run, sd_bus_slot **slot);
+/* Takes sbxd's end of the run's control channel (sandbox-proto.h), once the command is on it: its helper's
+ * FINISHED may answer the run a hop before systemd passes on the same line (run_answer_at_finish()).
+ * Closed either way. */
+int run_watch_report(Run *run, int fd);
 
 /* ---- the run's object (objects.c) ---- */
 

@@ -598,7 +598,7 @@ static int sandbox_prepare(Run *run, const RunPrepare *ctx, sd_bus_error *error)
 
 /* A run of one command (no sandbox) gets a unit of its own: its command line and environment reach its
  * helper on the unit's stdin (sandbox-proto.h) as one EXEC, queued before the unit starts, with the
- * caller's stdio; sbxd keeps no end. */
+ * caller's stdio; sbxd keeps its end for the helper's FINISHED (run_watch_report()). */
 static int sandbox_prepare_unit(Run *run, const RunPrepare *ctx, sd_bus_error *error) {
         _cleanup_close_ int ours = -EBADF, theirs = -EBADF;
         int pair[2], r;
@@ -616,6 +616,9 @@ static int sandbox_prepare_unit(Run *run, const RunPrepare *ctx, sd_bus_error *e
                 return sd_bus_error_setf(error, ERR_START_FAILED, "Cannot pass the command to the run: %s",
                                          strerror(-r));
         *ctx->stdin_held = ctx->stdio[0] = TAKE_FD(theirs);
+        r = run_watch_report(run, TAKE_FD(ours));
+        if (r < 0)
+                log_debug_errno(r, "Run %s: cannot watch its control channel, answered through systemd: %m", run->id);
         return 0;
 }
 

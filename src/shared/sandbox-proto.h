@@ -16,6 +16,10 @@
  *                                      SBX_EXEC_TTY a terminal of its own, tty-proto.h)
  *   sbxd -> helper  SIGNAL op sig      deliver sig to the command's process group
  *   helper -> sbxd  DONE op result     the command ended (or could not start: flags)
+ *   helper -> sbxd  FINISHED status    a run's command exited (a run's or a pooled unit's helper, once,
+ *                                      after its command's processes are all gone): the same status line
+ *                                      it gives systemd as STATUS= right after, for sbxd to answer the
+ *                                      run without waiting for systemd to pass that on (docs/design.md)
  *
  * Nothing of a command's arguments or output ever comes back: only figures. */
 
@@ -31,7 +35,10 @@ enum {
         SBX_MSG_EXEC = 2,
         SBX_MSG_SIGNAL = 3,
         SBX_MSG_DONE = 4,
+        SBX_MSG_FINISHED = 5,
 };
+
+#define SBX_FINISHED_STATUS_MAX 512U     /* bytes of a FINISHED status line, its NUL included */
 
 /* SbxDone.flags */
 enum {
@@ -77,3 +84,9 @@ typedef struct SbxDoneMsg {
         uint64_t duration_usec;
         uint64_t output_bytes;          /* bytes of stdout+stderr it wrote */
 } SbxDoneMsg;
+
+typedef struct SbxFinishedMsg {
+        SbxMsgHeader h;                 /* h.arg: the command's exit status; h.op: empty */
+        char status[SBX_FINISHED_STATUS_MAX]; /* "finished ... exit_status=N ...", NUL-terminated */
+} SbxFinishedMsg;
+_Static_assert(sizeof(SbxFinishedMsg) <= SBX_SANDBOX_MSG_MAX, "FINISHED is one packet");

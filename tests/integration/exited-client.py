@@ -237,6 +237,51 @@ async def main():
     took = stamp(ex[0].get("ended_at")) - stamp(ex[0].get("started_at")) if len(ex) == 1 else 0
     check(took >= 1.4, "a forged report: the run was answered at its command's end, 1.5 s on, not at the "
           "forgery: %.2f s" % took)
+
+    # The helper's direct report (FINISHED on the run's control channel, sandbox-proto.h): the command
+    # looks for the channel among the descriptors it inherited and takes its parent's with
+    # pidfd_getfd(), sends the packet on every socket it finds, exits 5 after 1.5 s, 6 if a send worked.
+    forge = r'''
+import ctypes, os, socket, struct, sys, time
+pkt = struct.pack("=II33s7x", 5, 0, b"") + b"finished exit_status=0".ljust(512, b"\0")
+sent = 0
+def try_send(fd):
+    global sent
+    try:
+        s = socket.socket(fileno=fd)
+    except OSError:
+        os.close(fd)
+        return
+    try:
+        s.send(pkt)
+        sent += 1
+    except OSError:
+        pass
+    s.close()
+for fd in range(3, 256):
+    try:
+        try_send(os.dup(fd))
+    except OSError:
+        pass
+libc = ctypes.CDLL(None, use_errno=True)
+try:
+    pidfd = os.pidfd_open(os.getppid())
+    for n in range(64):
+        fd = libc.syscall(438, pidfd, n, 0)
+        if fd >= 0:
+            try_send(fd)
+except (OSError, AttributeError):
+    pass
+time.sleep(1.5)
+sys.exit(6 if sent else 5)
+'''
+    run_id, got = await one_run(manager, ["python3", "-c", forge], {}, signals)
+    ex = [r for m, r in got if m == "Exited"]
+    check(len(ex) == 1 and ex[0].get("exit", {}).get("code") == 5 and ex[0].get("stop_reason") == "exit-code",
+          "a forged FINISHED (from the command, on every socket it has or can take from its parent): none "
+          "reached a channel, Exited says exit code 5: %s" % [e.get("exit") for e in ex])
+    took = stamp(ex[0].get("ended_at")) - stamp(ex[0].get("started_at")) if len(ex) == 1 else 0
+    check(took >= 1.4, "a forged FINISHED: the run was answered at its command's end, 1.5 s on: %.2f s" % took)
     bus.remove_message_handler(on_message)
 
     # 6. wait_cleanup is a run's key: CreateSandbox refuses it

@@ -46,6 +46,11 @@ WANT_RC=137 same_answer "SIGKILL" -- sh -c 'kill -KILL $$'
 WANT_RC=143 same_answer "SIGTERM" -- sh -c 'kill -TERM $$'
 WANT_RC=124 same_answer "wall-time ceiling" --timeout 1s -- sleep 30
 grep -q . "$W/e1" || _t_err "the wall-time ceiling printed no line"
+# The helper reports a command's end to sbxd directly (FINISHED), but never one that ended at a stop:
+# a command that exits 0 when its wall time is up is still a run stopped at its ceiling.
+WANT_RC=124 same_answer "exit 0 at the wall-time ceiling's SIGTERM" --timeout 1s -- \
+  sh -c 'trap "exit 0" TERM; while :; do sleep 0.1; done'
+assert_eq "timeout" "$(record_get "$(last_run_id)" .stop_reason)" "stop_reason of a command that exits 0 at its ceiling"
 WANT_RC=127 same_answer "command not found" -- /nonexistent-command
 WANT_RC=125 same_answer "refused request" -p no-such-profile -- true
 

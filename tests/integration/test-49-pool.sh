@@ -110,6 +110,12 @@ id=$(last_run_id)
 assert_eq pool "$(record_get "$id" .start)" "record start"
 assert_eq timeout "$(record_get "$id" .stop_reason)" "stop reason"
 [ $(($(date +%s) - t0)) -lt 40 ] || _t_err "the timeout took $(($(date +%s) - t0)) s"
+# its helper reports the command's end to sbxd directly, never one that ended at a stop (docs/design.md)
+wait_pool 2
+assert_rc 124 sbxctl run -p "$PROF" -- sh -c 'trap "exit 0" TERM; while :; do sleep 0.1; done'
+id=$(last_run_id)
+assert_eq pool "$(record_get "$id" .start)" "record start"
+assert_eq timeout "$(record_get "$id" .stop_reason)" "stop reason of a command that exits 0 at its ceiling's SIGTERM"
 
 t_begin "runs a pooled unit cannot serve start units of their own: a workspace, their own wall time"
 wait_pool 2

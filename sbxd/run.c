@@ -1526,7 +1526,12 @@ static void run_answer_at_finish(Run *run) {
         char *end;
         long status;
 
-        if (!run->answer_at_stop_post || !run->job_done || rec->exited || run->finalizing || run->refused ||
+        /* How its start ended must be known (a unit that failed before it was up is start-failed). A pooled
+         * unit's helper says READY=1 before it runs the command and sends FINISHED only after it, so its
+         * start job has ended "done" even if JobRemoved, behind systemd's other signals, has not come yet. */
+        bool started = run->job_done || (rec->pooled && line && line == run->helper_status);
+
+        if (!run->answer_at_stop_post || !started || rec->exited || run->finalizing || run->refused ||
             run->job_failed || run->stop_requested || run->idle_stop || !line || !strneq(line, "finished", 8) ||
             !(p = strstr(line, " exit_status=")))
                 return;

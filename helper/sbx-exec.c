@@ -524,18 +524,17 @@ static void report(const char *extra, int status) {
                 (void) snprintf(exited, sizeof(exited), " exit_status=%d", WEXITSTATUS(status));
         if (arg.landlock >= 0) /* the Landlock ABI the command ran under; 0: none (best-effort) */
                 (void) snprintf(landlock, sizeof(landlock), " landlock=%d", landlock_abi_found);
-        if (asprintf(&line, "finished%s%s%s", extra ?: "", exited, landlock) < 0)
+        /* One line for systemd and for sbxd. Without the memory for it, only "finished": the run is then
+         * answered at its unit's stop-post. */
+        if (asprintf(&line, "STATUS=finished%s%s%s", extra ?: "", exited, landlock) < 0)
                 line = NULL;
         /* Not while the unit is being stopped (a stop signal pending): systemd signals its main process, us,
          * before the rest of the cgroup, so a command that ended at a stop is never reported here; its end
          * comes through systemd, which knows why the unit stopped. */
         if (line && report_fd >= 0 && exited[0] && !stop_pending())
-                report_finished(line, WEXITSTATUS(status));
+                report_finished(line + strlen("STATUS="), WEXITSTATUS(status));
         report_fd = safe_close(report_fd);
-        if (line)
-                (void) notify_sendf("STATUS=%s", line);
-        else
-                (void) notify_sendf("STATUS=finished%s%s%s", extra ?: "", exited, landlock);
+        (void) notify_send(line ?: "STATUS=finished");
         (void) notify_barrier(5 * USEC_PER_SEC);
 }
 

@@ -11,7 +11,9 @@
 #   C  bwrap --unshare-all --ro-bind / / -- /bin/true
 #   D  sbxctl run --wait-cleanup -p sbxbench_pool -- /bin/true   (A, answered once the cleanup is done
 #                                                  too, at Finished instead of Exited: docs/dbus.md)
-# and reports p50 and p99 of each, the ratios of the medians A/C (target <= 1.0), B/C, A/B and D/A, how many
+#   E  SBX_DIRECT_SOCKET=0 sbxctl run -p sbxbench_pool -- /bin/true   (A over the system bus instead of
+#                                                  sbxd's own socket: what the socket buys)
+# and reports p50 and p99 of each, the ratios of the medians A/C (target <= 1.0), B/C, A/B, D/A and E/A, how many
 # A runs the pool served (record "start": "pool"), and the pool's idle cost: units waiting and the
 # memory their cgroups hold. Then K cold runs at once, R rounds: runs per second and p99/p50. Prints one
 # "BENCH key value" line per figure for scripts.
@@ -66,6 +68,7 @@ run_a() { sbxctl run -p sbxbench_pool -- /bin/true < /dev/null; }
 run_b() { sbxctl run -p sbxbench_cold -- /bin/true < /dev/null; }
 run_c() { bwrap --unshare-all --ro-bind / / -- /bin/true < /dev/null; }
 run_d() { sbxctl run --wait-cleanup -p sbxbench_pool -- /bin/true < /dev/null; }
+run_e() { SBX_DIRECT_SOCKET=0 sbxctl run -p sbxbench_pool -- /bin/true < /dev/null; }
 
 wait_pool
 for f in run_b run_c; do $f || { echo "bench: $f failed" >&2; exit 1; }; done   # warm up
@@ -78,10 +81,10 @@ for u in $(systemctl list-units --all --no-legend --plain 'sbx-sbxbench_pool-*.s
   idle_mem=$((idle_mem + $(cat "$cg/memory.current" 2>/dev/null || echo 0)))
 done
 
-A=() B=() C=() D=() pooled=0
+A=() B=() C=() D=() E=() pooled=0
 for _ in $(seq "$N"); do
-  for f in run_a run_b run_c run_d; do
-    case $f in run_a|run_d) wait_pool ;; esac
+  for f in run_a run_b run_c run_d run_e; do
+    case $f in run_a|run_d|run_e) wait_pool ;; esac
     settle; stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
     case $f in
       run_a) A+=("$(ms "$t0" "$t1")")
@@ -90,6 +93,7 @@ for _ in $(seq "$N"); do
       run_b) B+=("$(ms "$t0" "$t1")") ;;
       run_c) C+=("$(ms "$t0" "$t1")") ;;
       run_d) D+=("$(ms "$t0" "$t1")") ;;
+      run_e) E+=("$(ms "$t0" "$t1")") ;;
     esac
   done
 done
@@ -97,14 +101,16 @@ a50=$(pct 50 "${A[@]}"); a99=$(pct 99 "${A[@]}")
 b50=$(pct 50 "${B[@]}"); b99=$(pct 99 "${B[@]}")
 c50=$(pct 50 "${C[@]}"); c99=$(pct 99 "${C[@]}")
 d50=$(pct 50 "${D[@]}"); d99=$(pct 99 "${D[@]}")
-da=$(echo "scale=2; $d50 / $a50" | bc)
+e50=$(pct 50 "${E[@]}"); e99=$(pct 99 "${E[@]}")
+da=$(echo "scale=2; $d50 / $a50" | bc); ea=$(echo "scale=2; $e50 / $a50" | bc)
 ac=$(echo "scale=2; $a50 / $c50" | bc); bc_=$(echo "scale=2; $b50 / $c50" | bc); ab=$(echo "scale=3; $a50 / $b50" | bc)
 printf 'pool-run: %d samples each, kernel %s\n' "$N" "$(uname -r)"
 printf '  A pooled run   p50 %8.1f ms  p99 %8.1f ms   (%d of %d served by the pool)\n' "$a50" "$a99" "$pooled" "$N"
 printf '  B cold run     p50 %8.1f ms  p99 %8.1f ms\n' "$b50" "$b99"
 printf '  C bwrap        p50 %8.1f ms  p99 %8.1f ms\n' "$c50" "$c99"
 printf '  D pooled run, --wait-cleanup  p50 %8.1f ms  p99 %8.1f ms\n' "$d50" "$d99"
-printf '  A/C %s (target <= 1.0)   B/C %s   A/B %s   D/A %s\n' "$ac" "$bc_" "$ab" "$da"
+printf '  E pooled run, system bus      p50 %8.1f ms  p99 %8.1f ms\n' "$e50" "$e99"
+printf '  A/C %s (target <= 1.0)   B/C %s   A/B %s   D/A %s   E/A %s\n' "$ac" "$bc_" "$ab" "$da" "$ea"
 printf '  pool idle cost: %d units waiting, %d KiB in their cgroups\n' "$idle_units" "$((idle_mem / 1024))"
 echo "BENCH pool_run_p50_ms $a50"
 echo "BENCH pool_run_p99_ms $a99"
@@ -118,6 +124,9 @@ echo "BENCH pool_over_cold $ab"
 echo "BENCH pool_run_wait_cleanup_p50_ms $d50"
 echo "BENCH pool_run_wait_cleanup_p99_ms $d99"
 echo "BENCH pool_wait_cleanup_over_pool $da"
+echo "BENCH pool_run_system_bus_p50_ms $e50"
+echo "BENCH pool_run_system_bus_p99_ms $e99"
+echo "BENCH pool_system_bus_over_direct $ea"
 echo "BENCH pool_served $pooled/$N"
 echo "BENCH pool_idle_units $idle_units"
 echo "BENCH pool_idle_memory_kib $((idle_mem / 1024))"

@@ -98,12 +98,22 @@ static int exec_over_ssh(void) {
 
 static int attach(RunState *s);
 
+/* Whether msg comes from the sbxd of the run: on the system bus, from its unique name; on sbxd's own socket,
+ * from the other end, which is sbxd (the socket is root's). */
+static bool from_daemon(const RunState *s, sd_bus_message *msg) {
+        if (!s->daemon)
+                return false;
+        if (s->direct)
+                return sd_bus_message_get_bus(msg) == s->bus;
+        return streq_ptr(sd_bus_message_get_sender(msg), s->daemon);
+}
+
 static int on_finished(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         RunState *s = userdata;
         const char *id, *json;
         _cleanup_free_ char *err = NULL;
 
-        if (!s->run_id || !s->daemon || !streq_ptr(sd_bus_message_get_sender(msg), s->daemon))
+        if (!s->run_id || !from_daemon(s, msg))
                 return 0;
         /* Exited: the command's end and outcome, its cleanup still going on (docs/dbus.md) */
         if (s->wait_cleanup && !sd_bus_message_is_signal(msg, SBX_BUS_INTERFACE, "Finished"))
@@ -176,6 +186,8 @@ static int pending_signal(void) {
         return 0;
 }
 
+static int run_state_to_bus(RunState *s);
+
 /* sd-bus's own message when the connection ends: nothing more can come */
 static int on_run_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         RunState *s = userdata;
@@ -184,6 +196,9 @@ static int on_run_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error
         if (!sd_bus_message_is_signal(msg, "org.freedesktop.DBus.Local", "Disconnected") ||
             sd_bus_is_open(sd_bus_message_get_bus(msg)) > 0)
                 return 0;
+        /* sbxd's own socket ends only with sbxd: the run goes on, and the next sbxd is asked for it */
+        if (s->direct && sd_bus_message_get_bus(msg) == s->bus && s->run_id)
+                return run_state_to_bus(s);
         s->disconnected = true;
         if (s->got_signal == 0)
                 s->got_signal = pending_signal();
@@ -444,19 +459,43 @@ typedef struct ClientHooks {
         sd_event_signal_handler_t on_signal;
 } ClientHooks;
 
-/* The machine's bus, with the client's signals taken first. 0, or sbxctl's exit status. */
-static int client_connect(const ClientHooks *h, sd_bus **ret) {
+/* sbxd's own socket (docs/dbus.md): Run, Stop, Exited and Finished without the bus's daemon between. The
+ * handshake is done before anything is asked, so that a socket nobody listens on (no sbxd yet: the bus
+ * starts it) or a connection sbxd closes (one uid's too many) costs only the try, and the run goes over
+ * the system bus. Never for another machine's sbxd (-H, -M), nor with SBX_DIRECT_SOCKET=0. 1: connected. */
+static int connect_direct(sd_bus **ret) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        const char *e = getenv("SBX_DIRECT_SOCKET");
+
+        if (arg_host || arg_machine || (e && streq(e, "0")))
+                return 0;
+        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, "unix:path=" SBX_BUS_SOCKET) < 0 ||
+            sd_bus_start(bus) < 0 || sd_bus_can_send(bus, SD_BUS_TYPE_UNIX_FD) <= 0) {
+                log_debug("%s not usable: the system bus", SBX_BUS_SOCKET);
+                return 0;
+        }
+        log_debug("connected to sbxd at %s", SBX_BUS_SOCKET);
+        *ret = TAKE_PTR(bus);
+        return 1;
+}
+
+/* The machine's bus (direct: sbxd's own socket, if it is there), with the client's signals taken first. 0,
+ * or sbxctl's exit status. */
+static int client_connect(const ClientHooks *h, bool direct, sd_bus **ret, bool *ret_direct) {
         int r;
 
         r = check_systemd();
         if (r != 0)
                 return r;
         take_signals(h->sigs, h->n_sigs);
+        *ret_direct = direct && connect_direct(ret) > 0;
+        if (*ret_direct)
+                return 0;
         return connect_bus(ret);
 }
 
-/* The bus on the event loop, with the hooks' matches, filter and signal handlers. 0 or -errno. */
-static int client_watch(const ClientHooks *h, sd_bus *bus, sd_event *event, void *userdata) {
+/* The bus on the event loop, with the hooks' matches and filter. 0 or -errno. */
+static int client_watch_bus(const ClientHooks *h, sd_bus *bus, sd_event *event, void *userdata) {
         int r;
 
         r = sd_bus_attach_event(bus, event, 0);
@@ -467,6 +506,14 @@ static int client_watch(const ClientHooks *h, sd_bus *bus, sd_event *event, void
                                  h->on_owner_changed, userdata);
         if (r >= 0)
                 r = sd_bus_add_filter(bus, NULL, h->on_disconnected, userdata);
+        return r;
+}
+
+/* ... and the hooks' signal handlers. 0 or -errno. */
+static int client_watch(const ClientHooks *h, sd_bus *bus, sd_event *event, void *userdata) {
+        int r;
+
+        r = client_watch_bus(h, bus, event, userdata);
         for (size_t i = 0; r >= 0 && i < h->n_sigs; i++)
                 r = sd_event_add_signal(event, NULL, h->sigs[i], h->on_signal, userdata);
         return r;
@@ -491,7 +538,7 @@ int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event) {
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         int r;
 
-        r = client_connect(&run_hooks, &bus);
+        r = client_connect(&run_hooks, s->may_direct, &bus, &s->direct);
         if (r != 0)
                 return r;
         r = sd_event_default(&event);
@@ -505,6 +552,32 @@ int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event) {
         *ret_bus = TAKE_PTR(bus);
         *ret_event = TAKE_PTR(event);
         return 0;
+}
+
+/* The run's signals of its end: Finished, and Exited unless the answer waits for the cleanup. 0 or -errno. */
+static int run_state_watch_end(RunState *s, sd_bus *bus) {
+        if (s->wait_cleanup)
+                return 0;
+        return match_signal(bus, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Exited", on_finished, s);
+}
+
+/* The connection on sbxd's own socket ended mid-run: sbxd went away (an upgrade restarts it). The run is a
+ * unit of its own and goes on; the next sbxd adopts it and is asked for it over the system bus, as when
+ * sbxd leaves the bus (on_name_owner_changed()). */
+static int run_state_to_bus(RunState *s) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+
+        log_debug("%s closed during run %s: the system bus from here on", SBX_BUS_SOCKET, s->run_id);
+        s->direct = false;
+        s->daemon = mfree(s->daemon);
+        if (connect_bus(&bus) != 0 || client_watch_bus(&run_hooks, bus, s->event, s) < 0 ||
+            run_state_watch_end(s, bus) < 0) {
+                s->daemon_gone = true;
+                return sd_event_exit(s->event, 0);
+        }
+        s->bus = s->system_bus = TAKE_PTR(bus);
+        s->attach_tries = 0;
+        return attach(s);
 }
 
 int run_state_follow(RunState *s, sd_bus_message *reply, const char *id) {
@@ -647,7 +720,8 @@ int call_for_id(sd_bus *bus, sd_bus_message *call, uint64_t usec, sd_bus_message
 
 int follow_reply(sd_bus_message *reply, const char *id, char **ret_id, char **ret_daemon) {
         *ret_id = strdup(id);
-        *ret_daemon = strdup(sd_bus_message_get_sender(reply));
+        /* on sbxd's own socket a message has no sender: the socket stands for it */
+        *ret_daemon = strdup(sd_bus_message_get_sender(reply) ?: SBX_BUS_SOCKET);
         if (!*ret_id || !*ret_daemon)
                 return failed("out of memory");
         return 0;
@@ -697,6 +771,7 @@ int verb_run(int argc, char **argv) {
                                        errno == ENOTDIR ? "not a directory" : strerror(errno));
         }
 
+        s.may_direct = true;
         r = run_state_open(&s, &bus, &event);
         if (r != 0)
                 return r;
@@ -705,11 +780,9 @@ int verb_run(int argc, char **argv) {
                 return r;
         /* the answer at Exited, as soon as the command has ended, unless asked to wait for the cleanup */
         s.wait_cleanup = arg_wait_cleanup || export_fd >= 0;
-        if (!s.wait_cleanup) {
-                r = match_signal(bus, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Exited", on_finished, &s);
-                if (r < 0)
-                        return failed("cannot set up the bus connection: %s", strerror(-r));
-        }
+        r = run_state_watch_end(&s, bus);
+        if (r < 0)
+                return failed("cannot set up the bus connection: %s", strerror(-r));
         r = watch_hangup(event, on_run_hangup, &s);
         if (r < 0)
                 return failed("cannot watch stdout and stderr: %s", strerror(-r));
@@ -763,6 +836,7 @@ int verb_run(int argc, char **argv) {
         free(s.run_id);
         free(s.daemon);
         run_record_free(s.record);
+        sd_bus_flush_close_unref(s.system_bus);
         return ret;
 }
 
@@ -889,6 +963,7 @@ int verb_exec(int argc, char **argv) {
         _cleanup_(stdio_call_done) StdioCall c = { .null_fds = { -EBADF, -EBADF, -EBADF } };
         ExecState s = { .exit_status = -1, .tty = &tty };
         const char *sandbox, *op;
+        bool direct; /* never: Exec is on the system bus only */
         char **cmd;
         int r;
 
@@ -905,7 +980,7 @@ int verb_exec(int argc, char **argv) {
         r = command_start("exec", "sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...]", cmd, &env);
         if (r != 0)
                 return r;
-        r = client_connect(&exec_hooks, &bus);
+        r = client_connect(&exec_hooks, false, &bus, &direct);
         if (r != 0)
                 return r;
         r = check_fd_passing(bus);

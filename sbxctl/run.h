@@ -15,13 +15,16 @@ typedef struct RunState {
         sd_bus *bus;
         sd_event *event;
         char *run_id;
-        char *daemon;          /* unique name of sbxd, from the Run reply */
+        char *daemon;          /* unique name of sbxd, from the Run reply (on sbxd's own socket: its path) */
         RunRecord *record;
         int got_signal;
         bool daemon_gone;
         bool disconnected;     /* the connection itself ended (with -H: ssh) */
         bool wait_cleanup;     /* a run: its answer at Finished (--wait-cleanup, --export), not at Exited */
         unsigned attach_tries;
+        bool may_direct;       /* run: sbxd's own socket if it is there (run_state_open()) */
+        bool direct;           /* bus is a connection on sbxd's own socket, not the system bus */
+        sd_bus *system_bus;    /* the system bus, taken when that connection ended mid-run (sbxd went away) */
 } RunState;
 
 /* Ctrl-C, SIGTERM, SIGHUP: Stop() for the run, once there is one. */
@@ -30,7 +33,8 @@ int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *use
 int check_credential_files(void);
 /* The directory's absolute path without symlinks: sbxd wants nothing else. */
 int resolve_dir(const char *what, const char *arg, char **ret);
-/* The bus and event loop of a client waiting for a run's (or sandbox's) end. 0, or sbxctl's exit status. */
+/* The bus and event loop of a client waiting for a run's (or sandbox's) end; with s->may_direct, sbxd's own
+ * socket when it is there (s->direct). 0, or sbxctl's exit status. */
 int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event);
 /* A call to sbxd (Run, CreateSandbox, Exec) that returns an id: its reply and the id in it. 0, or sbxctl's
  * exit status. */

@@ -365,13 +365,20 @@ static int method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *err
         return sd_bus_reply_method_return(msg, "o", path);
 }
 
+/* A run's path: its start, its stop, its end (on the bus and on sbxd's own socket alike) */
+#define RUN_PATH_METHODS                                                                                        \
+        SD_BUS_METHOD_WITH_ARGS("Run",                                                                          \
+                                SD_BUS_ARGS("a{sv}", request, "as", argv, "h", stdin_fd, "h", stdout_fd, "h", stderr_fd), \
+                                SD_BUS_RESULT("s", run_id), method_run, SD_BUS_VTABLE_UNPRIVILEGED),            \
+        SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_ARGS("s", run_id), SD_BUS_NO_RESULT, method_stop,                \
+                                SD_BUS_VTABLE_UNPRIVILEGED)
+#define RUN_PATH_SIGNALS                                                                                        \
+        SD_BUS_SIGNAL_WITH_ARGS("Exited", SD_BUS_ARGS("s", run_id, "s", record_json), 0),                       \
+        SD_BUS_SIGNAL_WITH_ARGS("Finished", SD_BUS_ARGS("s", run_id, "s", record_json), 0)
+
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_METHOD_WITH_ARGS("Run",
-                                SD_BUS_ARGS("a{sv}", request, "as", argv, "h", stdin_fd, "h", stdout_fd, "h", stderr_fd),
-                                SD_BUS_RESULT("s", run_id), method_run, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_ARGS("s", run_id), SD_BUS_NO_RESULT, method_stop,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
+        RUN_PATH_METHODS,
         SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("s", run_id), SD_BUS_RESULT("s", record_json), method_attach,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Get", SD_BUS_ARGS("s", run_id), SD_BUS_RESULT("s", record_json), method_get,
@@ -422,12 +429,24 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("RemoveSecret", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT, secrets_method_remove,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_SIGNAL_WITH_ARGS("Exited", SD_BUS_ARGS("s", run_id, "s", record_json), 0),
-        SD_BUS_SIGNAL_WITH_ARGS("Finished", SD_BUS_ARGS("s", run_id, "s", record_json), 0),
+        RUN_PATH_SIGNALS,
         SD_BUS_SIGNAL_WITH_ARGS("ExecFinished", SD_BUS_ARGS("s", sandbox_id, "s", exec_id, "s", exec_json), 0),
         SD_BUS_VTABLE_END,
 };
 
+/* On sbxd's own socket (direct.h): what is on a run's path, with the same arguments, errors and signals.
+ * The rest of the interface (polkit's questions name a bus name; objects are watched by bus name) stays on
+ * the system bus. */
+static const sd_bus_vtable direct_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        RUN_PATH_METHODS,
+        RUN_PATH_SIGNALS,
+        SD_BUS_VTABLE_END,
+};
+
+int bus_manager_install_direct(Manager *m, sd_bus *peer) {
+        return sd_bus_add_object_vtable(peer, NULL, SBX_BUS_PATH, SBX_BUS_INTERFACE, direct_vtable, m);
+}
 
 int bus_manager_install(Manager *m) {
         int r;

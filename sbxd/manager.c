@@ -16,6 +16,7 @@
 
 #include "bus-errors.h"
 #include "command.h"
+#include "direct.h"
 #include "feature.h"
 #include "fileio.h"
 #include "log.h"
@@ -43,6 +44,9 @@ int manager_caller_uid(sd_bus_message *msg, uid_t *ret) {
         uint64_t augmented;
         int r;
 
+        /* on sbxd's own socket: the peer's, as the kernel recorded it at connect() */
+        if (direct_message(msg))
+                return direct_caller_uid(msg, ret);
         /* dbus-daemon reports UnixUserID (the peer's effective uid at connect time) as EUID */
         r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
         if (r < 0)
@@ -635,6 +639,7 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         while (m->runs)
                 run_free(m->runs);
+        m->direct = direct_server_free(m->direct);
         FEATURE_FOREACH(f)
                 if ((*f)->stop)
                         (*f)->stop(m);

@@ -422,7 +422,8 @@ void run_object_changed(Run *run) {
 
         if (run_object_path(run, &path) < 0)
                 return;
-        if (run->client)
+        /* a client on sbxd's own socket has no name on the bus (and does not ask for the properties) */
+        if (run->client && !run->client_bus)
                 send_changed_to(run, path, run->client);
         if (run->watchers)
                 for (const char *n = sd_bus_track_first(run->watchers); n; n = sd_bus_track_next(run->watchers))

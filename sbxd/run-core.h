@@ -24,6 +24,12 @@ int run_start_request(Manager *m, sd_bus_message *msg, RunRequest *req, uid_t ui
                       sd_bus_error *error);
 /* The caller becomes the client of run: it gets Finished, and its disconnection ends the run. */
 int run_set_client(Run *run, const char *sender);
+/* The same for the caller of msg, on the system bus or on sbxd's own socket. */
+int run_set_client_of(Run *run, sd_bus_message *msg);
+/* The run has no client any more (nothing is watched for it). */
+void run_drop_client(Run *run);
+/* Its client is gone: the run is stopped (SIGHUP). */
+void run_client_gone(Run *run);
 /* systemd's JobRemoved (a start job ended) and UnitRemoved (a unit is gone): the manager's matches. */
 int run_on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
 int run_on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);

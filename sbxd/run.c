@@ -21,6 +21,7 @@
 
 #include "bus-errors.h"
 #include "ceilings.h"
+#include "direct.h"
 #include "feature.h"
 #include "fileio.h"
 #include "log.h"
@@ -89,6 +90,7 @@ Run *run_free(Run *run) {
         free(run->unit);
         free(run->unit_path);
         free(run->client);
+        sd_bus_unref(run->client_bus);
         free(run->cgroup_path);
         free(run->workspace);
         free(run->dataset);
@@ -484,7 +486,7 @@ static int start_new_run(RunStart *s, sd_bus_error *error) {
         run->wait_cleanup = req->wait_cleanup;
         /* A detached sandbox has no client: it outlives its creator's connection. */
         if (!(s->sandbox && req->detach)) {
-                r = run_set_client(run, sd_bus_message_get_sender(s->msg));
+                r = run_set_client_of(run, s->msg);
                 if (r < 0)
                         return r;
         }
@@ -971,9 +973,20 @@ static int on_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret
         if (!manager_from_bus_driver(msg) || sd_bus_message_read(msg, "sss", &name, &old, &new) < 0 || !isempty(new))
                 return 0;
         log_debug("Client %s of run %s disconnected.", name, run->id);
-        run->client = mfree(run->client);
-        (void) run_stop(run, SIGHUP);
+        run_client_gone(run);
         return 0;
+}
+
+void run_drop_client(Run *run) {
+        run->slot_client = sd_bus_slot_unref(run->slot_client);
+        run->slot_client_owner = sd_bus_slot_unref(run->slot_client_owner);
+        run->client = mfree(run->client);
+        run->client_bus = sd_bus_unref(run->client_bus);
+}
+
+void run_client_gone(Run *run) {
+        run_drop_client(run);
+        (void) run_stop(run, SIGHUP);
 }
 
 /* The bus refused the match on the client's disconnection: a run that cannot tell when its client is gone
@@ -998,8 +1011,7 @@ static int on_client_owner_reply(sd_bus_message *reply, void *userdata, sd_bus_e
         /* The client left before its NameOwnerChanged could reach us (the match was added after). */
         if (sd_bus_message_is_method_error(reply, SD_BUS_ERROR_NAME_HAS_NO_OWNER)) {
                 log_debug("Client %s of run %s was already gone.", strna(run->client), run->id);
-                run->client = mfree(run->client);
-                (void) run_stop(run, SIGHUP);
+                run_client_gone(run);
         }
         return 0;
 }
@@ -1031,8 +1043,15 @@ int run_set_client(Run *run, const char *sender) {
         run->slot_client = TAKE_PTR(slot);
         free(run->client);
         run->client = TAKE_PTR(client);
+        run->client_bus = sd_bus_unref(run->client_bus);
         run->attach_timeout = sd_event_source_disable_unref(run->attach_timeout);
         return 0;
+}
+
+int run_set_client_of(Run *run, sd_bus_message *msg) {
+        if (direct_message(msg))
+                return direct_set_client(run, msg);
+        return run_set_client(run, sd_bus_message_get_sender(msg));
 }
 
 /* ---- started: the start job's end ------------------------------------------------------------ */
@@ -1868,19 +1887,21 @@ int run_on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_e
 static void run_send_record(Run *run, const char *member) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
         _cleanup_free_ char *json = NULL;
+        /* on the system bus to the client's name; on sbxd's own socket, on the client's connection */
+        sd_bus *bus = run->client_bus ?: run->manager->bus;
         int r;
 
         if (!run->client)
                 return;
         r = run_record_to_json(run->record, &json);
         if (r >= 0)
-                r = sd_bus_message_new_signal(run->manager->bus, &sig, SBX_BUS_PATH, SBX_BUS_INTERFACE, member);
-        if (r >= 0)
+                r = sd_bus_message_new_signal(bus, &sig, SBX_BUS_PATH, SBX_BUS_INTERFACE, member);
+        if (r >= 0 && !run->client_bus)
                 r = sd_bus_message_set_destination(sig, run->client);
         if (r >= 0)
                 r = sd_bus_message_append(sig, "ss", run->id, json);
         if (r >= 0)
-                r = sd_bus_send(run->manager->bus, sig, NULL);
+                r = sd_bus_send(bus, sig, NULL);
         if (r < 0)
                 log_warning_errno(r, "Failed to send %s for run %s, ignoring: %m", member, run->id);
 }

@@ -30,7 +30,8 @@ typedef struct Run {
         char id[RUN_ID_LEN + 1];
         char *unit;
         char *unit_path;
-        char *client;              /* unique bus name of the requester */
+        char *client;              /* unique bus name of the requester (on sbxd's own socket: its name there) */
+        sd_bus *client_bus;        /* the requester's connection on sbxd's own socket (direct.h), or NULL */
         RunRecord *record;
         char *cgroup_path;         /* where the unit's cgroup lives while it runs */
         sd_bus_message *pending;   /* the Run() call, answered when the start job is queued */
@@ -103,6 +104,7 @@ struct Manager {
         char *systemd_owner;       /* unique bus name of PID 1: the only sender of unit signals we believe */
         PolkitRegistry polkit;     /* questions to polkit still out */
         Pool *pool;                /* the warm pool (pool.h) */
+        struct DirectServer *direct; /* sbxd's own socket (direct.h), or NULL: clients use the system bus */
         unsigned n_starting;       /* runs' start jobs in flight (at most MANAGER_STARTS_MAX) */
         sd_event_source *store_retry, *store_post; /* records kept in memory written again (store.h) */
         CacheRemoving *caches_removing; /* caches whose removal the reaper started (caches.h) */

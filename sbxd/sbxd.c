@@ -6,6 +6,7 @@
 
 #include "bus-manager.h"
 #include "ceilings.h"
+#include "direct.h"
 #include "log.h"
 #include "manager.h"
 
@@ -49,6 +50,10 @@ int main(int argc, char *argv[]) {
                 r = bus_manager_install(m);
         if (r < 0)
                 return 1;
+        /* the run's path without the bus's daemon; without it, clients use the system bus */
+        r = direct_server_open(m, SBX_BUS_SOCKET, &m->direct);
+        if (r < 0)
+                log_warning_errno(r, "Failed to listen on %s; clients use the system bus: %m", SBX_BUS_SOCKET);
 
         (void) sd_notify(0, "READY=1\nSTATUS=Ready.");
         r = sd_event_loop(m->event);

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* sbxd's own socket (direct.h): its listener, and one sd-bus server connection per peer. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <systemd/sd-id128.h>
+
+#include "bus-manager.h"
+#include "direct.h"
+#include "log.h"
+#include "macro.h"
+#include "run-core.h"
+#include "run.h"
+#include "util.h"
+
+typedef struct DirectPeer {
+        DirectServer *server;
+        sd_bus *bus;
+        uid_t uid;
+        char name[32];                 /* "direct.N": the client's name in the log and the record's */
+        struct DirectPeer *next, *prev;
+} DirectPeer;
+
+struct DirectServer {
+        Manager *manager;
+        char *path;
+        int fd;
+        sd_event_source *source;
+        sd_id128_t id;                 /* the server id sd-bus gives its peers in the handshake */
+        DirectPeer *peers;
+        unsigned n_peers;
+        uint64_t n_accepted;
+};
+
+static unsigned peers_of_uid(DirectServer *s, uid_t uid) {
+        unsigned n = 0;
+
+        for (DirectPeer *p = s->peers; p; p = p->next)
+                n += p->uid == uid;
+        return n;
+}
+
+/* Closes the connection; its runs lose their client (and stop) only when it ended by itself (ended). */
+static void peer_free(DirectPeer *p, bool ended) {
+        DirectServer *s = p->server;
+
+        if (ended)
+                for (Run *run = s->manager->runs, *next; run; run = next) {
+                        next = run->next; /* run_stop() does not free it, but stay on the safe side */
+                        if (run->client_bus == p->bus)
+                                run_client_gone(run);
+                }
+        if (p->prev)
+                p->prev->next = p->next;
+        else
+                s->peers = p->next;
+        if (p->next)
+                p->next->prev = p->prev;
+        /* a free place again: the backlog is taken up */
+        if (s->n_peers-- == DIRECT_PEERS_MAX && s->source)
+                (void) sd_event_source_set_enabled(s->source, SD_EVENT_ON);
+        sd_bus_flush_close_unref(p->bus);
+        free(p);
+}
+
+/* sd-bus's own message when the connection ends (the peer closed it, or it broke the protocol) */
+static int on_peer_message(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        DirectPeer *p = userdata;
+
+        if (!sd_bus_message_is_signal(msg, "org.freedesktop.DBus.Local", "Disconnected") ||
+            sd_bus_is_open(sd_bus_message_get_bus(msg)) > 0)
+                return 0;
+        log_debug("Client %s (uid %u) disconnected.", p->name, (unsigned) p->uid);
+        peer_free(p, true);
+        return 1;
+}
+
+static int peer_start(DirectServer *s, int fd, uid_t uid) {
+        _cleanup_close_ int owned = fd;
+        DirectPeer *p = calloc(1, sizeof(DirectPeer));
+        int r;
+
+        if (!p)
+                return -ENOMEM;
+        p->server = s;
+        p->uid = uid;
+        (void) snprintf(p->name, sizeof p->name, "direct.%" PRIu64, ++s->n_accepted);
+        r = sd_bus_new(&p->bus);
+        if (r >= 0)
+                r = sd_bus_set_description(p->bus, p->name);
+        if (r >= 0)
+                r = sd_bus_set_fd(p->bus, owned, owned);
+        if (r >= 0) {
+                owned = -EBADF; /* the bus's now */
+                /* the peer's messages are believed only for what sbxd checks itself (its uid: SO_PEERCRED) */
+                r = sd_bus_set_trusted(p->bus, false);
+        }
+        if (r >= 0)
+                r = sd_bus_set_server(p->bus, true, s->id);
+        if (r >= 0)
+                r = sd_bus_negotiate_fds(p->bus, true);
+        if (r >= 0)
+                r = bus_manager_install_direct(s->manager, p->bus);
+        if (r >= 0)
+                r = sd_bus_add_filter(p->bus, NULL, on_peer_message, p);
+        if (r >= 0)
+                r = sd_bus_start(p->bus);
+        if (r >= 0)
+                r = sd_bus_attach_event(p->bus, s->manager->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0) {
+                sd_bus_flush_close_unref(p->bus);
+                free(p);
+                return r;
+        }
+        p->next = s->peers;
+        if (p->next)
+                p->next->prev = p;
+        s->peers = p;
+        if (++s->n_peers == DIRECT_PEERS_MAX)
+                (void) sd_event_source_set_enabled(s->source, SD_EVENT_OFF);
+        return 0;
+}
+
+static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        DirectServer *s = userdata;
+        struct ucred cred = {};
+        socklen_t len = sizeof cred;
+        int c, r;
+
+        c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (c < 0) {
+                if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                        log_warning_errno(errno, "Failed to accept a connection on %s, ignoring: %m", s->path);
+                return 0;
+        }
+        if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || len != sizeof cred) {
+                log_warning_errno(errno, "Failed to read the credentials of a connection on %s; closed: %m",
+                                  s->path);
+                safe_close(c);
+                return 0;
+        }
+        /* one uid's many connections: its next ones are closed before a message is read (its clients
+         * take the system bus, whose daemon has limits of its own) */
+        if (peers_of_uid(s, cred.uid) >= DIRECT_PEERS_PER_UID_MAX) {
+                log_debug("Uid %u has %u connections on %s already; one more closed.", (unsigned) cred.uid,
+                          DIRECT_PEERS_PER_UID_MAX, s->path);
+                safe_close(c);
+                return 0;
+        }
+        r = peer_start(s, c, cred.uid);
+        if (r < 0)
+                log_warning_errno(r, "Failed to set up a connection on %s; closed: %m", s->path);
+        return 0;
+}
+
+int direct_server_open(Manager *m, const char *path, DirectServer **ret) {
+        union {
+                struct sockaddr sa;
+                struct sockaddr_un un;
+        } addr = { .un.sun_family = AF_UNIX };
+        _cleanup_free_ char *dir = NULL;
+        DirectServer *s;
+        int r;
+
+        if (strlen(path) >= sizeof addr.un.sun_path || !(dir = strdup(path)))
+                return -EINVAL;
+        strcpy(addr.un.sun_path, path);
+        *strrchr(dir, '/') = 0;
+        /* the directory is root's (RuntimeDirectory= makes it 0755): nobody else can put a socket there */
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        s = calloc(1, sizeof(DirectServer));
+        if (!s)
+                return -ENOMEM;
+        s->manager = m;
+        s->fd = -EBADF;
+        s->path = strdup(path);
+        r = s->path ? sd_id128_randomize(&s->id) : -ENOMEM;
+        if (r >= 0) {
+                s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+                r = s->fd < 0 ? -errno : 0;
+        }
+        /* an earlier sbxd's socket (it left without removing it) */
+        if (r >= 0 && unlink(path) < 0 && errno != ENOENT)
+                r = -errno;
+        if (r >= 0 && bind(s->fd, &addr.sa, sizeof addr.un) < 0)
+                r = -errno;
+        /* anyone may connect, as to the system bus; sbxd scopes each call to the caller's uid */
+        if (r >= 0 && chmod(path, 0666) < 0)
+                r = -errno;
+        if (r >= 0 && listen(s->fd, SOMAXCONN) < 0)
+                r = -errno;
+        if (r >= 0)
+                r = sd_event_add_io(m->event, &s->source, s->fd, EPOLLIN, on_accept, s);
+        if (r < 0) {
+                direct_server_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+DirectServer *direct_server_free(DirectServer *s) {
+        if (!s)
+                return NULL;
+        while (s->peers)
+                peer_free(s->peers, false);
+        s->source = sd_event_source_disable_unref(s->source);
+        /* removed before the socket closes: a client from now on finds none and takes the system bus */
+        if (s->path && s->fd >= 0)
+                (void) unlink(s->path);
+        safe_close(s->fd);
+        free(s->path);
+        free(s);
+        return NULL;
+}
+
+bool direct_message(sd_bus_message *msg) {
+        return sd_bus_is_server(sd_bus_message_get_bus(msg)) > 0;
+}
+
+int direct_caller_uid(sd_bus_message *msg, uid_t *ret) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        int r;
+
+        /* SO_PEERCRED, read by sd-bus when the connection started; nothing from /proc (no augmenting) */
+        r = sd_bus_get_owner_creds(sd_bus_message_get_bus(msg), SD_BUS_CREDS_EUID, &creds);
+        if (r < 0)
+                return r;
+        if (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID)
+                return -EPERM;
+        return sd_bus_creds_get_euid(creds, ret);
+}
+
+int direct_set_client(Run *run, sd_bus_message *msg) {
+        sd_bus *bus = sd_bus_message_get_bus(msg);
+        const char *name = NULL;
+        char *client;
+
+        if (sd_bus_is_open(bus) <= 0)
+                return -ENOTCONN;
+        (void) sd_bus_get_description(bus, &name);
+        client = strdup(name ?: "direct");
+        if (!client)
+                return -ENOMEM;
+        run_drop_client(run);
+        run->client = client;
+        run->client_bus = sd_bus_ref(bus);
+        run->attach_timeout = sd_event_source_disable_unref(run->attach_timeout);
+        return 0;
+}

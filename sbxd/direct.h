@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* sbxd's own socket, SBX_BUS_SOCKET: D-Bus peer to peer, for the calls of a run that are on every run's
+ * path (Run, Stop; docs/dbus.md, "sbxd's own socket"). The same messages as on the system bus, without its
+ * daemon between: no hops through it, and the caller's uid is the one the kernel recorded when it
+ * connected (SO_PEERCRED), with no question back to the bus. Anyone may connect, as to the system bus; a
+ * run's processes cannot (runs have no /run). A connection is the client of the runs it started: its end
+ * ends them, as a bus client's does. */
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+
+typedef struct Manager Manager;
+typedef struct Run Run;
+typedef struct DirectServer DirectServer;
+
+/* Connections at once, in all and of one uid; more wait in the socket's backlog (all) or are closed
+ * before their first message (one uid's: the client goes to the system bus). */
+#define DIRECT_PEERS_MAX 512U
+#define DIRECT_PEERS_PER_UID_MAX 128U
+
+/* Binds and listens on path (0666, root's directory); the bus name must be sbxd's already. 0, or -errno
+ * (sbxd goes on without: its clients use the system bus). */
+int direct_server_open(Manager *m, const char *path, DirectServer **ret);
+/* Closes every connection (without ending their runs: sbxd is going away) and removes the socket. */
+DirectServer *direct_server_free(DirectServer *s);
+
+/* Whether msg came on sbxd's own socket rather than the system bus. */
+bool direct_message(sd_bus_message *msg);
+/* The uid of the peer of a connection on sbxd's own socket, as the kernel recorded it at connect(). */
+int direct_caller_uid(sd_bus_message *msg, uid_t *ret);
+/* The connection msg came on becomes the client of run: it gets Exited and Finished, and its end stops
+ * the run. -ENOTCONN if it has ended already. */
+int direct_set_client(Run *run, sd_bus_message *msg);

@@ -464,13 +464,19 @@ typedef struct ClientHooks {
  * starts it) or a connection sbxd closes (one uid's too many) costs only the try, and the run goes over
  * the system bus. Never for another machine's sbxd (-H, -M), nor with SBX_DIRECT_SOCKET=0. 1: connected. */
 static int connect_direct(sd_bus **ret) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        /* not flushed when given up: a flush would wait for the handshake it failed */
+        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         const char *e = getenv("SBX_DIRECT_SOCKET");
+        uid_t uid = (uid_t) -1;
 
         if (arg_host || arg_machine || (e && streq(e, "0")))
                 return 0;
+        /* the other end must be root's (SO_PEERCRED): the run's outcome is believed from it */
         if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, "unix:path=" SBX_BUS_SOCKET) < 0 ||
-            sd_bus_start(bus) < 0 || sd_bus_can_send(bus, SD_BUS_TYPE_UNIX_FD) <= 0) {
+            sd_bus_start(bus) < 0 || sd_bus_get_owner_creds(bus, SD_BUS_CREDS_EUID, &creds) < 0 ||
+            (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID) ||
+            sd_bus_creds_get_euid(creds, &uid) < 0 || uid != 0 || sd_bus_can_send(bus, SD_BUS_TYPE_UNIX_FD) <= 0) {
                 log_debug("%s not usable: the system bus", SBX_BUS_SOCKET);
                 return 0;
         }

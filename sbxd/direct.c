@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/epoll.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <systemd/sd-id128.h>
@@ -21,9 +22,13 @@ typedef struct DirectPeer {
         DirectServer *server;
         sd_bus *bus;
         uid_t uid;
-        char name[32];                 /* "direct.N": the client's name in the log and the record's */
+        char name[32];                 /* "direct.N": the client's name in the log */
+        sd_event_source *io, *more;    /* its socket; another turn of peer_process() */
         struct DirectPeer *next, *prev;
 } DirectPeer;
+
+/* sd_bus_process() steps per turn of a connection (then another turn, after the loop's other sources) */
+#define PEER_STEPS 64U
 
 struct DirectServer {
         Manager *manager;
@@ -60,23 +65,52 @@ static void peer_free(DirectPeer *p, bool ended) {
                 s->peers = p->next;
         if (p->next)
                 p->next->prev = p->prev;
-        /* a free place again: the backlog is taken up */
-        if (s->n_peers-- == DIRECT_PEERS_MAX && s->source)
-                (void) sd_event_source_set_enabled(s->source, SD_EVENT_ON);
+        s->n_peers--;
+        sd_event_source_disable_unref(p->io);
+        sd_event_source_disable_unref(p->more);
         sd_bus_flush_close_unref(p->bus);
         free(p);
 }
 
-/* sd-bus's own message when the connection ends (the peer closed it, or it broke the protocol) */
-static int on_peer_message(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
-        DirectPeer *p = userdata;
+/* The connection is driven here, not by sd_bus_attach_event(): that reads a peer's bytes only on POLLIN,
+ * and a message that came in the same read as the handshake's BEGIN would stay in sd-bus's buffer until
+ * the peer wrote again (systemd 252), which a client waiting for its reply never does. So every step
+ * sd_bus_process() has is taken, PEER_STEPS a turn. */
+static int peer_process(DirectPeer *p) {
+        int r = 0;
 
-        if (!sd_bus_message_is_signal(msg, "org.freedesktop.DBus.Local", "Disconnected") ||
-            sd_bus_is_open(sd_bus_message_get_bus(msg)) > 0)
+        for (unsigned i = 0; i < PEER_STEPS; i++) {
+                r = sd_bus_process(p->bus, NULL);
+                if (r <= 0)
+                        break;
+        }
+        /* closed by the peer (or for breaking the protocol): sd-bus has closed its end too */
+        if (r < 0 || sd_bus_is_open(p->bus) <= 0) {
+                log_debug("Client %s (uid %u) disconnected.", p->name, (unsigned) p->uid);
+                peer_free(p, true);
                 return 0;
-        log_debug("Client %s (uid %u) disconnected.", p->name, (unsigned) p->uid);
-        peer_free(p, true);
-        return 1;
+        }
+        if (r > 0)
+                (void) sd_event_source_set_enabled(p->more, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static int on_peer_io(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        return peer_process(userdata);
+}
+
+static int on_peer_more(sd_event_source *src, void *userdata) {
+        return peer_process(userdata);
+}
+
+/* Before each wait: POLLOUT too while sd-bus has something queued for the peer. */
+static int on_peer_prepare(sd_event_source *src, void *userdata) {
+        DirectPeer *p = userdata;
+        int events = sd_bus_get_events(p->bus);
+
+        if (events >= 0)
+                (void) sd_event_source_set_io_events(src, (uint32_t) events);
+        return 0;
 }
 
 static int peer_start(DirectServer *s, int fd, uid_t uid) {
@@ -106,12 +140,18 @@ static int peer_start(DirectServer *s, int fd, uid_t uid) {
         if (r >= 0)
                 r = bus_manager_install_direct(s->manager, p->bus);
         if (r >= 0)
-                r = sd_bus_add_filter(p->bus, NULL, on_peer_message, p);
-        if (r >= 0)
                 r = sd_bus_start(p->bus);
         if (r >= 0)
-                r = sd_bus_attach_event(p->bus, s->manager->event, SD_EVENT_PRIORITY_NORMAL);
+                r = sd_event_add_io(s->manager->event, &p->io, sd_bus_get_fd(p->bus), EPOLLIN, on_peer_io, p);
+        if (r >= 0)
+                r = sd_event_source_set_prepare(p->io, on_peer_prepare);
+        if (r >= 0)
+                r = sd_event_add_defer(s->manager->event, &p->more, on_peer_more, p);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(p->more, SD_EVENT_OFF);
         if (r < 0) {
+                sd_event_source_disable_unref(p->io);
+                sd_event_source_disable_unref(p->more);
                 sd_bus_flush_close_unref(p->bus);
                 free(p);
                 return r;
@@ -120,8 +160,7 @@ static int peer_start(DirectServer *s, int fd, uid_t uid) {
         if (p->next)
                 p->next->prev = p;
         s->peers = p;
-        if (++s->n_peers == DIRECT_PEERS_MAX)
-                (void) sd_event_source_set_enabled(s->source, SD_EVENT_OFF);
+        s->n_peers++;
         return 0;
 }
 
@@ -143,11 +182,12 @@ static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userd
                 safe_close(c);
                 return 0;
         }
-        /* one uid's many connections: its next ones are closed before a message is read (its clients
-         * take the system bus, whose daemon has limits of its own) */
-        if (peers_of_uid(s, cred.uid) >= DIRECT_PEERS_PER_UID_MAX) {
-                log_debug("Uid %u has %u connections on %s already; one more closed.", (unsigned) cred.uid,
-                          DIRECT_PEERS_PER_UID_MAX, s->path);
+        /* too many connections (of this uid): this one is closed before its handshake, and its client takes
+         * the system bus, whose daemon has limits of its own. Never left waiting in the backlog: a client
+         * would wait there for sd-bus's handshake timeout. */
+        if (s->n_peers >= DIRECT_PEERS_MAX || peers_of_uid(s, cred.uid) >= DIRECT_PEERS_PER_UID_MAX) {
+                log_debug("%u connections on %s (%u of uid %u): one more closed.", s->n_peers, s->path,
+                          peers_of_uid(s, cred.uid), (unsigned) cred.uid);
                 safe_close(c);
                 return 0;
         }
@@ -164,15 +204,23 @@ int direct_server_open(Manager *m, const char *path, DirectServer **ret) {
         } addr = { .un.sun_family = AF_UNIX };
         _cleanup_free_ char *dir = NULL;
         DirectServer *s;
+        struct stat st;
         int r;
 
         if (strlen(path) >= sizeof addr.un.sun_path || !(dir = strdup(path)))
                 return -EINVAL;
         strcpy(addr.un.sun_path, path);
         *strrchr(dir, '/') = 0;
-        /* the directory is root's (RuntimeDirectory= makes it 0755): nobody else can put a socket there */
+        /* the directory is root's (RuntimeDirectory= makes it 0755): nobody else can put a socket there,
+         * and clients believe what answers on it */
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                 return -errno;
+        if (lstat(dir, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 0022)) {
+                log_error("%s is not a directory of root's that only root may write to.", dir);
+                return -EPERM;
+        }
         s = calloc(1, sizeof(DirectServer));
         if (!s)
                 return -ENOMEM;
@@ -207,13 +255,13 @@ int direct_server_open(Manager *m, const char *path, DirectServer **ret) {
 DirectServer *direct_server_free(DirectServer *s) {
         if (!s)
                 return NULL;
-        while (s->peers)
-                peer_free(s->peers, false);
-        s->source = sd_event_source_disable_unref(s->source);
-        /* removed before the socket closes: a client from now on finds none and takes the system bus */
+        /* removed first: a client from now on finds none and takes the system bus */
         if (s->path && s->fd >= 0)
                 (void) unlink(s->path);
+        s->source = sd_event_source_disable_unref(s->source);
         safe_close(s->fd);
+        while (s->peers)
+                peer_free(s->peers, false);
         free(s->path);
         free(s);
         return NULL;

@@ -16,10 +16,10 @@ typedef struct Manager Manager;
 typedef struct Run Run;
 typedef struct DirectServer DirectServer;
 
-/* Connections at once, in all and of one uid; more wait in the socket's backlog (all) or are closed
- * before their first message (one uid's: the client goes to the system bus). */
-#define DIRECT_PEERS_MAX 512U
-#define DIRECT_PEERS_PER_UID_MAX 128U
+/* Connections at once, in all and of one uid: one more is closed before its handshake (its client takes
+ * the system bus, whose daemon has limits of its own). */
+#define DIRECT_PEERS_MAX 256U
+#define DIRECT_PEERS_PER_UID_MAX 64U
 
 /* Binds and listens on path (0666, root's directory); the bus name must be sbxd's already. 0, or -errno
  * (sbxd goes on without: its clients use the system bus). */

@@ -52,11 +52,13 @@ def connect(family, kind, addr):
         s.close()
 
 
-# ---- sockets by path: the system bus (sbxd's API and systemd's), systemd's private socket, the journal
+# ---- sockets by path: the system bus (sbxd's API and systemd's), sbxd's own socket, systemd's private socket,
+# the journal
 for name, path in [("bus", "/run/dbus/system_bus_socket"), ("bus-var", "/var/run/dbus/system_bus_socket"),
                    ("systemd-private", "/run/systemd/private"), ("journal", "/run/systemd/journal/socket"),
                    ("journal-stdout", "/run/systemd/journal/stdout"), ("dev-log", "/dev/log"),
-                   ("bus-via-proc1", "/proc/1/root/run/dbus/system_bus_socket")]:
+                   ("bus-via-proc1", "/proc/1/root/run/dbus/system_bus_socket"), ("sbxd-socket", "/run/sbx/bus"),
+                   ("sbxd-socket-via-proc1", "/proc/1/root/run/sbx/bus")]:
     attempt("path-" + name, lambda p=path: connect(socket.AF_UNIX, socket.SOCK_STREAM, p))
 
 # ---- abstract sockets: the host's live in its network namespace

@@ -35,12 +35,40 @@ assert_rc 1 sbxctl stop "$id"
 assert_contains "$T_OUT" "is not running"
 assert_clean
 
-t_begin "a client that dies takes its run with it"
-sbx_run_bg "$W/o" -- sleep 300
-cpid=$CPID id=$RUN
-kill -KILL "$cpid"; wait "$cpid" 2>/dev/null
-for i in $(seq 100); do [ "$(record_get "$id" .state)" = finished ] && break; sleep 0.2; done
-assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason"
+t_begin "a client that dies takes its run with it, on sbxd's own socket and on the system bus"
+for direct in 1 0; do
+  SBX_DIRECT_SOCKET=$direct sbx_run_bg "$W/o" -- sleep 300
+  cpid=$CPID id=$RUN
+  kill -KILL "$cpid"; wait "$cpid" 2>/dev/null
+  for i in $(seq 100); do [ "$(record_get "$id" .state)" = finished ] && break; sleep 0.2; done
+  assert_eq "cancelled" "$(record_get "$id" .stop_reason)" "stop_reason (SBX_DIRECT_SOCKET=$direct)"
+  journalctl -q -u sbxd.service -o cat --since "-60s" | grep -q "Stopping run $id .*its client disconnected" ||
+    _t_err "no 'its client disconnected' for run $id (SBX_DIRECT_SOCKET=$direct)"
+done
+assert_clean
+
+t_begin "sbxctl run takes sbxd's own socket when it is there, the system bus when it is not"
+assert_rc 0 env SBX_LOG_LEVEL=debug sbxctl run -- echo over-the-socket
+assert_contains "$T_OUT" "connected to sbxd at /run/sbx/bus"
+assert_contains "$T_OUT" "over-the-socket"
+mv /run/sbx/bus /run/sbx/bus.away
+assert_rc 0 env SBX_LOG_LEVEL=debug sbxctl run -- echo over-the-bus
+mv /run/sbx/bus.away /run/sbx/bus
+assert_contains "$T_OUT" "/run/sbx/bus not usable: the system bus"
+assert_contains "$T_OUT" "over-the-bus"
+assert_rc 3 env SBX_DIRECT_SOCKET=0 sbxctl run -- sh -c 'exit 3'
+# a socket there that is not root's (its listener is nobody): not believed, whatever it would answer
+mv /run/sbx/bus /run/sbx/bus.away
+/usr/bin/python3 -c 'import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind("/run/sbx/bus"); os.chmod("/run/sbx/bus", 0o666)
+os.setgid(65534); os.setuid(65534); s.listen(); print("listening", flush=True); time.sleep(120)' > "$W/fake" 2>&1 &
+fake=$!
+for _ in $(seq 100); do [ -s "$W/fake" ] && break; sleep 0.1; done
+assert_rc 0 env SBX_LOG_LEVEL=debug timeout 60 sbxctl run -- echo not-the-fake
+kill "$fake"; wait "$fake" 2>/dev/null
+rm -f /run/sbx/bus; mv /run/sbx/bus.away /run/sbx/bus
+assert_contains "$T_OUT" "/run/sbx/bus not usable: the system bus" "a socket whose listener is not root"
+assert_contains "$T_OUT" "not-the-fake"
 assert_clean
 
 t_begin "forged signals from another user neither end nor cancel a run"

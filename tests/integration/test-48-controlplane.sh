@@ -5,6 +5,8 @@
 # B's processes (/proc, signals, ptrace, pidfd), B's cgroup, workspace and HOME. Every attempt must fail
 # with the errno the boundary gives; controls from the host show the targets are there. Then A's command
 # kills everything it can (kill -9 -1): its own sandbox ends with a complete record, B's goes on.
+# sbxd's own socket, from the host: a client that forges its messages' SENDER and sends signals cannot
+# act on another tenant's run, finds only a run's methods there, and one uid's connections are bounded.
 # lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
@@ -79,8 +81,10 @@ PROBE_OUT=$T_OUT
 t_log "$(printf '%s\n' "$PROBE_OUT" | tr '\n' ';')"
 assert_contains "$PROBE_OUT" "caches " "the probe's last line"
 
-t_begin "the system bus, systemd's private socket and the journal: not there by any path"
-for n in bus bus-var systemd-private journal journal-stdout dev-log bus-via-proc1; do ex "path-$n" ENOENT; done
+t_begin "the system bus, sbxd's own socket, systemd's private socket and the journal: not there by any path"
+for n in bus bus-var systemd-private journal journal-stdout dev-log bus-via-proc1 sbxd-socket sbxd-socket-via-proc1; do
+  ex "path-$n" ENOENT
+done
 
 t_begin "abstract sockets of the host: another network namespace"
 ex abstract-host ECONNREFUSED
@@ -156,6 +160,54 @@ assert_eq cancelled "$(record_get "$B" .stop_reason)" "stop_reason of B's sandbo
 assert_eq "$(id -u "$UB"):755" "$(stat -c %u:%a "$W/b")" "B's workspace: owner and mode"
 assert_eq "$(id -u "$UB"):644" "$(stat -c %u:%a "$W/b/run-$SECRET")" "the file B's run wrote"
 kill -0 "$BPID" 2>/dev/null && _t_err "B's process outlived its sandbox"
+assert_clean
+
+# ---- sbxd's own socket (/run/sbx/bus, docs/dbus.md): D-Bus peer to peer, attacked by a client that writes
+# its messages itself (direct-client.py)
+DIRECT=$(cd "$(dirname "$0")" && pwd)/direct-client.py
+assert_eq "srw-rw-rw- root root" "$(stat -c '%A %U %G' /run/sbx/bus 2>&1)" "sbxd's own socket"
+
+t_begin "sbxd's own socket: the caller is the uid the kernel gives, whatever its messages say"
+before=$(record_count)
+as_b sbxctl run -- sleep 300 > "$W/ob" 2>&1 & bcpid=$!
+BR=$(sbx_wait_new_run "$before" "$bcpid") && sbx_wait_active "$BR" || _t_err "B's run did not start: $(cat "$W/ob")"
+BRUNIT=$(record_get "$BR" .unit)
+for sender in "" org.freedesktop.DBus :1.1 org.freedesktop.systemd1; do
+  assert_rc 0 as_a $PY "$DIRECT" stop "$BR" $sender
+  assert_eq "error org.sbx.Error.NoSuchRun" "$T_OUT" "A's Stop of B's run, SENDER header '${sender:-none}'"
+done
+assert_rc 0 as_a $PY "$DIRECT" signals "$BRUNIT" direct.1
+assert_eq ok "$T_OUT" "the connection after A's forged signals"
+sleep 1
+assert_eq running "$(record_get "$BR" .state)" "B's run after A's Stops and forged signals"
+assert_rc 0 as_b $PY "$DIRECT" stop "$BR"
+assert_eq ok "$T_OUT" "B's own Stop over the socket"
+wait "$bcpid"; rc=$?
+assert_eq 143 "$rc" "B's client, its run stopped"
+assert_eq cancelled "$(record_get "$BR" .stop_reason)" "B's run"
+assert_clean
+
+t_begin "sbxd's own socket: a run's calls only; the rest of the interface is on the system bus"
+for m in ListAll CollectGarbage List Attach Get CreateSandbox Exec AddSecret ImportImage; do
+  assert_rc 0 as_a $PY "$DIRECT" call "$m"
+  assert_eq "error org.freedesktop.DBus.Error.UnknownMethod" "$T_OUT" "$m on sbxd's own socket"
+done
+
+t_begin "sbxd's own socket: one uid's connections are bounded (64); its runs take the system bus, others' the socket"
+REL=$W/release; rm -f "$REL"
+as_a $PY "$DIRECT" flood 65 "$REL" > "$W/flood" 2>&1 & fpid=$!
+t_on_exit "touch '$REL'"
+for _ in $(seq 300); do [ -s "$W/flood" ] && break; sleep 0.1; done
+assert_eq "accepted 64 refused 1" "$(cat "$W/flood")" "A's 65 connections"
+assert_rc 0 as_a env SBX_LOG_LEVEL=debug sbxctl run -- echo a-over-the-bus
+assert_contains "$T_OUT" "/run/sbx/bus not usable: the system bus" "A's run while A holds 64"
+assert_contains "$T_OUT" "a-over-the-bus"
+assert_rc 0 as_b env SBX_LOG_LEVEL=debug sbxctl run -- echo b-over-the-socket
+assert_contains "$T_OUT" "connected to sbxd at /run/sbx/bus" "B's run while A holds 64"
+assert_contains "$T_OUT" "b-over-the-socket"
+touch "$REL"; wait "$fpid"
+assert_rc 0 as_a env SBX_LOG_LEVEL=debug sbxctl run -- true
+assert_contains "$T_OUT" "connected to sbxd at /run/sbx/bus" "A's run once its connections are closed"
 assert_clean
 
 t_begin "the workspace's mode comes back after a run that changed it and after a hand-over that failed"

@@ -5,6 +5,8 @@ to sbxd. Used by test-48 as an attacker.
 
     direct-client.py stop RUN_ID [SENDER]   Stop(RUN_ID), with a forged SENDER header if given
     direct-client.py call METHOD            METHOD() of org.sbx.Manager1, without arguments
+    direct-client.py pipelined METHOD       the same, written in one piece with the handshake's BEGIN
+                                            (sbxd must read a message that came with it)
     direct-client.py signals UNIT CLIENT    systemd's JobRemoved for UNIT ("failed") and the bus's
                                             NameOwnerChanged for CLIENT (gone), under several senders, then
                                             a Ping (answered: the connection is still served)
@@ -120,8 +122,9 @@ def readline(s):
     return line
 
 
-def connect():
-    """A connection through its handshake (EXTERNAL with our uid, fds agreed), or EOFError."""
+def connect(first=b""):
+    """A connection through its handshake (EXTERNAL with our uid, fds agreed), or EOFError; first: what
+    to write in one piece with BEGIN."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(20)
     s.connect(PATH)
@@ -131,7 +134,7 @@ def connect():
     s.sendall(b"NEGOTIATE_UNIX_FD\r\n")
     if not readline(s).startswith(b"AGREE_UNIX_FD"):
         raise EOFError
-    s.sendall(b"BEGIN\r\n")
+    s.sendall(b"BEGIN\r\n" + first)
     return s
 
 
@@ -159,7 +162,7 @@ def main():
             time.sleep(0.1)
         return 0
     try:
-        s = connect()
+        s = connect(call(sys.argv[2], 1) if what == "pipelined" else b"")
     except (OSError, EOFError) as e:
         print("cannot connect:", e)
         return 2
@@ -169,6 +172,11 @@ def main():
     elif what == "call":
         s.sendall(call(sys.argv[2], 1))
         print(answer(s, 1))
+    elif what == "pipelined":
+        try:
+            print(answer(s, 1))
+        except TimeoutError:
+            print("no answer within 20 s")
     elif what == "signals":
         unit, client = sys.argv[2], sys.argv[3]
         for sender in ("org.freedesktop.systemd1", ":1.1", "org.freedesktop.DBus", None):

@@ -192,6 +192,9 @@ for m in ListAll CollectGarbage List Attach Get CreateSandbox Exec AddSecret Imp
   assert_rc 0 as_a $PY "$DIRECT" call "$m"
   assert_eq "error org.freedesktop.DBus.Error.UnknownMethod" "$T_OUT" "$m on sbxd's own socket"
 done
+# a call that comes in the same read as the handshake's last line is answered too (not left in a buffer)
+assert_rc 0 as_a $PY "$DIRECT" pipelined List
+assert_eq "error org.freedesktop.DBus.Error.UnknownMethod" "$T_OUT" "a call written with BEGIN"
 
 t_begin "sbxd's own socket: one uid's connections are bounded (64); its runs take the system bus, others' the socket"
 REL=$W/release; rm -f "$REL"

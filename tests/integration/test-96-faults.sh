@@ -429,26 +429,39 @@ for _ in $(seq 50); do [ -e "$stale" ] || break; sleep 0.2; done
 assert_clean
 
 t_begin "the D-Bus daemon restarted during a run: sbxd comes back and adopts it; its record is complete; new runs work"
-# it ends (5) only once the test creates "go" in its workspace, after sbxd is back on the new bus (a run
-# that ends while no sbxd runs is lost); 120 s at most
-mkdir -p "$W/dbusws"; chmod 0755 "$W/dbusws"
-sbx_run_bg "$W/o" -w "$W/dbusws" -- sh -c 'i=0; until [ -e go ] || [ $i -ge 600 ]; do sleep 0.2; i=$((i + 1)); done; exit 5'
-cpid=$CPID id=$RUN
-oldpid=$(sbxd_pid)
-systemctl restart dbus.service
-# the client's own connection ended with the bus: it says so, and the run goes on
-wait_pid "$cpid" 30 || _t_err "sbxctl did not notice the bus going"
-wait "$cpid"; rc=$?
-assert_eq 123 "$rc" "the client's status"
-# "the connection to the system bus ended during run ..." or, when the bus said first that sbxd's name
-# went, "sbxd went away during run ...": one line either way
-assert_eq 1 "$(grep -c . "$W/o")" "lines of the client's message ($(cat "$W/o"))"
-assert_contains "$(cat "$W/o")" "sbxctl: " "the client's message"
-assert_contains "$(cat "$W/o")" "during run $id" "the client's message"
-sbxd_wait_back "$oldpid" || _t_err "sbxd did not come back (main pid $(sbxd_pid), $(systemctl is-active sbxd.service))"
-sleep 1; touch "$W/dbusws/go"
-wait_complete "$SBX_RUNS_DIR/$id.json" 60 > /dev/null || records_complete "$id.json"
-assert_eq "exit-code 5" "$(jq -r '"\(.stop_reason) \(.exit.code)"' "$SBX_RUNS_DIR/$id.json")" "the adopted run's record"
+# Over the system bus (SBX_DIRECT_SOCKET=0) the client's connection ends with the bus: it says so (123)
+# and the run goes on. Over sbxd's own socket, the client sees sbxd go (it exits with its bus), follows
+# the run over the new bus and exits with the command's status. The run ends (5) only once the test
+# creates "go" in its workspace, after sbxd is back on the new bus (a run that ends while no sbxd runs
+# is lost); 120 s at most.
+for direct in 0 1; do
+  mkdir -p "$W/dbusws$direct"; chmod 0755 "$W/dbusws$direct"
+  SBX_DIRECT_SOCKET=$direct sbx_run_bg "$W/o" -w "$W/dbusws$direct" -- \
+    sh -c 'i=0; until [ -e go ] || [ $i -ge 600 ]; do sleep 0.2; i=$((i + 1)); done; exit 5'
+  cpid=$CPID id=$RUN
+  oldpid=$(sbxd_pid)
+  systemctl restart dbus.service
+  if [ "$direct" = 0 ]; then
+    wait_pid "$cpid" 30 || _t_err "sbxctl did not notice the bus going"
+    wait "$cpid"; rc=$?
+    assert_eq 123 "$rc" "the client's status (system bus)"
+    # "the connection to the system bus ended during run ..." or, when the bus said first that sbxd's
+    # name went, "sbxd went away during run ...": one line either way
+    assert_eq 1 "$(grep -c . "$W/o")" "lines of the client's message ($(cat "$W/o"))"
+    assert_contains "$(cat "$W/o")" "sbxctl: " "the client's message"
+    assert_contains "$(cat "$W/o")" "during run $id" "the client's message"
+  fi
+  sbxd_wait_back "$oldpid" || _t_err "sbxd did not come back (main pid $(sbxd_pid), $(systemctl is-active sbxd.service))"
+  sleep 1; touch "$W/dbusws$direct/go"
+  if [ "$direct" = 1 ]; then
+    wait_pid "$cpid" 60 || _t_err "sbxctl did not end with the run"
+    wait "$cpid"; rc=$?
+    assert_eq 5 "$rc" "the client's status (sbxd's own socket: the command's, from the next sbxd)"
+    assert_not_contains "$(cat "$W/o")" "sbxctl: " "the client's output"
+  fi
+  wait_complete "$SBX_RUNS_DIR/$id.json" 60 > /dev/null || records_complete "$id.json"
+  assert_eq "exit-code 5" "$(jq -r '"\(.stop_reason) \(.exit.code)"' "$SBX_RUNS_DIR/$id.json")" "the adopted run's record"
+done
 assert_rc 0 sbxctl run -- echo after-dbus
 assert_contains "$T_OUT" after-dbus
 assert_clean

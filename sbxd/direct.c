@@ -68,7 +68,8 @@ static void peer_free(DirectPeer *p, bool ended) {
         s->n_peers--;
         sd_event_source_disable_unref(p->io);
         sd_event_source_disable_unref(p->more);
-        sd_bus_flush_close_unref(p->bus);
+        /* not flushed: a flush would wait for a handshake the peer may never finish */
+        sd_bus_close_unref(p->bus);
         free(p);
 }
 
@@ -152,7 +153,7 @@ static int peer_start(DirectServer *s, int fd, uid_t uid) {
         if (r < 0) {
                 sd_event_source_disable_unref(p->io);
                 sd_event_source_disable_unref(p->more);
-                sd_bus_flush_close_unref(p->bus);
+                sd_bus_close_unref(p->bus);
                 free(p);
                 return r;
         }

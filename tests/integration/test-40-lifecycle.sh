@@ -69,6 +69,17 @@ kill "$fake"; wait "$fake" 2>/dev/null
 rm -f /run/sbx/bus; mv /run/sbx/bus.away /run/sbx/bus
 assert_contains "$T_OUT" "/run/sbx/bus not usable: the system bus" "a socket whose listener is not root"
 assert_contains "$T_OUT" "not-the-fake"
+# a connection that never finishes its handshake does not hold sbxd up when it stops
+/usr/bin/python3 -c 'import socket, time
+s = socket.socket(socket.AF_UNIX); s.connect("/run/sbx/bus"); s.sendall(b"\0AUTH EXTERNAL "); time.sleep(120)' &
+idle=$!
+sleep 0.5
+start=$SECONDS
+assert_rc 0 timeout 60 systemctl restart sbxd.service
+[ $((SECONDS - start)) -le 10 ] || _t_err "sbxd took $((SECONDS - start)) s to restart with a half-open connection"
+kill "$idle"; wait "$idle" 2>/dev/null
+assert_rc 0 env SBX_LOG_LEVEL=debug sbxctl run -- echo after-restart
+assert_contains "$T_OUT" "connected to sbxd at /run/sbx/bus" "a run after the restart"
 assert_clean
 
 t_begin "forged signals from another user neither end nor cancel a run"

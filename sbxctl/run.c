@@ -461,8 +461,9 @@ typedef struct ClientHooks {
 
 /* sbxd's own socket (docs/dbus.md): Run, Stop, Exited and Finished without the bus's daemon between. The
  * handshake is done before anything is asked, so that a socket nobody listens on (no sbxd yet: the bus
- * starts it) or a connection sbxd closes (one uid's too many) costs only the try, and the run goes over
- * the system bus. Never for another machine's sbxd (-H, -M), nor with SBX_DIRECT_SOCKET=0. 1: connected. */
+ * starts it), one that is not root's, or a connection sbxd closes (too many) costs only the try, and the
+ * run goes over the system bus. Never for another machine's sbxd (-H, -M), nor with SBX_DIRECT_SOCKET=0.
+ * 1: connected. */
 static int connect_direct(sd_bus **ret) {
         /* not flushed when given up: a flush would wait for the handshake it failed */
         _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;

@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include <systemd/sd-id128.h>
 
-#include "bus-manager.h"
 #include "direct.h"
 #include "log.h"
 #include "macro.h"
@@ -39,6 +38,7 @@ struct DirectServer {
         DirectPeer *peers;
         unsigned n_peers;
         uint64_t n_accepted;
+        DirectInstall install;         /* the methods and signals a connection gets */
 };
 
 static unsigned peers_of_uid(DirectServer *s, uid_t uid) {
@@ -139,7 +139,7 @@ static int peer_start(DirectServer *s, int fd, uid_t uid) {
         if (r >= 0)
                 r = sd_bus_negotiate_fds(p->bus, true);
         if (r >= 0)
-                r = bus_manager_install_direct(s->manager, p->bus);
+                r = s->install(s->manager, p->bus);
         if (r >= 0)
                 r = sd_bus_start(p->bus);
         if (r >= 0)
@@ -198,7 +198,7 @@ static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userd
         return 0;
 }
 
-int direct_server_open(Manager *m, const char *path, DirectServer **ret) {
+int direct_server_open(Manager *m, const char *path, DirectInstall install, DirectServer **ret) {
         union {
                 struct sockaddr sa;
                 struct sockaddr_un un;
@@ -226,6 +226,7 @@ int direct_server_open(Manager *m, const char *path, DirectServer **ret) {
         if (!s)
                 return -ENOMEM;
         s->manager = m;
+        s->install = install;
         s->fd = -EBADF;
         s->path = strdup(path);
         r = s->path ? sd_id128_randomize(&s->id) : -ENOMEM;
@@ -283,22 +284,4 @@ int direct_caller_uid(sd_bus_message *msg, uid_t *ret) {
         if (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID)
                 return -EPERM;
         return sd_bus_creds_get_euid(creds, ret);
-}
-
-int direct_set_client(Run *run, sd_bus_message *msg) {
-        sd_bus *bus = sd_bus_message_get_bus(msg);
-        const char *name = NULL;
-        char *client;
-
-        if (sd_bus_is_open(bus) <= 0)
-                return -ENOTCONN;
-        (void) sd_bus_get_description(bus, &name);
-        client = strdup(name ?: "direct");
-        if (!client)
-                return -ENOMEM;
-        run_drop_client(run);
-        run->client = client;
-        run->client_bus = sd_bus_ref(bus);
-        run->attach_timeout = sd_event_source_disable_unref(run->attach_timeout);
-        return 0;
 }

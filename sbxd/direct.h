@@ -13,7 +13,6 @@
 #include <systemd/sd-bus.h>
 
 typedef struct Manager Manager;
-typedef struct Run Run;
 typedef struct DirectServer DirectServer;
 
 /* Connections at once, in all and of one uid: one more is closed before its handshake (its client takes
@@ -21,9 +20,12 @@ typedef struct DirectServer DirectServer;
 #define DIRECT_PEERS_MAX 256U
 #define DIRECT_PEERS_PER_UID_MAX 64U
 
+/* What a new connection gets of the interface (bus_manager_install_direct()). */
+typedef int (*DirectInstall)(Manager *m, sd_bus *peer);
+
 /* Binds and listens on path (0666, root's directory); the bus name must be sbxd's already. 0, or -errno
  * (sbxd goes on without: its clients use the system bus). */
-int direct_server_open(Manager *m, const char *path, DirectServer **ret);
+int direct_server_open(Manager *m, const char *path, DirectInstall install, DirectServer **ret);
 /* Closes every connection (without ending their runs: sbxd is going away) and removes the socket. */
 DirectServer *direct_server_free(DirectServer *s);
 
@@ -31,6 +33,3 @@ DirectServer *direct_server_free(DirectServer *s);
 bool direct_message(sd_bus_message *msg);
 /* The uid of the peer of a connection on sbxd's own socket, as the kernel recorded it at connect(). */
 int direct_caller_uid(sd_bus_message *msg, uid_t *ret);
-/* The connection msg came on becomes the client of run: it gets Exited and Finished, and its end stops
- * the run. -ENOTCONN if it has ended already. */
-int direct_set_client(Run *run, sd_bus_message *msg);

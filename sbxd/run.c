@@ -21,7 +21,6 @@
 
 #include "bus-errors.h"
 #include "ceilings.h"
-#include "direct.h"
 #include "feature.h"
 #include "fileio.h"
 #include "log.h"
@@ -1048,10 +1047,26 @@ int run_set_client(Run *run, const char *sender) {
         return 0;
 }
 
+/* On sbxd's own socket (direct.h: a server connection of sbxd's) the client is the connection itself: it
+ * gets Exited and Finished, and its end stops the run (direct.c). -ENOTCONN if it has ended already. */
 int run_set_client_of(Run *run, sd_bus_message *msg) {
-        if (direct_message(msg))
-                return direct_set_client(run, msg);
-        return run_set_client(run, sd_bus_message_get_sender(msg));
+        sd_bus *bus = sd_bus_message_get_bus(msg);
+        const char *name = NULL;
+        char *client;
+
+        if (sd_bus_is_server(bus) <= 0)
+                return run_set_client(run, sd_bus_message_get_sender(msg));
+        if (sd_bus_is_open(bus) <= 0)
+                return -ENOTCONN;
+        (void) sd_bus_get_description(bus, &name);
+        client = strdup(name ?: "direct");
+        if (!client)
+                return -ENOMEM;
+        run_drop_client(run);
+        run->client = client;
+        run->client_bus = sd_bus_ref(bus);
+        run->attach_timeout = sd_event_source_disable_unref(run->attach_timeout);
+        return 0;
 }
 
 /* ---- started: the start job's end ------------------------------------------------------------ */

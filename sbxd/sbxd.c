@@ -51,7 +51,7 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return 1;
         /* the run's path without the bus's daemon; without it, clients use the system bus */
-        r = direct_server_open(m, SBX_BUS_SOCKET, &m->direct);
+        r = direct_server_open(m, SBX_BUS_SOCKET, bus_manager_install_direct, &m->direct);
         if (r < 0)
                 log_warning_errno(r, "Failed to listen on %s; clients use the system bus: %m", SBX_BUS_SOCKET);
 

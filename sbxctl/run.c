@@ -486,17 +486,16 @@ static int connect_direct(sd_bus **ret) {
         return 1;
 }
 
-/* The machine's bus (direct: sbxd's own socket, if it is there), with the client's signals taken first. 0,
- * or sbxctl's exit status. */
-static int client_connect(const ClientHooks *h, bool direct, sd_bus **ret, bool *ret_direct) {
+/* The machine's bus (with direct: sbxd's own socket if it is there, *direct saying which), with the client's
+ * signals taken first. 0, or sbxctl's exit status. */
+static int client_connect(const ClientHooks *h, bool *direct, sd_bus **ret) {
         int r;
 
         r = check_systemd();
         if (r != 0)
                 return r;
         take_signals(h->sigs, h->n_sigs);
-        *ret_direct = direct && connect_direct(ret) > 0;
-        if (*ret_direct)
+        if (direct && (*direct = connect_direct(ret) > 0))
                 return 0;
         return connect_bus(ret);
 }
@@ -545,7 +544,7 @@ int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event) {
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
         int r;
 
-        r = client_connect(&run_hooks, s->may_direct, &bus, &s->direct);
+        r = client_connect(&run_hooks, s->may_direct ? &s->direct : NULL, &bus);
         if (r != 0)
                 return r;
         r = sd_event_default(&event);
@@ -970,7 +969,6 @@ int verb_exec(int argc, char **argv) {
         _cleanup_(stdio_call_done) StdioCall c = { .null_fds = { -EBADF, -EBADF, -EBADF } };
         ExecState s = { .exit_status = -1, .tty = &tty };
         const char *sandbox, *op;
-        bool direct; /* never: Exec is on the system bus only */
         char **cmd;
         int r;
 
@@ -987,7 +985,7 @@ int verb_exec(int argc, char **argv) {
         r = command_start("exec", "sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...]", cmd, &env);
         if (r != 0)
                 return r;
-        r = client_connect(&exec_hooks, false, &bus, &direct);
+        r = client_connect(&exec_hooks, NULL, &bus); /* Exec is on the system bus only */
         if (r != 0)
                 return r;
         r = check_fd_passing(bus);

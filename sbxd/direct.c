@@ -268,20 +268,3 @@ DirectServer *direct_server_free(DirectServer *s) {
         free(s);
         return NULL;
 }
-
-bool direct_message(sd_bus_message *msg) {
-        return sd_bus_is_server(sd_bus_message_get_bus(msg)) > 0;
-}
-
-int direct_caller_uid(sd_bus_message *msg, uid_t *ret) {
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        int r;
-
-        /* SO_PEERCRED, read by sd-bus when the connection started; nothing from /proc (no augmenting) */
-        r = sd_bus_get_owner_creds(sd_bus_message_get_bus(msg), SD_BUS_CREDS_EUID, &creds);
-        if (r < 0)
-                return r;
-        if (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID)
-                return -EPERM;
-        return sd_bus_creds_get_euid(creds, ret);
-}

@@ -29,7 +29,5 @@ int direct_server_open(Manager *m, const char *path, DirectInstall install, Dire
 /* Closes every connection (without ending their runs: sbxd is going away) and removes the socket. */
 DirectServer *direct_server_free(DirectServer *s);
 
-/* Whether msg came on sbxd's own socket rather than the system bus. */
-bool direct_message(sd_bus_message *msg);
-/* The uid of the peer of a connection on sbxd's own socket, as the kernel recorded it at connect(). */
-int direct_caller_uid(sd_bus_message *msg, uid_t *ret);
+/* A message came on sbxd's own socket when its connection is a server one: sd_bus_is_server() (the
+ * caller's uid, manager_caller_uid(); the run's client, run_set_client_of(); polkit, which is not asked). */

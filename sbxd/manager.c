@@ -41,14 +41,17 @@ Run *manager_find_run(Manager *m, const char *id) {
  * sd-bus filled in from /proc/<pid>/status, which a caller can change by exec'ing a setuid program. */
 int manager_caller_uid(sd_bus_message *msg, uid_t *ret) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        sd_bus *bus = sd_bus_message_get_bus(msg);
         uint64_t augmented;
         int r;
 
-        /* on sbxd's own socket: the peer's, as the kernel recorded it at connect() */
-        if (direct_message(msg))
-                return direct_caller_uid(msg, ret);
-        /* dbus-daemon reports UnixUserID (the peer's effective uid at connect time) as EUID */
-        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
+        /* on sbxd's own socket (direct.h: a server connection): the peer's, as the kernel recorded it at
+         * connect(); on the system bus, dbus-daemon reports UnixUserID (the peer's effective uid at connect
+         * time) as EUID */
+        if (sd_bus_is_server(bus) > 0)
+                r = sd_bus_get_owner_creds(bus, SD_BUS_CREDS_EUID, &creds);
+        else
+                r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
         if (r < 0)
                 return r;
         augmented = sd_bus_creds_get_augmented_mask(creds);

@@ -961,12 +961,11 @@ static int supervise_command(Supervisor *sup, const char *cg, char **argv, char 
         if (pid == 0)
                 child(argv, env, sup);
 
-        r = supervisor_start(sup, &error);
+        r = supervisor_start(sup, pid, &error);
         if (r < 0) {
-                /* The child could not install the program and ends without running the command. (Had it
-                 * got as far as execve() all the same, the program would be in force without a
-                 * supervisor: what it catches fails with ENOSYS.) */
-                (void) kill(pid, SIGKILL);
+                /* The child could not install the program and has ended (reaped there) without running the
+                 * command. (Had it got as far as execve() all the same, the program would be in force
+                 * without a supervisor: what it catches fails with ENOSYS.) */
                 end_leftovers(cg);
                 return refuse("%s", error ?: strerror(-r));
         }

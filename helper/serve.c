@@ -104,11 +104,9 @@ _noreturn_ static void supervise_one(int ctl, const ServeConfig *cfg, const SbxE
                 _exit(SBX_EXIT_FAILURE);
         }
         sup.group = pid;
-        r = supervisor_start(&sup, &error);
+        r = supervisor_start(&sup, pid, &error);
         if (r < 0) {
-                (void) kill(pid, SIGKILL);
                 fprintf(stderr, "sbx: %s\n", error ?: strerror(-r));
-                (void) waitpid(pid, NULL, 0);
                 goto fail;
         }
         r = supervisor_wait(&sup, pid, &status);

@@ -213,7 +213,28 @@ int supervisor_child_seal(Supervisor *s) {
         return r;
 }
 
-int supervisor_start(Supervisor *s, char **ret_error) {
+/* Ends and reaps the child that was to hand over the listener; how it ended: " (killed by SIGKILL)",
+ * " (exit status 1)". (When its end of the socket closed, it had ended already: SIGKILL changes nothing
+ * in what waitpid() says then.) */
+static const char *child_end(pid_t pid, char buf[static 64]) {
+        int status;
+        pid_t k;
+
+        (void) kill(pid, SIGKILL);
+        do
+                k = waitpid(pid, &status, 0);
+        while (k < 0 && errno == EINTR);
+        if (k != pid)
+                return "";
+        if (WIFSIGNALED(status))
+                (void) snprintf(buf, 64, " (killed by SIG%s)", sigabbrev_np(WTERMSIG(status)) ?: "?");
+        else
+                (void) snprintf(buf, 64, " (exit status %d)", WEXITSTATUS(status));
+        return buf;
+}
+
+int supervisor_start(Supervisor *s, pid_t pid, char **ret_error) {
+        char buf[64];
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(s->streams); i++)
@@ -224,9 +245,13 @@ int supervisor_start(Supervisor *s, char **ret_error) {
         s->sock[1] = safe_close(s->sock[1]);
         r = seccomp_listener_recv(s->sock[0], &s->listener);
         s->sock[0] = safe_close(s->sock[0]);
+        if (r >= 0)
+                return 0;
         if (r == -EPIPE)
                 return error_setf(ret_error, r, "the seccomp filter was not installed: the child ended before it "
-                            "handed over the listener");
+                            "handed over the listener%s", child_end(pid, buf));
+        /* it sent why it failed, or broke the protocol: either way it must not go on to the command */
+        (void) child_end(pid, buf);
         if (r == -EPERM)
                 return error_setf(ret_error, r, "the seccomp filter cannot be installed: %s (is seccomp() allowed by "
                             "the unit's SystemCallFilter=?)", strerror(-r));

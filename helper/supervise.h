@@ -94,9 +94,10 @@ int supervisor_child_output(Supervisor *s);
  * failure the child must not run the command (the helper refuses the run). */
 int supervisor_child_seal(Supervisor *s);
 
-/* In the parent after the fork: takes the listener. On failure (the child could not install the
- * program, and did not and will not run the command) a message in *ret_error. */
-int supervisor_start(Supervisor *s, char **ret_error);
+/* In the parent after the fork of pid: takes the listener. On failure (the child could not install the
+ * program, and did not and will not run the command) the child is ended and reaped, and *ret_error says
+ * why, with how the child ended when it ended by itself. */
+int supervisor_start(Supervisor *s, pid_t pid, char **ret_error);
 
 /* Until the child pid ends: answers notifications, relays output, reaps orphans; with a group, passes the
  * signals of signal_fd on to it and kills it at the deadline (timed_out). Output past the ceiling (unless

@@ -22,7 +22,8 @@ NODE_MIN=20
 PKGS=(
   # build
   meson ninja-build pkg-config gcc libc6-dev clang llvm
-  libsystemd-dev libbpf-dev bpftool libseccomp-dev libjson-c-dev libssl-dev libcurl4-openssl-dev
+  libsystemd-dev libbpf-dev bpftool libseccomp-dev libjson-c-dev libssl-dev libgcrypt20-dev
+  libcurl4-openssl-dev
   # sbx-export: archives and file types
   libarchive-dev libmagic-dev
   # unit tests; the sanitizer build and the fuzzers (clang's ASan, UBSan and libFuzzer runtimes:

@@ -8,12 +8,12 @@
 
 #define SHA256_DIGEST_SIZE 32
 
-/* Thin wrappers over OpenSSL's libcrypto (EVP). Hashing fails only when libcrypto cannot allocate or
- * its default provider offers no SHA-256; then the wrappers abort() rather than hand back a digest
- * that is not one (digests name policies and key tenant ids). */
+/* Thin wrappers over libgcrypt (sha256.c). Hashing fails only when libgcrypt cannot be loaded or cannot
+ * allocate; then the wrappers abort() rather than hand back a digest that is not one (digests name
+ * policies and key tenant ids). */
 
 typedef struct Sha256 {
-        struct evp_md_ctx_st *md; /* EVP_MD_CTX */
+        struct gcry_md_handle *md; /* gcry_md_hd_t */
 } Sha256;
 
 /* Streaming: sha256_init() allocates the context and sha256_final() writes the digest and frees it,

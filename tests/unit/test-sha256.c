@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The libcrypto wrappers in sha256.c: SHA-256 against the FIPS 180-4 examples, HMAC-SHA256 against
+/* The libgcrypt wrappers in sha256.c: SHA-256 against the FIPS 180-4 examples, HMAC-SHA256 against
  * RFC 4231, and hex_encode. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -141,7 +141,7 @@ static void test_sha256_padding_boundaries(void **state) {
 }
 
 /* The context is reusable after final: a second hash does not see the first. Final releases the
- * libcrypto context. */
+ * libgcrypt handle. */
 static void test_sha256_reinit(void **state) {
         uint8_t d[SHA256_DIGEST_SIZE];
         Sha256 ctx;

@@ -15,6 +15,15 @@ pct() {
   printf '%s\n' "$@" | sort -n | awk -v p="$p" '{a[NR]=$1} END {i=int((p*NR+99)/100); if (i<1) i=1; print a[i]}'
 }
 
+# pool_waiting PROFILE: how many of PROFILE's pooled units wait for a run
+pool_waiting() {
+  local u n=0
+  for u in $(systemctl list-units --all --no-legend --plain "sbx-$1-*.service" | awk '/sbx pool unit/ {print $1}'); do
+    [ "$(systemctl show -P StatusText "$u")" = "waiting for a run" ] && n=$((n + 1))
+  done
+  echo "$n"
+}
+
 # settle: until no run of sbx's is between its answer and the end of its cleanup (no "exited" row in
 # `sbxctl list --all`; at most 10 s), and no unit of a run is still going away. A run answers at Exited and
 # its cleanup (the figures reader, the unit's and the space's removal) goes on after: called before each

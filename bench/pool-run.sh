@@ -46,16 +46,9 @@ trap cleanup EXIT
 systemctl start sbxd.service || { echo "bench: cannot start sbxd" >&2; exit 1; }
 sbxctl profile reload || { echo "bench: profile reload failed" >&2; exit 1; }
 
-pool_waiting() {
-  local u n=0
-  for u in $(systemctl list-units --all --no-legend --plain 'sbx-sbxbench_pool-*.service' | awk '/sbx pool unit/ {print $1}'); do
-    [ "$(systemctl show -P StatusText "$u")" = "waiting for a run" ] && n=$((n + 1))
-  done
-  echo "$n"
-}
 wait_pool() {   # until P units wait (max 120 s)
   local end=$((SECONDS + 120))
-  while [ "$(pool_waiting)" -lt "$P" ]; do
+  while [ "$(pool_waiting sbxbench_pool)" -lt "$P" ]; do
     [ "$SECONDS" -lt "$end" ] || { echo "bench: the pool did not fill within 120 s" >&2; exit 1; }
     sleep 0.1
   done

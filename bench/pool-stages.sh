@@ -16,40 +16,40 @@
 # A diagnostic, not a target: pool-run.sh holds the comparison with bubblewrap. Prints one
 # "BENCH stage_FROM_TO_p50_ms value" line per stage.
 set -uo pipefail
-N=${1:-16}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
+
+# --runs N, inside the testbed: the paced runs, each after two waiting units and half a second of quiet
+if [ "${1:-}" = --runs ]; then
+  N=$2 PROFILE=sbxbench_stages
+  mkdir -p /run/sbx/profiles.d
+  jq '.pool = {"size": 2}' /usr/lib/sbx/profiles.d/offline.json > "/run/sbx/profiles.d/$PROFILE.json"
+  trap 'rm -f "/run/sbx/profiles.d/$PROFILE.json"; sbxctl profile reload > /dev/null' EXIT
+  systemctl start sbxd.service || { echo "bench: cannot start sbxd" >&2; exit 1; }
+  sbxctl profile reload > /dev/null || { echo "bench: profile reload failed" >&2; exit 1; }
+  for ((i = 0; i < N; i++)); do
+    end=$((SECONDS + 120))
+    while [ "$(pool_waiting "$PROFILE")" -lt 2 ]; do
+      [ "$SECONDS" -lt "$end" ] || { echo "bench: the pool did not fill within 120 s" >&2; exit 1; }
+      sleep 0.1
+    done
+    sleep 0.5
+    sbxctl run -p "$PROFILE" -- /bin/true < /dev/null > /dev/null 2>&1
+  done
+  exit 0
+fi
+
+N=${1:-16}
 command -v perf >/dev/null || { echo "bench: perf is not installed (Debian: linux-perf)" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "bench: must run as root" >&2; exit 2; }
 TMP=$(mktemp -d /var/tmp/sbx-stages.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
-# the paced runs, inside the testbed: each waits for two waiting units and half a second of quiet
-cat > "$TMP/runs.sh" <<EOS
-set -u
-mkdir -p /run/sbx/profiles.d
-jq '.pool = {"size": 2}' /usr/lib/sbx/profiles.d/offline.json > /run/sbx/profiles.d/sbxbench_stages.json
-sbxctl profile reload > /dev/null || exit 1
-waiting() {
-  local n=0 u
-  for u in \$(systemctl list-units --all --no-legend --plain 'sbx-sbxbench_stages-*.service' | awk '/sbx pool unit/ {print \$1}'); do
-    [ "\$(systemctl show -P StatusText "\$u")" = "waiting for a run" ] && n=\$((n + 1))
-  done
-  echo \$n
-}
-for i in \$(seq $N); do
-  for t in \$(seq 300); do [ "\$(waiting)" -ge 2 ] && break; sleep 0.1; done
-  sleep 0.5
-  sbxctl run -p sbxbench_stages -- /bin/true < /dev/null > /dev/null 2>&1
-done
-rm -f /run/sbx/profiles.d/sbxbench_stages.json
-sbxctl profile reload > /dev/null
-EOS
-# the testbed sees the repo at its own path (SBX_BIND), not this machine's /var/tmp
-cp "$TMP/runs.sh" "$REPO/.bench-pool-stages-runs.sh"
-trap 'rm -rf "$TMP"; rm -f "$REPO/.bench-pool-stages-runs.sh"' EXIT
+# the testbed sees the repo at its own path (SBX_BIND): this script runs there with --runs
 perf record -q -o "$TMP/perf.data" -a -e sched:sched_process_exec -e sched:sched_process_exit \
   -e syscalls:sys_enter_connect -e syscalls:sys_enter_accept4 -e syscalls:sys_enter_sendmsg \
   -e syscalls:sys_enter_sendto -e syscalls:sys_enter_exit_group \
-  -- "$REPO/testbed/nspawn.sh" exec bash "$REPO/.bench-pool-stages-runs.sh" > /dev/null 2>&1 ||
+  -- "$REPO/testbed/nspawn.sh" exec bash "$REPO/bench/pool-stages.sh" --runs "$N" > /dev/null 2>&1 ||
   { echo "bench: perf record or the runs failed" >&2; exit 1; }
 perf script -i "$TMP/perf.data" -F comm,pid,time,event,trace 2> /dev/null > "$TMP/events.txt"
 python3 "$REPO/bench/pool-stages.py" "$TMP/events.txt"

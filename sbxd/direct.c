@@ -23,6 +23,7 @@ typedef struct DirectPeer {
         uid_t uid;
         char name[32];                 /* "direct.N": the client's name in the log */
         sd_event_source *io, *more;    /* its socket; another turn of peer_process() */
+        sd_event_source *deadline;     /* the handshake's (DIRECT_HANDSHAKE_USEC) */
         struct DirectPeer *next, *prev;
 } DirectPeer;
 
@@ -68,6 +69,7 @@ static void peer_free(DirectPeer *p, bool ended) {
         s->n_peers--;
         sd_event_source_disable_unref(p->io);
         sd_event_source_disable_unref(p->more);
+        sd_event_source_disable_unref(p->deadline);
         /* not flushed: a flush would wait for a handshake the peer may never finish */
         sd_bus_close_unref(p->bus);
         free(p);
@@ -102,6 +104,18 @@ static int on_peer_io(sd_event_source *src, int fd, uint32_t revents, void *user
 
 static int on_peer_more(sd_event_source *src, void *userdata) {
         return peer_process(userdata);
+}
+
+/* The handshake's deadline: a connection still in it is closed (it has no runs: it has made no call). */
+static int on_peer_deadline(sd_event_source *src, uint64_t usec, void *userdata) {
+        DirectPeer *p = userdata;
+
+        if (sd_bus_is_ready(p->bus) > 0)
+                return 0;
+        log_debug("Client %s (uid %u) did not finish its handshake within %u s; closed.", p->name,
+                  (unsigned) p->uid, (unsigned) (DIRECT_HANDSHAKE_USEC / USEC_PER_SEC));
+        peer_free(p, true);
+        return 0;
 }
 
 /* Before each wait: POLLOUT too while sd-bus has something queued for the peer. */
@@ -150,9 +164,13 @@ static int peer_start(DirectServer *s, int fd, uid_t uid) {
                 r = sd_event_add_defer(s->manager->event, &p->more, on_peer_more, p);
         if (r >= 0)
                 r = sd_event_source_set_enabled(p->more, SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_add_time_relative(s->manager->event, &p->deadline, CLOCK_MONOTONIC,
+                                               DIRECT_HANDSHAKE_USEC, 0, on_peer_deadline, p);
         if (r < 0) {
                 sd_event_source_disable_unref(p->io);
                 sd_event_source_disable_unref(p->more);
+                sd_event_source_disable_unref(p->deadline);
                 sd_bus_close_unref(p->bus);
                 free(p);
                 return r;

@@ -19,6 +19,10 @@ typedef struct DirectServer DirectServer;
  * the system bus, whose daemon has limits of its own). */
 #define DIRECT_PEERS_MAX 256U
 #define DIRECT_PEERS_PER_UID_MAX 64U
+/* A connection's handshake (AUTH ... BEGIN) ends within this of its accept(), or the connection is closed:
+ * a connection that never finishes one would otherwise hold one of its uid's slots for ever (sbxctl's
+ * takes milliseconds, even emulated). */
+#define DIRECT_HANDSHAKE_USEC (10 * USEC_PER_SEC)
 
 /* What a new connection gets of the interface (bus_manager_install_direct()). */
 typedef int (*DirectInstall)(Manager *m, sd_bus *peer);

@@ -12,6 +12,10 @@ to sbxd. Used by test-48 as an attacker.
                                             a Ping (answered: the connection is still served)
     direct-client.py flood N RELEASE        N connections, each through its handshake; prints
                                             "accepted K refused M", then holds them until RELEASE exists
+    direct-client.py silent N SECS          N connections that send nothing, and one through its
+                                            handshake; prints "open N", then waits (at most SECS) until
+                                            sbxd has closed the N, and prints "closed K of N after S s;
+                                            handshaken: ok" (the one with its handshake still served)
 
 Prints one line: "ok", "error NAME", or the flood's counts. Exit status 0 unless the socket could not be
 used at all (2)."""
@@ -145,8 +149,39 @@ def answer(s, serial):
             return "ok" if kind == 2 else "error " + str(err)
 
 
+def silent(n, secs):
+    quiet = []
+    for _ in range(n):
+        q = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        q.connect(PATH)
+        q.setblocking(False)
+        quiet.append(q)
+    done = connect()
+    start = time.monotonic()
+    print(f"open {n}", flush=True)
+    closed, elapsed = set(), 0.0
+    while len(closed) < n and time.monotonic() - start < secs:
+        for i, q in enumerate(quiet):
+            if i in closed:
+                continue
+            try:
+                if q.recv(1) == b"":
+                    closed.add(i)
+            except BlockingIOError:
+                pass
+            except OSError:
+                closed.add(i)
+        elapsed = time.monotonic() - start
+        time.sleep(0.1)
+    done.sendall(message(1, 30, [(1, "o", OBJ), (2, "s", "org.freedesktop.DBus.Peer"), (3, "s", "Ping")]))
+    print(f"closed {len(closed)} of {n} after {int(elapsed)} s; handshaken: {answer(done, 30)}", flush=True)
+    return 0
+
+
 def main():
     what = sys.argv[1]
+    if what == "silent":
+        return silent(int(sys.argv[2]), float(sys.argv[3]))
     if what == "flood":
         n, release = int(sys.argv[2]), sys.argv[3]
         held, refused = [], 0

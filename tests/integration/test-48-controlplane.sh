@@ -213,6 +213,23 @@ assert_rc 0 as_a env SBX_LOG_LEVEL=debug sbxctl run -- true
 assert_contains "$T_OUT" "connected to sbxd at /run/sbx/bus" "A's run once its connections are closed"
 assert_clean
 
+t_begin "sbxd's own socket: connections that do not finish their handshake are closed after 10 s, a finished one is not"
+as_a $PY "$DIRECT" silent 63 40 > "$W/silent" 2>&1 & spid=$!
+for _ in $(seq 300); do [ -s "$W/silent" ] && break; sleep 0.1; done
+assert_eq "open 63" "$(head -n 1 "$W/silent")" "A's silent connections (and one through its handshake: 64)"
+# A's 64 slots are held (63 silent, 1 handshaken) (sbxctl connects at once: well within the 10 s)
+assert_rc 0 as_a env SBX_LOG_LEVEL=debug sbxctl run -- echo a-while-held
+assert_contains "$T_OUT" "/run/sbx/bus not usable: the system bus" "A's run while its 64 connections are held"
+wait "$spid"
+line=$(tail -n 1 "$W/silent")
+assert_contains "$line" "closed 63 of 63 after" "the silent connections"
+assert_contains "$line" "handshaken: ok" "the connection that finished its handshake, after the deadline"
+assert_match "$line" "after (9|[1-3][0-9]) s" "closed at the deadline, not before it"
+assert_rc 0 as_a env SBX_LOG_LEVEL=debug sbxctl run -- echo a-after
+assert_contains "$T_OUT" "connected to sbxd at /run/sbx/bus" "A's run once the silent connections are closed"
+assert_contains "$T_OUT" "a-after"
+assert_clean
+
 t_begin "the workspace's mode comes back after a run that changed it and after a hand-over that failed"
 mkdir -p "$W/c"; touch "$W/c/locked"; chown -R "$UA:" "$W/c"; chmod 0751 "$W/c"
 assert_rc 0 as_a sbxctl run --workspace "$W/c" -- sh -c 'stat -c %a .; chmod 0777 .'

@@ -24,72 +24,6 @@
 #include "terminal.h"
 #include "verbs.h"
 
-/* One word for a POSIX shell (the login shell on the other end of ssh): in single quotes, ' as '\'' */
-static void shell_quote(FILE *f, const char *s) {
-        fputc('\'', f);
-        for (; *s; s++)
-                if (*s == '\'')
-                        fputs("'\\''", f);
-                else
-                        fputc(*s, f);
-        fputc('\'', f);
-}
-
-/* run and exec with -H. Their stdin, stdout and stderr are file descriptors passed in the D-Bus call, and D-Bus
- * over ssh cannot carry file descriptors (systemd-stdio-bridge relays messages, not descriptors). So sbxctl runs
- * itself on HOST with the same arguments but -H, and ssh carries what the descriptors would have: the streams,
- * the terminal, Ctrl-C, the end of the connection (see watch_hangup()) and the exit status. */
-static int exec_over_ssh(void) {
-        _cleanup_free_ char *dest = NULL, *port = NULL, *machine = NULL, *cmdline = NULL;
-        const char *args[16];
-        size_t n = 0, size = 0;
-        FILE *f;
-        int r;
-
-        r = parse_host(arg_host, &dest, &port, &machine);
-        if (r == -ENOMEM)
-                return failed("out of memory");
-        if (r < 0)
-                return refused("--host: '%s' is not [USER@]HOST[:PORT][/MACHINE]", arg_host);
-        f = open_memstream(&cmdline, &size);
-        if (!f)
-                return failed("out of memory");
-        fputs("sbxctl", f);
-        if (machine) {
-                fputs(" -M ", f);
-                shell_quote(f, machine);
-        }
-        for (size_t i = 1; arg_argv[i]; i++)
-                if (!arg_host_word[i]) {
-                        fputc(' ', f);
-                        shell_quote(f, arg_argv[i]);
-                }
-        if (fclose(f) != 0 || !cmdline)
-                return failed("out of memory");
-
-        args[n++] = "ssh";
-        args[n++] = "-x";
-        /* a terminal on the other end only when this end is all terminal: otherwise the three streams stay
-         * apart and byte for byte what the command wrote */
-        args[n++] = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) ? "-t" : "-T";
-        args[n++] = "-o";
-        args[n++] = "BatchMode=yes";
-        args[n++] = "-o";
-        args[n++] = "LogLevel=ERROR"; /* errors, but no "Connection to HOST closed." after each command */
-        if (port) {
-                args[n++] = "-p";
-                args[n++] = port;
-        }
-        args[n++] = "--";
-        args[n++] = dest;
-        args[n++] = cmdline;
-        args[n] = NULL;
-        log_debug("on %s: ssh ... -- %s %s", arg_host, dest, cmdline);
-        fflush(stdout);
-        execvp("ssh", (char **) args);
-        return unreachable("cannot run ssh: %s", strerror(errno));
-}
-
 /* ---- run ------------------------------------------------------------------------------------------- */
 
 /* how long (in tries, a second apart) to wait for a new sbxd after the one the run was started with left */
@@ -288,20 +222,6 @@ static int attach(RunState *s) {
         return 0;
 }
 
-static int fd_or_null(int fd, int flags, int *ret_opened) {
-        /* A terminal as stdin goes read-only (a description of its own): opened for writing, the
-         * command could write to the caller's terminal past the output limit. */
-        if (fd == STDIN_FILENO && fd_is_writable_tty(fd)) {
-                *ret_opened = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
-                if (*ret_opened >= 0)
-                        return *ret_opened;
-        }
-        if (fcntl(fd, F_GETFD) >= 0)
-                return fd;
-        *ret_opened = open("/dev/null", flags | O_CLOEXEC);
-        return *ret_opened;
-}
-
 /* --credential NAME=@FILE: FILE's content (at most SECRET_MAX bytes, checked by check_credential_files())
  * in a sealed memfd, never its path. */
 static int file_to_memfd(const char *path, int *ret) {
@@ -317,44 +237,12 @@ static int file_to_memfd(const char *path, int *ret) {
         return r;
 }
 
-/* --credential NAME=@FILE: FILE must be a regular file sbxctl can read, of 1 byte to 64 KiB. */
-int check_credential_files(void) {
-        for (char **i = arg_credential_files; i && i[0] && i[1]; i += 2) {
-                struct stat st;
-
-                if (stat(i[1], &st) < 0 || access(i[1], R_OK) < 0)
-                        return refused("--credential: cannot read '%s': %m", i[1]);
-                if (!S_ISREG(st.st_mode))
-                        return refused("--credential: '%s' is not a regular file", i[1]);
-                if (st.st_size < 1 || st.st_size > (off_t) SECRET_MAX)
-                        return refused("--credential: '%s' is empty or larger than %u KiB", i[1], SECRET_MAX / 1024);
-        }
-        return 0;
-}
-
 int append_request(sd_bus_message *m, const char *workspace, const char *dataset, int export_fd, bool sandbox,
                    char **cmd, char **env, TermRelay *tty) {
-        char *term = getenv("TERM");
-        ClientRequest req = {
-                .profile = arg_profile,
-                .workspace = workspace,
-                .dataset = dataset,
-                .image = arg_image,
-                .network = arg_network,
-                .cpu_percent = arg_cpu,
-                .memory = arg_memory,
-                .tasks = arg_tasks,
-                .timeout = arg_timeout,
-                /* TERM only for a terminal, and only a name sbxd would accept (else the run goes without it) */
-                .term = !sandbox && term && isatty(STDOUT_FILENO) && run_request_term_is_valid(term) ? term : NULL,
-                .idle_timeout = sandbox ? arg_idle_timeout : 0,
-                .name = sandbox ? arg_name : NULL,
-                .detach = sandbox && arg_detach,
-                /* the export's outcome comes with the cleanup (the review of ~/out before its space goes) */
-                .wait_cleanup = !sandbox && (arg_wait_cleanup || export_fd >= 0),
-        };
+        ClientRequest req;
         int r;
 
+        run_request_init(&req, workspace, dataset, export_fd, sandbox);
         r = sd_bus_message_open_container(m, 'a', "{sv}");
         if (r >= 0)
                 r = client_request_append(m, &req);
@@ -408,44 +296,6 @@ int append_request(sd_bus_message *m, const char *workspace, const char *dataset
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
         return r;
-}
-
-/* The directory's absolute path without symlinks: sbxd wants nothing else. */
-int resolve_dir(const char *what, const char *arg, char **ret) {
-        struct stat st;
-
-        /* a directory of the other machine: sbxd there checks it (this machine's file system says nothing) */
-        if (arg_host || arg_machine) {
-                if (arg[0] != '/')
-                        return refused("%s: '%s' is a directory%s: give it as an absolute path there", what, arg,
-                                       bus_owner());
-                *ret = strdup(arg);
-                return *ret ? 0 : failed("out of memory");
-        }
-        if (stat(arg, &st) < 0) {
-                if (errno == ENOENT)
-                        return refused("%s: '%s' does not exist", what, arg);
-                return refused("%s: '%s': %s", what, arg, strerror(errno));
-        }
-        if (!S_ISDIR(st.st_mode))
-                return refused("%s: '%s' is not a directory", what, arg);
-        *ret = realpath(arg, NULL);
-        if (!*ret)
-                return refused("%s: '%s': %s", what, arg, strerror(errno));
-        return 0;
-}
-
-/* Signals are handled from the event loop from here on. A shell may have started us with them ignored
- * (a background job): take them back first. */
-static void take_signals(const int *sigs, size_t n) {
-        sigset_t mask;
-
-        sigemptyset(&mask);
-        for (size_t i = 0; i < n; i++) {
-                (void) signal(sigs[i], SIG_DFL);
-                sigaddset(&mask, sigs[i]);
-        }
-        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
 }
 
 /* What a client waiting for the end of what it started (a run, a sandbox, an exec) listens to. */
@@ -598,16 +448,6 @@ int run_state_follow(RunState *s, sd_bus_message *reply, const char *id) {
         return 0;
 }
 
-/* run and exec: the command line (the options' environment checked with it); with -H, sbxctl on HOST runs
- * it (exec_over_ssh() returns only if ssh could not be started). 0, or sbxctl's exit status. */
-static int command_start(const char *verb, const char *usage, char **cmd, char ***ret_env) {
-        if (strv_length(cmd) == 0)
-                return refused("%s: no command given (usage: %s)", verb, usage);
-        if (arg_host)
-                return exec_over_ssh();
-        return command_prepare(cmd, ret_env);
-}
-
 /* The end of a Run or Exec call: the caller's stdin, stdout and stderr (/dev/null for those it has not got),
  * or with a terminal the run's end of its socket as all three */
 static int append_stdio(sd_bus_message *m, const TermRelay *t, int *null_in, int *null_out, int *null_err) {
@@ -733,6 +573,44 @@ int follow_reply(sd_bus_message *reply, const char *id, char **ret_id, char **re
         return 0;
 }
 
+/* A run the sbxctl front started on sbxd's own socket, which closed mid-run (sbxd went away: run-direct.c's
+ * follow_elsewhere()): followed from here as run_state_to_bus() does, over the system bus, the next sbxd
+ * asked for it (Attach). SBX_RUN_FOLLOW is its id, SBX_RUN_FOLLOW_SIGNAL the signal the front had got
+ * (0: none), Stop() for it asked again of the next sbxd. */
+static int run_follow(const char *id) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        const char *sig = getenv("SBX_RUN_FOLLOW_SIGNAL");
+        RunState s = { .wait_cleanup = arg_wait_cleanup };
+        int r, ret;
+
+        if (!run_id_is_valid(id))
+                return refused("SBX_RUN_FOLLOW: '%s' is not a run id", id);
+        s.run_id = strdup(id);
+        if (!s.run_id)
+                return failed("out of memory");
+        s.got_signal = sig ? atoi(sig) : 0;
+        (void) unsetenv("SBX_RUN_FOLLOW");
+        (void) unsetenv("SBX_RUN_FOLLOW_SIGNAL");
+        r = run_state_open(&s, &bus, &event);
+        if (r == 0 && run_state_watch_end(&s, bus) < 0)
+                r = failed("cannot set up the bus connection");
+        if (r == 0 && watch_hangup(event, on_run_hangup, &s) < 0)
+                r = failed("cannot watch stdout and stderr");
+        if (r != 0) {
+                free(s.run_id);
+                return r;
+        }
+        (void) attach(&s);
+        r = sd_event_loop(event);
+        ret = r < 0 ? failed("event loop failed: %s", strerror(-r)) :
+                run_outcome(s.record, s.run_id, s.got_signal, s.disconnected, s.daemon_gone);
+        free(s.run_id);
+        free(s.daemon);
+        run_record_free(s.record);
+        return ret;
+}
+
 int verb_run(int argc, char **argv) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_event_unrefp) sd_event *event = NULL;
@@ -743,11 +621,12 @@ int verb_run(int argc, char **argv) {
         _cleanup_(term_relay_done) TermRelay tty = TERM_RELAY_INIT;
         _cleanup_(stdio_call_done) StdioCall c = { .null_fds = { -EBADF, -EBADF, -EBADF } };
         RunState s = {};
-        bool export_failed = false;
         char **cmd = argv;
         const char *id;
         int r, ret;
 
+        if (getenv("SBX_RUN_FOLLOW"))
+                return run_follow(getenv("SBX_RUN_FOLLOW"));
         if (argc > 0 && streq(argv[0], "--"))
                 cmd++;
         r = command_start("run", "sbxctl run [OPTIONS] -- CMD [ARGS...]", cmd, &env);
@@ -808,37 +687,8 @@ int verb_run(int argc, char **argv) {
 
         r = sd_event_loop(event);
         term_relay_finish(&tty);
-        if (r >= 0 && s.record)
-                print_unenforced(s.record);
-        if (r >= 0 && s.record && !arg_quiet) {
-                print_observations(s.record);
-                print_egress_summary(s.record);
-        }
-        if (r >= 0 && s.record)
-                export_failed = print_export_summary(s.record);
-        if (r < 0)
-                ret = failed("event loop failed: %s", strerror(-r));
-        else if (s.disconnected)
-                ret = complain(arg_machine ? SBXCTL_EXIT_UNREACHABLE : SBX_EXIT_FAILURE,
-                               "the connection to the system bus%s ended during run %s, which ends with it",
-                               bus_owner(), s.run_id);
-        else if (s.daemon_gone)
-                ret = failed("sbxd went away during run %s; its outcome is unknown", s.run_id);
-        else if (!s.record)
-                ret = failed("no valid record for run %s", s.run_id);
-        else if (s.record->stop_reason == STOP_REFUSED || s.record->stop_reason == STOP_START_FAILED)
-                ret = failed("run %s did not start: %s", s.run_id, strna(s.record->error));
-        else if (s.record->stop_reason == STOP_LOST)
-                ret = failed("run %s ended with an outcome sbx does not know: %s", s.run_id,
-                             strna(s.record->error));
-        else if (s.record->stop_reason == STOP_CANCELLED && s.got_signal > 0)
-                ret = 128 + s.got_signal;
-        else
-                ret = run_record_exit_status(s.record); /* a limit that stopped it has its line above */
-        /* a command that succeeded, its output not delivered: not a success (the line is above) */
-        if (ret == 0 && export_failed)
-                ret = SBX_EXIT_FAILURE;
-
+        ret = r < 0 ? failed("event loop failed: %s", strerror(-r)) :
+                run_outcome(s.record, s.run_id, s.got_signal, s.disconnected, s.daemon_gone);
         free(s.run_id);
         free(s.daemon);
         run_record_free(s.record);

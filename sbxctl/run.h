@@ -8,6 +8,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "client-request.h"
 #include "record.h"
 #include "terminal.h"
 
@@ -29,10 +30,25 @@ typedef struct RunState {
 
 /* Ctrl-C, SIGTERM, SIGHUP: Stop() for the run, once there is one. */
 int on_signal(sd_event_source *src, const struct signalfd_siginfo *si, void *userdata);
+/* basics.c (no libsystemd: the front shares them): */
 /* --credential NAME=@FILE: FILE must be a regular file sbxctl can read, of 1 byte to 64 KiB. */
 int check_credential_files(void);
 /* The directory's absolute path without symlinks: sbxd wants nothing else. */
 int resolve_dir(const char *what, const char *arg, char **ret);
+/* run and exec: the command line (the options' environment checked with it, in *ret_env); with -H, sbxctl on
+ * HOST runs it (over ssh: this returns only if ssh could not be started). 0, or sbxctl's exit status. */
+int command_start(const char *verb, const char *usage, char **cmd, char ***ret_env);
+/* The plain keys of a Run (sandbox false) or CreateSandbox request from the options. */
+void run_request_init(ClientRequest *req, const char *workspace, const char *dataset, int export_fd, bool sandbox);
+/* What a Run or Exec passes as the command's stdin, stdout or stderr for the caller's fd: fd itself, a
+ * read-only description of a terminal that is stdin, or /dev/null (opened into *ret_opened) for one the
+ * caller has not got. */
+int fd_or_null(int fd, int flags, int *ret_opened);
+/* The signals taken from the shell (default action, blocked: read from a signalfd). */
+void take_signals(const int *sigs, size_t n);
+/* The end of a run: its lines (limits, egress, export) and sbxctl's exit status, from its record (NULL:
+ * none came) and how the wait ended. */
+int run_outcome(const RunRecord *rec, const char *run_id, int got_signal, bool disconnected, bool daemon_gone);
 /* The bus and event loop of a client waiting for a run's (or sandbox's) end; with s->may_direct, sbxd's own
  * socket when it is there (s->direct). 0, or sbxctl's exit status. */
 int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event);

@@ -17,9 +17,6 @@
 #include "terminal.h"
 #include "tty-proto.h"
 
-/* -1: decide (both stdin and stdout terminals), 0: -T, 1: -t (options.c) */
-int arg_tty = -1;
-
 /* The caller's terminal modes while it is raw: put back at exit, whichever way it comes */
 static struct termios saved_modes;
 static bool modes_saved;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The sentences of sbxd's clients for sbxd's error replies and for an exec's abnormal end. */
+/* The sentences of sbxd's clients for sbxd's error replies and for an exec's abnormal end (pure: the
+ * sd-bus side is client-bus.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,34 +8,41 @@
 #include "client-error.h"
 #include "util.h"
 
-bool client_connection_failed(sd_bus *bus, const sd_bus_error *e) {
-        return sd_bus_is_open(bus) <= 0 ||
-               sd_bus_error_has_names(e, "System.Error.ECONNRESET", "System.Error.ENOTCONN", "System.Error.EPIPE",
-                                      "System.Error.ESHUTDOWN", "System.Error.ECONNREFUSED",
-                                      SD_BUS_ERROR_DISCONNECTED);
+static bool name_in(const char *name, const char *const *names) {
+        for (; name && *names; names++)
+                if (streq(name, *names))
+                        return true;
+        return false;
 }
 
-int client_bus_error(const sd_bus_error *e, int r, const char *where, bool elsewhere, char **ret_sentence) {
+int client_error_sentence(const char *name, const char *message, int r, const char *where, bool elsewhere,
+                          char **ret_sentence) {
+        static const char *const refused[] = {
+                "org.sbx.Error.InvalidRequest", "org.sbx.Error.NoSuchProfile", "org.sbx.Error.AccessDenied",
+                "org.sbx.Error.Exists", "org.sbx.Error.NoSuchImage", "org.sbx.Error.NoTerminal", NULL,
+        };
+        static const char *const not_found[] = {
+                "org.sbx.Error.NoSuchRun", "org.sbx.Error.NoSuchSandbox", "org.sbx.Error.NoSuchSecret",
+                "org.sbx.Error.NoSuchItem", "org.sbx.Error.NoSuchCache", NULL,
+        };
+        static const char *const no_sbxd[] = {
+                "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner", NULL,
+        };
         ClientFault fault = CLIENT_FAULT_FAILED;
         char *s;
         int n;
 
-        if (sd_bus_error_has_names(e, "org.sbx.Error.InvalidRequest", "org.sbx.Error.NoSuchProfile",
-                                   "org.sbx.Error.AccessDenied", "org.sbx.Error.Exists", "org.sbx.Error.NoSuchImage",
-                                   "org.sbx.Error.NoTerminal"))
+        if (name_in(name, refused))
                 fault = CLIENT_FAULT_REFUSED;
-        else if (sd_bus_error_has_names(e, "org.sbx.Error.NoSuchRun", "org.sbx.Error.NoSuchSandbox",
-                                        "org.sbx.Error.NoSuchSecret", "org.sbx.Error.NoSuchItem",
-                                        "org.sbx.Error.NoSuchCache"))
+        else if (name_in(name, not_found))
                 fault = CLIENT_FAULT_NOT_FOUND;
         /* a broken profile or a policy sbx cannot enforce here (BadProfile, CannotEnforce, CannotCapture) and
          * anything else: nothing ran, and not the caller's fault */
-        if (sd_bus_error_has_names(e, "org.freedesktop.DBus.Error.ServiceUnknown",
-                                   "org.freedesktop.DBus.Error.NameHasNoOwner"))
+        if (name_in(name, no_sbxd))
                 n = asprintf(&s, "sbxd is not available on the system bus%s (%s); is sbx installed%s?", where,
-                             e->message, elsewhere ? " there" : "");
+                             message, elsewhere ? " there" : "");
         else
-                n = asprintf(&s, "%s", e && e->message ? e->message : strerror(r < 0 ? -r : EIO));
+                n = asprintf(&s, "%s", message ?: strerror(r < 0 ? -r : EIO));
         if (n < 0)
                 return -ENOMEM;
         *ret_sentence = s;

@@ -17,6 +17,12 @@ typedef enum ClientFault {
         _CLIENT_FAULT_INVALID = -EINVAL,
 } ClientFault;
 
+/* The sentence for an error reply of sbxd's, from its name and message (or for a failed call: r, when
+ * message is NULL), in *ret_sentence; where and elsewhere as below. The fault's kind, or -ENOMEM. */
+int client_error_sentence(const char *name, const char *message, int r, const char *where, bool elsewhere,
+                          char **ret_sentence);
+
+/* client-bus.c: */
 /* Whether the call failed because the connection did (not because of what sbxd answered). */
 bool client_connection_failed(sd_bus *bus, const sd_bus_error *e);
 /* The sentence for an error reply of sbxd's (or a failed call: r), in *ret_sentence; where names the system

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The keys of a Run, CreateSandbox or Exec request, as sbxctl and sbx-mcp send them. */
+/* The keys of a Run, CreateSandbox or Exec request, as sbxctl and sbx-mcp send them: one table, walked for
+ * whichever writes the message (client-bus.c: sd-bus; sbxctl/front.c: src/wire). */
 #include <string.h>
 
 #include "client-request.h"
@@ -35,7 +36,7 @@ static const RequestKey request_keys[] = {
         { "wait_cleanup",      REQUEST_BOOL,   offsetof(ClientRequest, wait_cleanup) },
 };
 
-int client_request_append(sd_bus_message *m, const ClientRequest *req) {
+int client_request_walk(const ClientRequest *req, ClientRequestPut put, void *userdata) {
         int r = 0;
 
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(request_keys); i++) {
@@ -45,44 +46,17 @@ int client_request_append(sd_bus_message *m, const ClientRequest *req) {
                 switch (k->kind) {
                 case REQUEST_STRING:
                         if (*(const char *const *) p)
-                                r = sd_bus_message_append(m, "{sv}", k->key, "s", *(const char *const *) p);
+                                r = put(userdata, k->key, 's', *(const char *const *) p);
                         break;
                 case REQUEST_U64:
                         if (*(const uint64_t *) p > 0)
-                                r = sd_bus_message_append(m, "{sv}", k->key, "t", *(const uint64_t *) p);
+                                r = put(userdata, k->key, 't', p);
                         break;
                 case REQUEST_BOOL:
                         if (*(const bool *) p)
-                                r = sd_bus_message_append(m, "{sv}", k->key, "b", 1);
+                                r = put(userdata, k->key, 'b', p);
                         break;
                 }
         }
-        return r;
-}
-
-static int append_byte_strings(sd_bus_message *m, const char *key, char **l) {
-        int r;
-
-        r = sd_bus_message_open_container(m, 'e', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", key);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "aay");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "ay");
-        STRV_FOREACH(s, l)
-                if (r >= 0)
-                        r = sd_bus_message_append_array(m, 'y', *s, strlen(*s));
-        for (int i = 0; i < 3 && r >= 0; i++)
-                r = sd_bus_message_close_container(m);
-        return r;
-}
-
-int client_command_append(sd_bus_message *m, char **cmd, char **env) {
-        int r;
-
-        r = append_byte_strings(m, "argv_bytes", cmd);
-        if (r >= 0 && env && env[0])
-                r = append_byte_strings(m, "environment", env);
         return r;
 }

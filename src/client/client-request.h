@@ -18,7 +18,12 @@ typedef struct ClientRequest {
         bool wait_cleanup;
 } ClientRequest;
 
-/* Into an open a{sv}: the keys of req that are set. 0 or -errno. */
+/* Each key of req that is set, in the table's order: put(userdata, key, type, value) with type 's' (value is
+ * the string), 't' (a uint64_t *) or 'b' (a bool *, true). Stops at put's first error. 0 or -errno. */
+typedef int (*ClientRequestPut)(void *userdata, const char *key, char type, const void *value);
+int client_request_walk(const ClientRequest *req, ClientRequestPut put, void *userdata);
+
+/* Into an open a{sv} (client-bus.c): the keys of req that are set. 0 or -errno. */
 int client_request_append(sd_bus_message *m, const ClientRequest *req);
 /* Into an open a{sv}: "argv_bytes" (cmd) and, if any, "environment" (env), as byte arrays. 0 or -errno. */
 int client_command_append(sd_bus_message *m, char **cmd, char **env);

@@ -57,6 +57,22 @@ mv /run/sbx/bus.away /run/sbx/bus
 assert_contains "$T_OUT" "/run/sbx/bus not usable: the system bus"
 assert_contains "$T_OUT" "over-the-bus"
 assert_rc 3 env SBX_DIRECT_SOCKET=0 sbxctl run -- sh -c 'exit 3'
+# on the socket the client is sbxctl itself, without libsystemd; on the bus it is sbxctl-bus, with it
+for direct in 1 0; do
+  SBX_DIRECT_SOCKET=$direct sbx_run_bg "$W/o" -- sleep 300
+  cpid=$CPID id=$RUN
+  exe=$(readlink "/proc/$cpid/exe") maps=$(cat "/proc/$cpid/maps")
+  kill -INT "$cpid"; wait "$cpid"; rc=$?
+  assert_eq 130 "$rc" "the exit status after SIGINT (SBX_DIRECT_SOCKET=$direct)"
+  assert_eq cancelled "$(record_get "$id" .stop_reason)" "stop_reason (SBX_DIRECT_SOCKET=$direct)"
+  if [ "$direct" = 1 ]; then
+    assert_eq /usr/bin/sbxctl "$exe" "the client of a run on the socket"
+    assert_not_contains "$maps" libsystemd "what that client maps"
+  else
+    assert_eq /usr/libexec/sbx/sbxctl-bus "$exe" "the client of a run on the system bus"
+    assert_contains "$maps" libsystemd "what that client maps"
+  fi
+done
 # a socket there that is not root's (its listener is nobody): not believed, whatever it would answer
 mv /run/sbx/bus /run/sbx/bus.away
 /usr/bin/python3 -c 'import os, socket, sys, time

@@ -83,6 +83,9 @@ assert_eq 0 "$(count_incomplete "${ids[@]}")" "records not complete"
 echo "  $SEQ sequential runs in ${el} ms ($(( el / SEQ )) ms each)" >&2
 assert_clean "after $SEQ sequential runs"
 echo "  sbxd RssAnon: ${rss0} kB before, ${rss1} kB after (VmRSS now $(sbxd_vmrss) kB)" >&2
-[ "$rss1" -le $(( rss0 * 12 / 10 )) ] || _t_err "sbxd's memory grew from ${rss0} kB to ${rss1} kB (more than 1.2x)"
+# 1.2x and 256 kB: the heap the allocator keeps between two samples moves by up to about 230 kB either way
+# (rehearsals: 1032 -> 800, 816 -> 976, 812 -> 1028 kB), which with sbxd's ~0.8 MB is more than a fifth
+[ "$rss1" -le $(( rss0 * 12 / 10 + 256 )) ] ||
+  _t_err "sbxd's memory grew from ${rss0} kB to ${rss1} kB (more than 1.2x and 256 kB)"
 
 t_summary

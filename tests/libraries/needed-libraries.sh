@@ -11,7 +11,8 @@ build=$1
 # install name -> libraries, without their soname versions
 declare -A want=(
   [sbxd]="libbpf libc libjson-c libresolv libseccomp libsystemd"
-  [sbxctl]="libc libjson-c libsystemd"
+  [sbxctl]="libc libjson-c"   # the front: a run on sbxd's own socket without libsystemd (sbxctl/front.c)
+  [sbxctl-bus]="libc libjson-c libsystemd"
   [sbx-exec]="libc libjson-c libseccomp"
   [sbx-mcp]="libc libcrypto libjson-c libsystemd"
   [sbx-generator]="libc libjson-c"

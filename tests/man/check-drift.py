@@ -368,7 +368,7 @@ def check(inp):
 
     # every page: the environment its program reads
     readers = {
-        "sbxctl.1": ["sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "src/profile/profile-load.c", "src/shared/log.c"],
+        "sbxctl.1": ["sbxctl/front.c", "sbxctl/run-direct.c", "sbxctl/basics.c", "sbxctl/sbxctl.c", "sbxctl/common.c", "sbxctl/run.c", "src/profile/profile-load.c", "src/shared/log.c"],
         "sbxd.8": ["sbxd/sbxd.c", "sbxd/manager.c", "sbxd/bus-manager.c", "sbxd/sandbox.c", "sbxd/network.c", "sbxd/store.c", "src/profile/profile-load.c",
                    "src/shared/log.c"],
         "sbx-generator.8": ["generator/sbx-generator.c", "src/profile/profile-load.c"],

@@ -50,6 +50,7 @@ typedef struct EgressLink {
         char *section;               /* "cgroup/connect4", for messages */
         int fd;
         uint32_t id;
+        struct stat pin_st;          /* the pin's file when fd was taken from it: the same file, the same link */
 } EgressLink;
 
 struct Egress {
@@ -99,6 +100,14 @@ static char *path_join(const char *dir, const char *prefix, const char *name) {
 }
 
 /* FNV-1a over the embedded object: tells one build of the programs from another */
+/* The same file, made at the same moment: a file of bpffs is made when an object is pinned and removed with
+ * the pin, so another pin at the path is another file (its inode number may come round again, not with
+ * the same change time to the nanosecond). */
+static bool same_file(const struct stat *a, const struct stat *b) {
+        return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+               a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
 static uint64_t object_digest(void) {
         const uint8_t *b;
         uint64_t h = 0xcbf29ce484222325ULL;
@@ -321,6 +330,7 @@ static int egress_adopt(Egress *e, struct egress *skel, uint64_t digest) {
         bpf_object__for_each_program(p, skel->obj) {
                 struct bpf_link_info info = {};
                 uint32_t len = sizeof(info);
+                struct stat st;
                 EgressLink *l;
 
                 if (e->n_links >= EGRESS_PROGS_MAX)
@@ -330,10 +340,17 @@ static int egress_adopt(Egress *e, struct egress *skel, uint64_t digest) {
                 l->section = strdup(bpf_program__section_name(p));
                 if (!l->pin || !l->section)
                         return -ENOMEM;
+                /* the pin's file before and after the link is taken from it: the link is that file's */
+                if (stat(l->pin, &st) < 0)
+                        return -errno;
                 r = bpf_obj_get(l->pin);
                 if (r < 0)
                         return r;
                 l->fd = r;
+                if (stat(l->pin, &l->pin_st) < 0)
+                        return -errno;
+                if (!same_file(&st, &l->pin_st))
+                        return -ESTALE;
                 r = bpf_obj_get_info_by_fd(l->fd, &info, &len);
                 if (r < 0)
                         return r;
@@ -602,7 +619,7 @@ int egress_verify(Egress *e, char **ret_error) {
                 const EgressLink *l = &e->links[i];
                 struct bpf_link_info info = {};
                 uint32_t len = sizeof(info);
-                _cleanup_close_ int pinned = -EBADF;
+                struct stat st;
 
                 r = bpf_obj_get_info_by_fd(l->fd, &info, &len);
                 if (r < 0)
@@ -611,16 +628,11 @@ int egress_verify(Egress *e, char **ret_error) {
                         return fail(ret_error, -ESTALE, "the %s program is no longer attached to '%s'",
                                     l->section, e->slice_dir);
 
-                /* and it stays attached without us: its pin is still this link */
-                pinned = bpf_obj_get(l->pin);
-                if (pinned < 0)
-                        return fail(ret_error, -ESTALE, "the pin %s is gone: %s", l->pin, strerror(-pinned));
-                info = (struct bpf_link_info) {};
-                len = sizeof(info);
-                r = bpf_obj_get_info_by_fd(pinned, &info, &len);
-                if (r < 0)
-                        return fail(ret_error, r, "cannot inspect %s: %s", l->pin, strerror(-r));
-                if (info.id != l->id)
+                /* and it stays attached without us: its pin is still this link, the file it was taken from (a
+                 * pinned object's file is made when it is pinned and holds that object alone) */
+                if (stat(l->pin, &st) < 0)
+                        return fail(ret_error, -ESTALE, "the pin %s is gone: %s", l->pin, strerror(errno));
+                if (!same_file(&st, &l->pin_st))
                         return fail(ret_error, -ESTALE, "the pin %s holds another link", l->pin);
         }
         return 0;

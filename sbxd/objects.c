@@ -105,18 +105,22 @@ static const char *run_state(const Run *run) {
         return "running";
 }
 
-uint64_t run_cgroup_figure(const Run *run, const char *file, const char *key) {
-        _cleanup_free_ char *path = NULL, *text = NULL;
-        unsigned long long v;
-        const char *p;
-        size_t size;
+int run_cgroup_read(const Run *run, const char *file, char **ret_text) {
+        _cleanup_free_ char *path = NULL;
 
-        if (run->record->finished || run->finalizing || !run->cgroup_path ||
-            asprintf(&path, "%s/%s", run->cgroup_path, file) < 0)
+        if (run->record->finished || run->finalizing || !run->cgroup_path)
+                return -ESTALE;
+        if (asprintf(&path, "%s/%s", run->cgroup_path, file) < 0)
+                return -ENOMEM;
+        return read_file_at(AT_FDCWD, path, 64 * 1024, ret_text, NULL);
+}
+
+uint64_t cgroup_text_figure(const char *text, const char *key) {
+        unsigned long long v;
+        const char *p = text;
+
+        if (!text)
                 return UINT64_MAX;
-        if (read_file_at(AT_FDCWD, path, 64 * 1024, &text, &size) < 0)
-                return UINT64_MAX;
-        p = text;
         if (key) {
                 size_t kl = strlen(key);
 
@@ -131,6 +135,14 @@ uint64_t run_cgroup_figure(const Run *run, const char *file, const char *key) {
         if (sscanf(p, "%llu", &v) != 1)
                 return UINT64_MAX;
         return (uint64_t) v;
+}
+
+uint64_t run_cgroup_figure(const Run *run, const char *file, const char *key) {
+        _cleanup_free_ char *text = NULL;
+
+        if (run_cgroup_read(run, file, &text) < 0)
+                return UINT64_MAX;
+        return cgroup_text_figure(text, key);
 }
 
 #define RUN_PROPERTY(name, type, expr)                                                                         \

@@ -1436,50 +1436,63 @@ static void parse_status_text(RunRecord *rec, const char *status) {
 
 /* The run's limit events in its cgroup, as sbx-exec --figures reads them (a counter of a ceiling a
  * testbed build leaves unenforced here is 0, its controller absent); false if unreadable. */
-static bool run_read_limit_events(const Run *run, RunLimitEvents *ret) {
+/* The limit events of the run's cgroup (false if a file that must be there is not), and its CPU time in
+ * *ret_cpu_usec (UINT64_MAX if unreadable, whatever the events): each of the three files read once. */
+static bool run_read_limit_events(const Run *run, RunLimitEvents *ret, uint64_t *ret_cpu_usec) {
+        static const char *const files[] = { "memory.events", "pids.events", "cpu.stat" };
         static const struct {
-                const char *file, *key;
+                unsigned file;
+                const char *key;
                 size_t offset;
                 Ceiling ceiling;
                 bool optional; /* absent without a quota (the cpu controller is then not enabled) */
         } keys[] = {
-                { "memory.events", "max", offsetof(RunLimitEvents, memory_max), CEILING_MEMORY },
-                { "memory.events", "oom", offsetof(RunLimitEvents, oom), CEILING_MEMORY },
-                { "memory.events", "oom_kill", offsetof(RunLimitEvents, oom_kill), CEILING_MEMORY },
-                { "pids.events", "max", offsetof(RunLimitEvents, fork_refused), CEILING_TASKS },
-                { "cpu.stat", "nr_throttled", offsetof(RunLimitEvents, cpu_throttled), CEILING_CPU, true },
-                { "cpu.stat", "throttled_usec", offsetof(RunLimitEvents, cpu_throttled_usec), CEILING_CPU, true },
+                { 0, "max", offsetof(RunLimitEvents, memory_max), CEILING_MEMORY },
+                { 0, "oom", offsetof(RunLimitEvents, oom), CEILING_MEMORY },
+                { 0, "oom_kill", offsetof(RunLimitEvents, oom_kill), CEILING_MEMORY },
+                { 1, "max", offsetof(RunLimitEvents, fork_refused), CEILING_TASKS },
+                { 2, "nr_throttled", offsetof(RunLimitEvents, cpu_throttled), CEILING_CPU, true },
+                { 2, "throttled_usec", offsetof(RunLimitEvents, cpu_throttled_usec), CEILING_CPU, true },
         };
+        char *text[ELEMENTSOF(files)] = {};
         RunLimitEvents e = { .known = true };
+        bool ok = true;
 
-        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
-                uint64_t v = run_cgroup_figure(run, keys[i].file, keys[i].key);
+        for (size_t i = 0; i < ELEMENTSOF(files); i++)
+                if (run_cgroup_read(run, files[i], &text[i]) < 0)
+                        text[i] = NULL;
+        *ret_cpu_usec = cgroup_text_figure(text[2], "usage_usec");
+        for (size_t i = 0; ok && i < ELEMENTSOF(keys); i++) {
+                uint64_t v = cgroup_text_figure(text[keys[i].file], keys[i].key);
 
                 if (v == UINT64_MAX && !keys[i].optional && !ceilings_unenforced(keys[i].ceiling))
-                        return false;
+                        ok = false;
                 *(uint64_t *) ((uint8_t *) &e + keys[i].offset) = v == UINT64_MAX ? 0 : v;
         }
-        *ret = e;
-        return true;
+        for (size_t i = 0; i < ELEMENTSOF(files); i++)
+                free(text[i]);
+        if (ok)
+                *ret = e;
+        return ok;
 }
 
 void run_take_base_figures(Run *run) {
-        uint64_t v = run_cgroup_figure(run, "cpu.stat", "usage_usec");
+        uint64_t v;
 
-        run->cpu_base_usec = v == UINT64_MAX ? 0 : v;
-        if (!run_read_limit_events(run, &run->base_events))
+        if (!run_read_limit_events(run, &run->base_events, &v))
                 run->base_events = (RunLimitEvents) {};
+        run->cpu_base_usec = v == UINT64_MAX ? 0 : v;
 }
 
 /* When sbxd answers (the helper's last report, or stop-post) the run's processes are gone, but for the
  * helper at its report, and its cgroup is still there: sbxd reads the figures itself (events: the limit
  * events, read already), in case a host under load times the reader out; and its space, mounted on the
  * host until the run's unit is gone (the space unit stops when unneeded). */
-static void run_take_stop_figures(Run *run, const RunLimitEvents *events) {
+static void run_take_stop_figures(Run *run, const RunLimitEvents *events, uint64_t cpu_usec) {
         struct statfs sfs;
 
         run->stop_events = *events;
-        run->stop_cpu_usec = run_cgroup_figure(run, "cpu.stat", "usage_usec");
+        run->stop_cpu_usec = cpu_usec;
         run->stop_memory_peak = run_cgroup_figure(run, "memory.peak", NULL);
         run->stop_tasks_peak = run_cgroup_figure(run, "pids.peak", NULL);
         if (run->space_path && statfs(run->space_path, &sfs) >= 0 && (uint64_t) sfs.f_type == TMPFS_MAGIC) {
@@ -1490,9 +1503,10 @@ static void run_take_stop_figures(Run *run, const RunLimitEvents *events) {
 
 static void run_read_stop_figures(Run *run) {
         RunLimitEvents ev;
+        uint64_t cpu;
 
-        if (!run->stop_events.known && run_read_limit_events(run, &ev))
-                run_take_stop_figures(run, &ev);
+        if (!run->stop_events.known && run_read_limit_events(run, &ev, &cpu))
+                run_take_stop_figures(run, &ev, cpu);
 }
 
 /* At stop-post the command has ended and its output is drained: every process of the run is gone, the
@@ -1552,6 +1566,7 @@ static bool run_cgroup_down_to_helper(const Run *run) {
 static void run_answer_at_finish(Run *run) {
         RunRecord *rec = run->record;
         RunLimitEvents ev;
+        uint64_t cpu;
         const char *p;
         /* systemd's line once it has it (the unit's main process's alone: NotifyAccess=main), before that the
          * helper's FINISHED */
@@ -1574,10 +1589,10 @@ static void run_answer_at_finish(Run *run) {
         if (errno != 0 || end == p + 13 || (*end && *end != ' ') || status < 0 || status > 255)
                 return;
         /* the limit events read once: the OOM check's and the record's */
-        if (run->stop_events.known || !run_cgroup_down_to_helper(run) || !run_read_limit_events(run, &ev) ||
+        if (run->stop_events.known || !run_cgroup_down_to_helper(run) || !run_read_limit_events(run, &ev, &cpu) ||
             ev.oom_kill > run->base_events.oom_kill)
                 return;
-        run_take_stop_figures(run, &ev);
+        run_take_stop_figures(run, &ev, cpu);
         if (run->stop_cpu_usec == UINT64_MAX)
                 return;
         log_debug("Run %s: answered at its helper's report (exit status %ld).", run->id, status);

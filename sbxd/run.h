@@ -189,6 +189,10 @@ int run_watch_report(Run *run, int fd);
 /* A figure of the run's cgroup while it is there ("memory.current", "cpu.stat" key "usage_usec"), or
  * UINT64_MAX (also once the run ends). */
 uint64_t run_cgroup_figure(const Run *run, const char *file, const char *key);
+/* The same in two steps: a file of the run's cgroup read (0, or -errno; -ESTALE once the run ends), and
+ * a figure in such a text (NULL: none), UINT64_MAX if it is not there. */
+int run_cgroup_read(const Run *run, const char *file, char **ret_text);
+uint64_t cgroup_text_figure(const char *text, const char *key);
 /* The run's D-Bus object: "/org/sbx/run/<id>" or "/org/sbx/sandbox/<id>" */
 int run_object_path(const Run *run, char **ret);
 /* Sends the run's changing properties (those marked to emit a change) to its client and subscribers. */

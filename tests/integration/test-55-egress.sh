@@ -555,6 +555,35 @@ if command -v bpftool >/dev/null; then
   assert_contains " $ids" " $new " "cgroups the BPF links are attached to"
 fi
 
+t_begin "a link's pin removed, or another link moved onto it: sbxd pins and attaches anew before the next run"
+PINS=/sys/fs/bpf/sbx/egress
+mapfile -t links < <(ls "$PINS" 2>/dev/null | grep '^link_')
+if [ "${#links[@]}" -lt 2 ]; then
+  t_fail "fewer than two link pins in $PINS: ${links[*]}"
+else
+  for how in removed moved; do
+    a=$PINS/${links[0]} b=$PINS/${links[1]}
+    ino_a=$(stat -c %i "$a")
+    if [ "$how" = removed ]; then rm "$a"; else mv "$b" "$a"; fi
+    T_OUT=$(sbxctl run -p sbxtegress -- $PY -c "$TN_PY" tcp:203.0.113.10:443 tcp:203.0.113.10:444 2>&1); T_RC=$?
+    assert_eq 0 "$T_RC" "a run after a pin was $how"
+    assert_reached "tcp 203.0.113.10:443"
+    assert_denied "tcp 203.0.113.10:444"
+    for l in "${links[@]}"; do
+      [ -e "$PINS/$l" ] || _t_err "$l is not pinned again after a pin was $how"
+    done
+    assert_ne "$ino_a" "$(stat -c %i "$a" 2>/dev/null)" "${links[0]}'s pin after a pin was $how (a new one)"
+    if command -v bpftool >/dev/null; then
+      # each pin holds the link of its own program (link_NAME: the program NAME), attached to the slice
+      for l in "${links[@]}"; do
+        prog=$(bpftool -j link show pinned "$PINS/$l" 2>/dev/null | jq -r '.prog_id')
+        name=$(bpftool -j prog show id "$prog" 2>/dev/null | jq -r '.name')
+        assert_eq "${l#link_}" "$name" "the program of $l's link after a pin was $how"
+      done
+    fi
+  done
+fi
+
 t_begin "the gVisor tier: the same answers, the same record and the same lines for an allowed, a denied and a refused destination"
 # runsc's Sentry makes the command's sockets as host sockets of the unit, in the run's namespace
 # (--network=host there): sbx's programs judge them as any other run's

@@ -1596,7 +1596,7 @@ static void run_answer_at_finish(Run *run) {
         if (run->stop_cpu_usec == UINT64_MAX)
                 return;
         log_debug("Run %s: answered at its helper's report (exit status %ld).", run->id, status);
-        run->answered_early = true;
+        run->answered_early = run->before_reader = true;
         rec->ended_at = now_realtime();
         rec->cpu_usec = run->stop_cpu_usec > run->cpu_base_usec ? run->stop_cpu_usec - run->cpu_base_usec : 0;
         run_apply_outcome(run, status == 0 ? "success" : "exit-code", 1, (int32_t) status, line);
@@ -1650,7 +1650,9 @@ void run_take_figures(Run *run) {
         _cleanup_free_ char *text = NULL;
         int r;
 
-        r = store_take_figures(&run->manager->store, run->unit, &text);
+        /* answered at its helper's report, the reader (ExecStopPost=, after the helper) has left nothing yet:
+         * not looked for (its file goes with the cleanup, run_drop_figures()) */
+        r = run->before_reader ? -ENOENT : store_take_figures(&run->manager->store, run->unit, &text);
         if (r < 0 && run->stop_events.known) {
                 /* what sbxd read at stop-post stands in */
                 run->record->limit_events = run->stop_events;

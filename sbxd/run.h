@@ -64,6 +64,7 @@ typedef struct Run {
         bool answer_at_stop_post;  /* its answer (Exited) may go at stop-post: nothing of the end is part of
                                     * it (no workspace to hand back, not a sandbox, not adopted) */
         bool answered_early;       /* and it went then: the outcome is what Exited said */
+        bool before_reader;        /* answered at its helper's report: the figures reader (after it) has not run */
         char *space_path;          /* its space (SBX_SPACE_DIR/RUN), or NULL: none */
         char *space_unit;          /* the unit that makes and removes it (sbx-space@RUN.service) */
         bool awaiting_aux;         /* its unit is gone; the record is written once what its space unit

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A D-Bus connection to a local peer without libsystemd (wire-socket.h): the handshake as the D-Bus
  * specification's "Authentication Protocol" has it, EXTERNAL with our uid, the lines sent at once (as
- * sd-bus does) and the server's two answers read back before any message goes. */
+ * sd-bus does) and the server's two answers read back before any message goes. (Not the first message
+ * with them, a round trip fewer: its descriptors would come in the read of the handshake's lines, and an
+ * sd-bus server fails a handshake whose read brings descriptors, EIO.) */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

@@ -12,6 +12,7 @@
 #include "json-doc.h"
 #include "mcp-output.h"
 #include "mcp-proto.h"
+#include "utf8.h"
 #include "util.h"
 
 int mcp_capture_add(McpCapture *c, const void *p, size_t n) {
@@ -38,45 +39,8 @@ void mcp_capture_done(McpCapture *c) {
         c->total = 0;
 }
 
-/* The length of the valid UTF-8 sequence at s (n bytes left): 1-4, 0 if there is none, -1 if it is the
- * start of a valid sequence cut short by the end. */
-static int utf8_sequence(const unsigned char *s, size_t n) {
-        unsigned char c = s[0];
-        size_t len;
-        unsigned lo = 0x80, hi = 0xBF;
-
-        if (c < 0x80)
-                return 1;
-        if (c >= 0xC2 && c <= 0xDF)
-                len = 2;
-        else if (c >= 0xE0 && c <= 0xEF) {
-                len = 3;
-                lo = c == 0xE0 ? 0xA0 : 0x80;     /* no overlong forms */
-                hi = c == 0xED ? 0x9F : 0xBF;     /* no surrogates */
-        } else if (c >= 0xF0 && c <= 0xF4) {
-                len = 4;
-                lo = c == 0xF0 ? 0x90 : 0x80;
-                hi = c == 0xF4 ? 0x8F : 0xBF;     /* nothing above U+10FFFF */
-        } else
-                return 0;
-        for (size_t i = 1; i < len; i++) {
-                if (i >= n)
-                        return -1;
-                if (s[i] < (i == 1 ? lo : 0x80) || s[i] > (i == 1 ? hi : 0xBF))
-                        return 0;
-        }
-        return (int) len;
-}
-
 bool mcp_utf8_valid(const char *s, size_t n) {
-        for (size_t i = 0; i < n;) {
-                int l = utf8_sequence((const unsigned char *) s + i, n - i);
-
-                if (l <= 0)
-                        return false;
-                i += (size_t) l;
-        }
-        return true;
+        return utf8_valid(s, n);
 }
 
 size_t mcp_utf8_cut(const char *s, size_t n) {

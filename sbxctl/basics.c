@@ -24,6 +24,7 @@
 #include "record-export.h"
 #include "run.h"
 #include "terminal.h"
+#include "utf8.h"
 
 const char *arg_profile = NULL;
 const char *arg_workspace = NULL;
@@ -409,6 +410,27 @@ void run_request_init(ClientRequest *req, const char *workspace, const char *dat
                 /* the export's outcome comes with the cleanup (the review of ~/out before its space goes) */
                 .wait_cleanup = !sandbox && (arg_wait_cleanup || export_fd >= 0),
         };
+}
+
+int check_request_utf8(const ClientRequest *req) {
+        static const struct {
+                const char *what;
+                char ***list;
+        } lists[] = {
+                { "--cache-ro", &arg_caches_ro },
+                { "--credential", &arg_credentials },
+        };
+        const char *bad = client_request_not_utf8(req);
+
+        for (size_t i = 0; !bad && i < ELEMENTSOF(lists); i++)
+                STRV_FOREACH(s, *lists[i].list)
+                        if (!utf8_valid_dbus(*s, strlen(*s))) {
+                                bad = lists[i].what;
+                                break;
+                        }
+        if (!bad)
+                return 0;
+        return refused("%s: not valid UTF-8 (sbxd takes names and paths in UTF-8 only)", bad);
 }
 
 int fd_or_null(int fd, int flags, int *ret_opened) {

@@ -93,13 +93,10 @@ static void put_byte_strings(WireWriter *w, const char *key, char **l) {
 }
 
 /* Run(a{sv} request, as argv, h stdin, h stdout, h stderr), as append_request() and append_stdio() make it. */
-static int run_call(const char *workspace, const char *dataset, char **cmd, char **env, const int stdio[3],
-                    uint8_t **ret, size_t *ret_len, WireWriter *w) {
-        ClientRequest req;
-
-        run_request_init(&req, workspace, dataset, -EBADF, false);
+static int run_call(const ClientRequest *req, char **cmd, char **env, const int stdio[3], uint8_t **ret,
+                    size_t *ret_len, WireWriter *w) {
         wire_open(w, 'a', "{sv}");
-        (void) client_request_walk(&req, put_key, w);
+        (void) client_request_walk(req, put_key, w);
         if (arg_caches_ro)
                 put_strv(w, "caches_ro", arg_caches_ro);
         if (arg_credentials)
@@ -309,6 +306,7 @@ int run_direct(int argc, char **argv, char **orig_argv) {
         _cleanup_close_ int sigfd = -EBADF, null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
         const char *e = getenv("SBX_DIRECT_SOCKET");
         char **cmd = argv;
+        ClientRequest req;
         sigset_t mask;
         size_t len;
         int stdio[3], r;
@@ -328,6 +326,9 @@ int run_direct(int argc, char **argv, char **orig_argv) {
         if (arg_workspace && (r = resolve_dir("workspace", arg_workspace, &workspace)) != 0)
                 return r;
         if (arg_dataset && (r = resolve_dir("dataset", arg_dataset, &dataset)) != 0)
+                return r;
+        run_request_init(&req, workspace, dataset, -EBADF, false);
+        if ((r = check_request_utf8(&req)) != 0)
                 return r;
 
         take_signals(sigs, ELEMENTSOF(sigs));
@@ -349,7 +350,7 @@ int run_direct(int argc, char **argv, char **orig_argv) {
                 return failed("cannot open /dev/null: %m");
         /* the answer at Exited, as soon as the command has ended, unless asked to wait for the cleanup */
         d.wait_cleanup = arg_wait_cleanup;
-        r = run_call(workspace, dataset, cmd, env, stdio, &msg, &len, &w);
+        r = run_call(&req, cmd, env, stdio, &msg, &len, &w);
         if (r < 0)
                 return failed("cannot build the request: %s", strerror(-r));
         r = wire_conn_send(&d.conn, msg, len, w.fds, w.n_fds);

@@ -655,6 +655,14 @@ int verb_run(int argc, char **argv) {
                         return refused("export: '%s': %s", arg_export,
                                        errno == ENOTDIR ? "not a directory" : strerror(errno));
         }
+        {
+                ClientRequest req;
+
+                run_request_init(&req, workspace, dataset, export_fd, false);
+                r = check_request_utf8(&req);
+                if (r != 0)
+                        return r;
+        }
 
         s.may_direct = true;
         r = run_state_open(&s, &bus, &event);

@@ -40,6 +40,9 @@ int resolve_dir(const char *what, const char *arg, char **ret);
 int command_start(const char *verb, const char *usage, char **cmd, char ***ret_env);
 /* The plain keys of a Run (sandbox false) or CreateSandbox request from the options. */
 void run_request_init(ClientRequest *req, const char *workspace, const char *dataset, int export_fd, bool sandbox);
+/* Every string of the request (req, --cache-ro, --credential) goes as a D-Bus string, which must be UTF-8:
+ * 0, or refused()'s exit status naming the first that is not (nothing was sent). */
+int check_request_utf8(const ClientRequest *req);
 /* What a Run or Exec passes as the command's stdin, stdout or stderr for the caller's fd: fd itself, a
  * read-only description of a terminal that is stdin, or /dev/null (opened into *ret_opened) for one the
  * caller has not got. */

@@ -28,6 +28,13 @@ int verb_create(int argc, char **argv) {
                 return r;
         if (arg_dataset && (r = resolve_dir("dataset", arg_dataset, &dataset)) != 0)
                 return r;
+        {
+                ClientRequest req;
+
+                run_request_init(&req, workspace, dataset, -EBADF, true);
+                if ((r = check_request_utf8(&req)) != 0)
+                        return r;
+        }
         r = run_state_open(&s, &bus, &event);
         if (r != 0)
                 return r;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The keys of a Run, CreateSandbox or Exec request, as sbxctl and sbx-mcp send them: one table, walked for
  * whichever writes the message (client-bus.c: sd-bus; sbxctl/front.c: src/wire). */
+#include <errno.h>
 #include <string.h>
 
 #include "client-request.h"
 #include "macro.h"
+#include "utf8.h"
 
 typedef enum RequestKind {
         REQUEST_STRING,
@@ -59,4 +61,20 @@ int client_request_walk(const ClientRequest *req, ClientRequestPut put, void *us
                 }
         }
         return r;
+}
+
+static int check_utf8(void *userdata, const char *key, char type, const void *value) {
+        const char **bad = userdata;
+
+        if (type != 's' || utf8_valid_dbus(value, strlen(value)))
+                return 0;
+        *bad = key;
+        return -EILSEQ;
+}
+
+const char *client_request_not_utf8(const ClientRequest *req) {
+        const char *bad = NULL;
+
+        (void) client_request_walk(req, check_utf8, &bad);
+        return bad;
 }

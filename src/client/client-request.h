@@ -22,6 +22,8 @@ typedef struct ClientRequest {
  * the string), 't' (a uint64_t *) or 'b' (a bool *, true). Stops at put's first error. 0 or -errno. */
 typedef int (*ClientRequestPut)(void *userdata, const char *key, char type, const void *value);
 int client_request_walk(const ClientRequest *req, ClientRequestPut put, void *userdata);
+/* The first key of req whose string is not valid UTF-8, which a D-Bus string must be; NULL: none. */
+const char *client_request_not_utf8(const ClientRequest *req);
 
 /* Into an open a{sv} (client-bus.c): the keys of req that are set. 0 or -errno. */
 int client_request_append(sd_bus_message *m, const ClientRequest *req);

@@ -190,6 +190,18 @@ assert_rc 125 sbxctl run --workspace /etc/hostname -- true
 assert_eq "sbxctl: workspace: '/etc/hostname' is not a directory" "$T_OUT" "message"
 assert_rc 125 sbxctl run --workspace /etc -- true
 assert_contains "$T_OUT" "is a system directory"
+# a name that is not UTF-8 cannot go in a D-Bus string: said before anything is sent, on either way to sbxd
+latin1="$W/caf$(printf '\351')"
+mkdir -p "$latin1"
+u8msg="sbxctl: workspace: not valid UTF-8 (sbxd takes names and paths in UTF-8 only)"
+assert_rc 125 sbxctl run --workspace "$latin1" -- true
+assert_eq "$u8msg" "$T_OUT" "message (sbxd's own socket)"
+assert_rc 125 env SBX_DIRECT_SOCKET=0 sbxctl run --workspace "$latin1" -- true
+assert_eq "$u8msg" "$T_OUT" "message (the system bus)"
+assert_rc 125 sbxctl create --workspace "$latin1"
+assert_eq "$u8msg" "$T_OUT" "message (create)"
+assert_rc 125 sbxctl run --profile "x$(printf '\377')" -- true
+assert_eq "sbxctl: profile: not valid UTF-8 (sbxd takes names and paths in UTF-8 only)" "$T_OUT" "message (profile)"
 assert_rc 125 sbxctl run --
 assert_contains "$T_OUT" "no command given"
 assert_rc 125 sbxctl run --bogus-option -- true

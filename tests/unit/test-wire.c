@@ -20,8 +20,10 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-id128.h>
 
+#include "client-request.h"
 #include "macro.h"
 #include "unit-test.h"
+#include "utf8.h"
 #include "wire.h"
 #include "wire-socket.h"
 
@@ -391,9 +393,54 @@ static void test_parse(void **state) {
         wire_writer_done(&w);
 }
 
+/* A request's strings go as D-Bus strings, which must be UTF-8: the clients refuse what sd-bus would, and name
+ * the key (client_request_not_utf8(), sbxctl's check_request_utf8()). */
+static void test_request_utf8(void **state) {
+        static const char *const strings[] = {
+                "", "/home/user/ws", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf",
+                "caf\xe9", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf8\x88\x80\x80\x80",
+                "\xc3", "\xe2\x82", "\x80", "\xff",
+                /* noncharacters: sd-bus refuses them */
+                "\xef\xbf\xbe", "\xef\xbf\xbf", "\xef\xb7\x90", "\xef\xb7\xaf", "\xf0\x9f\xbf\xbe", "\xf4\x8f\xbf\xbf",
+                "\xef\xb7\x8f", "\xef\xb7\xb0", "\xef\xbf\xbd",
+        };
+        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
+        int pair[2];
+
+        /* a connection in its handshake (the other end never answers) is open enough to build messages */
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+        assert_int_equal(sd_bus_new(&bus), 0);
+        assert_int_equal(sd_bus_set_fd(bus, pair[0], pair[0]), 0);
+        assert_int_equal(sd_bus_start(bus), 0);
+        for (size_t i = 0; i < ELEMENTSOF(strings); i++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+                ClientRequest req = { .profile = "default", .workspace = "/home/user/ws", .name = strings[i] };
+                bool valid = utf8_valid_dbus(strings[i], strlen(strings[i]));
+
+                /* sd-bus's own verdict on the same string */
+                assert_int_equal(sd_bus_message_new_method_call(bus, &m, "org.example", "/a", "org.example.I", "M"), 0);
+                assert_int_equal(sd_bus_message_append(m, "s", strings[i]) >= 0, valid);
+                if (valid)
+                        assert_null(client_request_not_utf8(&req));
+                else
+                        assert_string_equal(client_request_not_utf8(&req), "name");
+        }
+        assert_true(utf8_valid_dbus("caf\xc3\xa9", 5));
+        assert_false(utf8_valid_dbus("caf\xe9", 4));
+        assert_false(utf8_valid_dbus("\xef\xbf\xbf", 3));
+        assert_true(utf8_valid("\xef\xbf\xbf", 3));
+        /* the first key in the request's order */
+        ClientRequest req = { .profile = "p\xff", .workspace = "/w\xe9" };
+        assert_string_equal(client_request_not_utf8(&req), "profile");
+        req.profile = "default";
+        assert_string_equal(client_request_not_utf8(&req), "workspace");
+        (void) close(pair[1]);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse),
+                cmocka_unit_test(test_request_utf8),
                 cmocka_unit_test(test_with_sd_bus),
         };
 

@@ -19,10 +19,15 @@
 
 int bus_field_string(sd_bus_message *msg, const BusField *f, void *field, sd_bus_error *error) {
         char **dst = field, *copy;
-        const char *s;
+        const char *s, *contents = NULL;
 
+        /* a string that sd-bus does not read is not UTF-8 (or has a NUL inside): a D-Bus string must not */
+        if (sd_bus_message_peek_type(msg, NULL, &contents) < 0)
+                contents = NULL;
         if (sd_bus_message_read(msg, "v", "s", &s) < 0)
-                return sd_bus_error_setf(error, ERR_INVALID, "%s: expected a string", f->name);
+                return sd_bus_error_setf(error, ERR_INVALID, "%s: %s", f->name,
+                                         streq_ptr(contents, "s") ? "not a valid string (a D-Bus string is UTF-8)" :
+                                                                    "expected a string");
         if (f->valid && !f->valid(s)) {
                 _cleanup_free_ char *q = NULL;
 

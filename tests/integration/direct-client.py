@@ -12,6 +12,8 @@ to sbxd. Used by test-48 as an attacker.
                                             a Ping (answered: the connection is still served)
     direct-client.py flood N RELEASE        N connections, each through its handshake; prints
                                             "accepted K refused M", then holds them until RELEASE exists
+    direct-client.py badstring KEY          Run() with the request's KEY a string that is not UTF-8
+                                            (sbxctl never sends one); prints "error NAME: MESSAGE"
     direct-client.py silent N SECS          N connections that send nothing, and one through its
                                             handshake; prints "open N", then waits (at most SECS) until
                                             sbxd has closed the N, and prints "closed K of N after S s;
@@ -55,6 +57,11 @@ def message(kind, serial, fields, sig="", args=()):
         body = put(body, t, v)
     if sig:
         fields = fields + [(8, "g", sig)]
+    return frame(kind, serial, fields, body)
+
+
+def frame(kind, serial, fields, body):
+    """The message of kind with the header fields [(code, type, value)] and the body's bytes."""
     arr = b""
     for code, t, v in fields:
         arr = pad(arr, 8)
@@ -82,8 +89,8 @@ def recv_exact(s, n):
     return data
 
 
-def read_message(s):
-    """(kind, reply_serial, error_name) of the next message."""
+def read_message(s, want_body=False):
+    """(kind, reply_serial, error_name) of the next message; with want_body, its body too."""
     head = recv_exact(s, 16)
     body_len, _, arr_len = struct.unpack("<III", head[4:16])
     rest = recv_exact(s, ((arr_len + 7) // 8) * 8 + body_len)
@@ -113,7 +120,23 @@ def read_message(s):
             err = v
         elif code == 5:
             reply = v
+    if want_body:
+        return head[1], reply, err, rest[((arr_len + 7) // 8) * 8:]
     return head[1], reply, err
+
+
+def bad_run(key):
+    """Run(a{sv} {key: <s "caf\\xe9">}, as [], h h h) with this process's stdio: a string of Latin-1 bytes."""
+    entry = put(b"", "s", key)
+    entry = put(entry, "g", "s")
+    raw = "caf\u00e9".encode("latin-1")
+    entry = pad(entry, 4) + struct.pack("<I", len(raw)) + raw + b"\0"
+    body = struct.pack("<I", len(entry)) + b"\0" * 4 + entry  # a{sv}: its length, padding to 8, one entry
+    body = pad(body, 4) + struct.pack("<I", 0)                  # as: empty
+    for i in range(3):
+        body = pad(body, 4) + struct.pack("<I", i)              # h: the descriptors' indexes
+    return frame(1, 1, [(1, "o", OBJ), (2, "s", IFACE), (3, "s", "Run"), (6, "s", NAME),
+                        (8, "g", "a{sv}ashhh"), (9, "u", 3)], body)
 
 
 def readline(s):
@@ -204,6 +227,17 @@ def main():
     if what == "stop":
         s.sendall(call("Stop", 1, "s", [sys.argv[2]], sender=sys.argv[3] if len(sys.argv) > 3 else None))
         print(answer(s, 1))
+    elif what == "badstring":
+        s.sendmsg([bad_run(sys.argv[2])], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))])
+        while True:
+            kind, reply, err, body = read_message(s, want_body=True)
+            if reply == 1 and kind in (2, 3):
+                break
+        if kind == 2:
+            print("ok")
+        else:
+            n = struct.unpack("<I", body[:4])[0]
+            print(f"error {err}: {body[4:4 + n].decode()}")
     elif what == "call":
         s.sendall(call(sys.argv[2], 1))
         print(answer(s, 1))

@@ -192,6 +192,12 @@ for m in ListAll CollectGarbage List Attach Get CreateSandbox Exec AddSecret Imp
   assert_rc 0 as_a $PY "$DIRECT" call "$m"
   assert_eq "error org.freedesktop.DBus.Error.UnknownMethod" "$T_OUT" "$m on sbxd's own socket"
 done
+# a string that is not UTF-8 (which sbxctl never sends) is refused, naming the key, and nothing starts
+before=$(record_count)
+assert_rc 0 as_a $PY "$DIRECT" badstring workspace
+assert_eq "error org.sbx.Error.InvalidRequest: workspace: not a valid string (a D-Bus string is UTF-8)" "$T_OUT" \
+  "Run with a workspace of Latin-1 bytes"
+assert_eq "$before" "$(record_count)" "records after it"
 # a call that comes in the same read as the handshake's last line is answered too (not left in a buffer)
 assert_rc 0 as_a $PY "$DIRECT" pipelined List
 assert_eq "error org.freedesktop.DBus.Error.UnknownMethod" "$T_OUT" "a call written with BEGIN"

@@ -39,10 +39,6 @@ void mcp_capture_done(McpCapture *c) {
         c->total = 0;
 }
 
-bool mcp_utf8_valid(const char *s, size_t n) {
-        return utf8_valid(s, n);
-}
-
 size_t mcp_utf8_cut(const char *s, size_t n) {
         /* a sequence is at most 4 bytes: only the last 3 can start one cut short */
         for (size_t back = 1; back <= 3 && back <= n; back++)
@@ -267,10 +263,10 @@ int mcp_read_result(const char *path, const McpCapture *out, int encoding, json_
         content = nl + 1;
         n = out->size - (size_t) (content - out->data);
         /* text cut at the cap in the middle of a character is still text: the part is left out */
-        if (encoding < 0 && size > n && mcp_utf8_valid(content, mcp_utf8_cut(content, n)))
+        if (encoding < 0 && size > n && utf8_valid(content, mcp_utf8_cut(content, n)))
                 n = mcp_utf8_cut(content, n);
         if (encoding < 0)
-                encoding = mcp_utf8_valid(content, n) ? 0 : 1;
+                encoding = utf8_valid(content, n) ? 0 : 1;
         if (encoding == 0 && mcp_utf8_text(content, n, &text, &len) < 0)
                 return -ENOMEM;
         if (encoding == 1 && mcp_base64_encode(content, n, &text) < 0)

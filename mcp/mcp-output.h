@@ -24,7 +24,6 @@ static inline bool mcp_capture_truncated(const McpCapture *c) {
         return c->total > c->size;
 }
 
-bool mcp_utf8_valid(const char *s, size_t n);
 /* n less the bytes of an incomplete UTF-8 sequence at its end (a stream cut in the middle of a character). */
 size_t mcp_utf8_cut(const char *s, size_t n);
 /* s as UTF-8 text: each byte that is not part of a valid sequence becomes U+FFFD; NUL bytes stay (its length

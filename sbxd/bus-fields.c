@@ -21,7 +21,7 @@ int bus_field_string(sd_bus_message *msg, const BusField *f, void *field, sd_bus
         char **dst = field, *copy;
         const char *s, *contents = NULL;
 
-        /* a string that sd-bus does not read is not UTF-8 (or has a NUL inside): a D-Bus string must not */
+        /* a string sd-bus cannot read is not UTF-8 or holds a NUL, which no D-Bus string may */
         if (sd_bus_message_peek_type(msg, NULL, &contents) < 0)
                 contents = NULL;
         if (sd_bus_message_read(msg, "v", "s", &s) < 0)

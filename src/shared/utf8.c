@@ -31,18 +31,7 @@ int utf8_sequence(const unsigned char *s, size_t n) {
         return (int) len;
 }
 
-bool utf8_valid(const char *s, size_t n) {
-        for (size_t i = 0; i < n;) {
-                int l = utf8_sequence((const unsigned char *) s + i, n - i);
-
-                if (l <= 0)
-                        return false;
-                i += (size_t) l;
-        }
-        return true;
-}
-
-bool utf8_valid_dbus(const char *s, size_t n) {
+static bool valid(const char *s, size_t n, bool nonchars) {
         for (size_t i = 0; i < n;) {
                 const unsigned char *p = (const unsigned char *) s + i;
                 int l = utf8_sequence(p, n - i);
@@ -50,13 +39,23 @@ bool utf8_valid_dbus(const char *s, size_t n) {
 
                 if (l <= 0)
                         return false;
+                i += (size_t) l;
+                if (nonchars)
+                        continue;
                 /* the code point (the sequence is valid: its lead byte says how many bits it holds) */
                 c = l == 1 ? p[0] : p[0] & (0x7F >> l);
                 for (int k = 1; k < l; k++)
                         c = (c << 6) | (p[k] & 0x3F);
                 if ((c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFE) == 0xFFFE)
                         return false;
-                i += (size_t) l;
         }
         return true;
+}
+
+bool utf8_valid(const char *s, size_t n) {
+        return valid(s, n, true);
+}
+
+bool utf8_valid_dbus(const char *s, size_t n) {
+        return valid(s, n, false);
 }

@@ -11,6 +11,7 @@
 
 #include "mcp-output.h"
 #include "mcp-proto.h"
+#include "utf8.h"
 #include "util.h"
 
 static const char *get_string(json_object *o, const char *key) {
@@ -56,7 +57,7 @@ static void test_utf8(void **state) {
         size_t n;
 
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-                assert_int_equal(mcp_utf8_valid(rows[i].s, strlen(rows[i].s)), rows[i].valid);
+                assert_int_equal(utf8_valid(rows[i].s, strlen(rows[i].s)), rows[i].valid);
         /* a stream cut inside a character loses the part, not a valid one */
         assert_int_equal(mcp_utf8_cut("ab\xe2\x82", 4), 2);
         assert_int_equal(mcp_utf8_cut("ab\xf0\x9f\x98", 5), 2);

@@ -397,7 +397,7 @@ static void test_parse(void **state) {
  * the key (client_request_not_utf8(), sbxctl's check_request_utf8()). */
 static void test_request_utf8(void **state) {
         static const char *const strings[] = {
-                "", "/home/user/ws", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf",
+                "", "/home/user/ws", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
                 "caf\xe9", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf8\x88\x80\x80\x80",
                 "\xc3", "\xe2\x82", "\x80", "\xff",
                 /* noncharacters: sd-bus refuses them */

@@ -4,6 +4,7 @@
  * from the options, and the lines and the exit status at the end of a run. */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,7 +13,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <json-c/json.h>
 
+#include "client-error.h"
 #include "client-lines.h"
 #include "command-line.h"
 #include "common.h"
@@ -20,6 +23,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "observe.h"
+#include "options.h"
 #include "policy.h"
 #include "record-export.h"
 #include "run.h"
@@ -390,6 +394,23 @@ int command_start(const char *verb, const char *usage, char **cmd, char ***ret_e
 
 /* ---- a run's request and its end ------------------------------------------------------------------- */
 
+int exec_words(int argc, char **argv, char ***ret_cmd, char ***ret_env) {
+        char **cmd;
+        int r;
+
+        r = parse_argv_after_first(argc, argv);
+        if (r <= 0)
+                return r;
+        cmd = argv + optind;
+        if (*cmd && streq(*cmd, "--"))
+                cmd++;
+        r = command_start("exec", "sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...]", cmd, ret_env);
+        if (r != 0)
+                return -r;
+        *ret_cmd = cmd;
+        return 1;
+}
+
 void run_request_init(ClientRequest *req, const char *workspace, const char *dataset, int export_fd, bool sandbox) {
         char *term = getenv("TERM");
         *req = (ClientRequest) {
@@ -518,6 +539,36 @@ int run_outcome(const RunRecord *rec, const char *run_id, int got_signal, bool d
         /* a command that succeeded, its output not delivered: not a success (the line is above) */
         if (ret == 0 && export_failed)
                 ret = SBX_EXIT_FAILURE;
+        return ret;
+}
+
+int exec_outcome(const char *json, const char *sandbox, const char *op) {
+        _cleanup_free_ char *sentence = NULL;
+        json_object *o, *v;
+        const char *result;
+        int code = -1, sig = 0, ret;
+
+        o = json_tokener_parse(json);
+        if (!o || !json_object_object_get_ex(o, "result", &v) || !(result = json_object_get_string(v))) {
+                json_object_put(o);
+                return failed("sbxd sent an invalid exec result");
+        }
+        if (json_object_object_get_ex(o, "exit_code", &v) && v)
+                code = json_object_get_int(v);
+        if (json_object_object_get_ex(o, "exit_signal", &v) && v)
+                sig = json_object_get_int(v);
+        if (streq(result, "exited"))
+                ret = code >= 0 ? code : SBX_EXIT_FAILURE;
+        else if (streq(result, "signal"))
+                ret = 128 + sig;
+        /* timeout, output-limit, busy, lost, not-started: the sentence sbx-mcp gives too */
+        else if (client_exec_result_sentence(result, sandbox, op, &sentence) < 0 || !sentence)
+                ret = failed("out of memory");
+        else
+                ret = complain(streq(result, "timeout") ? SBX_EXIT_TIMEOUT :
+                               streq(result, "output-limit") ? SBX_EXIT_OUTPUT_LIMIT : SBX_EXIT_FAILURE,
+                               "%s", sentence);
+        json_object_put(o);
         return ret;
 }
 

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sbxctl: the program a person or an agent starts (sbxctl(1)). It maps libc and json-c alone: a run of this
- * machine without a terminal goes from here to sbxd's own socket (run-direct.c), which is the path of
- * nearly every run an agent makes, and is started in a third of the time a program linking libsystemd's
- * chain of libraries takes. Everything else (every other verb, -H, -M, a terminal, the system bus) is
+/* sbxctl: the program a person or an agent starts (sbxctl(1)). It maps libc and json-c alone: a run or an
+ * exec on this machine without a terminal goes from here to sbxd's own socket (run-direct.c), which is the
+ * path of nearly every run and command an agent makes, and is started in a third of the time a program
+ * linking libsystemd's chain of libraries takes. Everything else (every other verb, -H, -M, a terminal, the system bus) is
  * sbxctl-bus's, in SBX_LIBEXECDIR: the same command line is passed to it unchanged, once its options were
  * read here without a word said (a wrong option is said here, as sbxctl-bus would say it). */
 #include <getopt.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,12 +55,14 @@ int main(int argc, char *argv[]) {
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return -r;
-        if (optind < argc && streq(argv[optind], "run")) {
-                optind++;
+        if (optind < argc && (streq(argv[optind], "run") || streq(argv[optind], "exec"))) {
+                bool run = streq(argv[optind++], "run");
+
+                /* the verb's options may come right after it, as sbxctl-bus reads them */
                 r = parse_argv(argc, argv);
                 if (r <= 0)
                         return -r;
-                r = run_direct(argc - optind, argv + optind, orig);
+                r = (run ? run_direct : exec_direct)(argc - optind, argv + optind, orig);
                 if (r != RUN_DIRECT_ELSEWHERE)
                         return r;
         }

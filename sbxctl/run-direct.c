@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* sbxctl run on sbxd's own socket, spoken with src/wire: the front's path (front.c), which maps no libsystemd.
- * The same request, stdio, signals and end as run.c's verb_run() on that socket (docs/dbus.md, "sbxd's own
- * socket"), for a run of this machine without a terminal, --export or a credential from a file; anything
- * else is sbxctl-bus's. */
+/* sbxctl run and exec on sbxd's own socket, spoken with src/wire: the front's path (front.c), which maps no
+ * libsystemd. The same request, stdio, signals and end as run.c's verb_run() on that socket and its
+ * verb_exec() on the system bus (docs/dbus.md, "sbxd's own socket"), for a run or an exec on this machine
+ * without a terminal, and a run without --export or a credential from a file; anything else is
+ * sbxctl-bus's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -21,10 +22,11 @@
 #include "front.h"
 #include "log.h"
 #include "run.h"
+#include "utf8.h"
 #include "wire.h"
 #include "wire-socket.h"
 
-/* how long sbxd has to answer Run (as sbxctl-bus's call) */
+/* how long sbxd has to answer Run or Exec (as sbxctl-bus's call) */
 #define RUN_REPLY_TIMEOUT_MSEC 60000
 /* Exited or Finished that came before Run's reply: kept until the id is known */
 #define EARLY_MAX 4
@@ -33,11 +35,14 @@ typedef struct EarlySignal {
         char *member, *id, *json;
 } EarlySignal;
 
+/* A run, or a command in a sandbox (sandbox set): the call, its id from the reply, and its end. */
 typedef struct DirectRun {
         WireConn conn;
         uint32_t serial;
-        char *run_id;
-        RunRecord *record;
+        const char *sandbox;    /* exec: the sandbox (as given); NULL: a run */
+        char *run_id;           /* the reply's: the run's id, or the exec's */
+        RunRecord *record;      /* a run's end */
+        int exit_status;        /* an exec's end (exec_outcome()) */
         bool done;
         bool wait_cleanup;
         int got_signal;
@@ -129,11 +134,40 @@ static void request_stop(DirectRun *d) {
         wire_writer_done(&w);
 }
 
+/* SignalExec(sandbox, op, signal), no answer wanted (as run.c's on_exec_signal()) */
+static void signal_exec(DirectRun *d, int sig) {
+        WireWriter w = {};
+        uint8_t *msg = NULL;
+        int32_t v = sig;
+        size_t len;
+        int r;
+
+        wire_append_basic(&w, 's', d->sandbox);
+        wire_append_basic(&w, 's', d->run_id);
+        wire_append_basic(&w, 'i', &v);
+        r = wire_call_build(&w, ++d->serial, WIRE_FLAG_NO_REPLY_EXPECTED, SBX_BUS_NAME, SBX_BUS_PATH,
+                            SBX_BUS_INTERFACE, "SignalExec", &msg, &len);
+        if (r >= 0)
+                r = wire_conn_send(&d->conn, msg, len, NULL, 0);
+        if (r < 0)
+                log_error_errno(r, "Failed to pass the signal on: %m");
+        free(msg);
+        wire_writer_done(&w);
+}
+
+/* A run is stopped; a command in a sandbox gets the signal itself (to its process group). */
+static void pass_signal(DirectRun *d, int sig) {
+        if (d->sandbox)
+                signal_exec(d, sig);
+        else
+                request_stop(d);
+}
+
 static void on_signal_number(DirectRun *d, int sig) {
         if (d->got_signal == 0)
                 d->got_signal = sig;
         if (d->run_id)
-                request_stop(d);
+                pass_signal(d, sig);
 }
 
 /* ---- what sbxd sends ---------------------------------------------------------------------------- */
@@ -182,9 +216,9 @@ static int on_message(DirectRun *d, const WireMessage *m) {
                         d->run_id = strdup(a);
                         if (!d->run_id)
                                 return failed("out of memory");
-                        /* Ctrl-C before there was a run to stop */
+                        /* Ctrl-C before there was a run to stop or a command to signal */
                         if (d->got_signal)
-                                request_stop(d);
+                                pass_signal(d, d->got_signal);
                         for (unsigned i = 0; i < d->n_early && !d->done; i++)
                                 on_end(d, d->early[i].member, d->early[i].id, d->early[i].json);
                         return 0;
@@ -197,8 +231,20 @@ static int on_message(DirectRun *d, const WireMessage *m) {
                 return complain(codes[fault], "%s", sentence);
         }
         if (m->type != WIRE_SIGNAL || !m->member || !streq_ptr(m->interface, SBX_BUS_INTERFACE) ||
-            !streq_ptr(m->path, SBX_BUS_PATH) || !(streq(m->member, "Exited") || streq(m->member, "Finished")) ||
-            wire_read_strings(m, &a, &b) < 0)
+            !streq_ptr(m->path, SBX_BUS_PATH))
+                return 0;
+        /* an exec's end comes after Exec's reply on the same connection: none before it is ours */
+        if (d->sandbox) {
+                const char *x[3];
+
+                if (d->run_id && streq(m->member, "ExecFinished") && wire_read_string_list(m, 3, x) >= 0 &&
+                    streq(x[1], d->run_id)) {
+                        d->exit_status = exec_outcome(x[2], d->sandbox, d->run_id);
+                        d->done = true;
+                }
+                return 0;
+        }
+        if (!(streq(m->member, "Exited") || streq(m->member, "Finished")) || wire_read_strings(m, &a, &b) < 0)
                 return 0;
         if (!d->run_id)
                 return keep_early(d, m->member, a, b) < 0 ? failed("out of memory") : 0;
@@ -240,8 +286,9 @@ static bool watch_hangup_of(int fd) {
                (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
-/* Until the run's end (0: its record in d->record, or none if sbxd sent an invalid one), or sbxctl's exit
- * status when the wait failed (said) or went to sbxctl-bus (follow_elsewhere()). */
+/* Until the run's end (0: its record in d->record, or none if sbxd sent an invalid one) or the exec's
+ * (0: its exit status in d->exit_status), or sbxctl's exit status when the wait failed (said) or went to
+ * sbxctl-bus (follow_elsewhere()). */
 static int wait_end(DirectRun *d, int sigfd, char **argv) {
         struct pollfd p[4] = {
                 { .fd = d->conn.fd, .events = POLLIN },
@@ -271,7 +318,7 @@ static int wait_end(DirectRun *d, int sigfd, char **argv) {
                 }
                 for (int i = 2; i < 4; i++)
                         if (p[i].revents & (POLLERR | POLLHUP)) {
-                                log_debug("stdout or stderr hung up (the ssh connection ended): stopping the run");
+                                log_debug("stdout or stderr hung up (the ssh connection ended): SIGHUP");
                                 p[i].fd = -1;
                                 on_signal_number(d, SIGHUP);
                         }
@@ -285,6 +332,8 @@ static int wait_end(DirectRun *d, int sigfd, char **argv) {
                 }
                 if (r == -EBADMSG)
                         return failed("sbxd at %s sent what is not a D-Bus message", SBX_BUS_SOCKET);
+                if (r < 0 && d->run_id && d->sandbox)
+                        return failed("sbxd went away; the command's outcome is unknown");
                 if (r < 0 && d->run_id)
                         return follow_elsewhere(d, argv);
                 if (r < 0)
@@ -294,28 +343,87 @@ static int wait_end(DirectRun *d, int sigfd, char **argv) {
         return 0;
 }
 
+/* ---- the call ----------------------------------------------------------------------------------- */
+
+/* The method call, its body from the request's own part on and the caller's stdio (as append_stdio()). */
+typedef int (*BuildCall)(const void *userdata, const int stdio[3], WireWriter *w, uint8_t **ret, size_t *ret_len);
+
+static bool use_terminal(void) {
+        return arg_tty > 0 || (arg_tty < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
+}
+
+/* Connects (or RUN_DIRECT_ELSEWHERE, nothing said but in the debug log, when the socket is not usable),
+ * sends the call with the caller's stdio, and waits for its end (wait_end()).
+ * The signals in sigs are taken from the shell and passed on. */
+static int call_and_wait(DirectRun *d, const int *sigs, size_t n_sigs, BuildCall build, const void *userdata,
+                         char **orig_argv) {
+        _cleanup_(wire_writer_done) WireWriter w = {};
+        _cleanup_free_ uint8_t *msg = NULL;
+        _cleanup_close_ int sigfd = -EBADF, null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
+        sigset_t mask;
+        size_t len;
+        int stdio[3], r;
+
+        take_signals(sigs, n_sigs);
+        r = wire_conn_open(SBX_BUS_SOCKET, 0, &d->conn);
+        if (r <= 0) {
+                /* sbxctl-bus tries a run's way again, and says which it took; an exec's goes to the bus */
+                if (d->sandbox)
+                        log_debug("%s not usable: the system bus", SBX_BUS_SOCKET);
+                return RUN_DIRECT_ELSEWHERE;
+        }
+        log_debug("connected to sbxd at %s", SBX_BUS_SOCKET);
+        sigemptyset(&mask);
+        for (size_t i = 0; i < n_sigs; i++)
+                sigaddset(&mask, sigs[i]);
+        sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sigfd < 0)
+                return failed("cannot watch for signals: %m");
+
+        stdio[0] = fd_or_null(STDIN_FILENO, O_RDONLY, &null_in);
+        stdio[1] = fd_or_null(STDOUT_FILENO, O_WRONLY, &null_out);
+        stdio[2] = fd_or_null(STDERR_FILENO, O_WRONLY, &null_err);
+        if (stdio[0] < 0 || stdio[1] < 0 || stdio[2] < 0)
+                return failed("cannot open /dev/null: %m");
+        r = build(userdata, stdio, &w, &msg, &len);
+        if (r < 0)
+                return failed("cannot build the request: %s", strerror(-r));
+        r = wire_conn_send(&d->conn, msg, len, w.fds, w.n_fds);
+        if (r < 0)
+                return failed("cannot send the request to sbxd at %s: %s", SBX_BUS_SOCKET, strerror(-r));
+        null_in = safe_close(null_in);
+        null_out = safe_close(null_out);
+        null_err = safe_close(null_err);
+        return wait_end(d, sigfd, orig_argv);
+}
+
 /* ---- the run ------------------------------------------------------------------------------------ */
+
+typedef struct RunArgs {
+        const ClientRequest *req;
+        char **cmd, **env;
+} RunArgs;
+
+static int build_run(const void *userdata, const int stdio[3], WireWriter *w, uint8_t **ret, size_t *ret_len) {
+        const RunArgs *a = userdata;
+
+        return run_call(a->req, a->cmd, a->env, stdio, ret, ret_len, w);
+}
 
 int run_direct(int argc, char **argv, char **orig_argv) {
         static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
         _cleanup_(direct_run_done) DirectRun d = { .conn = WIRE_CONN_INIT, .serial = 1 };
         _cleanup_free_ char *workspace = NULL, *dataset = NULL;
         _cleanup_strv_free_ char **env = NULL;
-        _cleanup_(wire_writer_done) WireWriter w = {};
-        _cleanup_free_ uint8_t *msg = NULL;
-        _cleanup_close_ int sigfd = -EBADF, null_in = -EBADF, null_out = -EBADF, null_err = -EBADF;
         const char *e = getenv("SBX_DIRECT_SOCKET");
         char **cmd = argv;
         ClientRequest req;
-        sigset_t mask;
-        size_t len;
-        int stdio[3], r;
+        int r;
 
         /* what sbxctl-bus does: another machine, a terminal, the export's review, a credential from a file;
          * and a machine without systemd (it says so) */
         if (arg_host || arg_machine || (e && streq(e, "0")) || arg_export || arg_credential_files ||
-            arg_tty > 0 || (arg_tty < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) ||
-            access("/run/systemd/system/", F_OK) < 0)
+            use_terminal() || access("/run/systemd/system/", F_OK) < 0)
                 return RUN_DIRECT_ELSEWHERE;
 
         if (argc > 0 && streq(argv[0], "--"))
@@ -331,37 +439,68 @@ int run_direct(int argc, char **argv, char **orig_argv) {
         if ((r = check_request_utf8(&req)) != 0)
                 return r;
 
-        take_signals(sigs, ELEMENTSOF(sigs));
-        r = wire_conn_open(SBX_BUS_SOCKET, 0, &d.conn);
-        if (r <= 0)
-                return RUN_DIRECT_ELSEWHERE; /* sbxctl-bus tries it again, and says which way it went */
-        log_debug("connected to sbxd at %s", SBX_BUS_SOCKET);
-        sigemptyset(&mask);
-        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
-                sigaddset(&mask, sigs[i]);
-        sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (sigfd < 0)
-                return failed("cannot watch for signals: %m");
-
-        stdio[0] = fd_or_null(STDIN_FILENO, O_RDONLY, &null_in);
-        stdio[1] = fd_or_null(STDOUT_FILENO, O_WRONLY, &null_out);
-        stdio[2] = fd_or_null(STDERR_FILENO, O_WRONLY, &null_err);
-        if (stdio[0] < 0 || stdio[1] < 0 || stdio[2] < 0)
-                return failed("cannot open /dev/null: %m");
         /* the answer at Exited, as soon as the command has ended, unless asked to wait for the cleanup */
         d.wait_cleanup = arg_wait_cleanup;
-        r = run_call(&req, cmd, env, stdio, &msg, &len, &w);
-        if (r < 0)
-                return failed("cannot build the request: %s", strerror(-r));
-        r = wire_conn_send(&d.conn, msg, len, w.fds, w.n_fds);
-        if (r < 0)
-                return failed("cannot send the request to sbxd at %s: %s", SBX_BUS_SOCKET, strerror(-r));
-        null_in = safe_close(null_in);
-        null_out = safe_close(null_out);
-        null_err = safe_close(null_err);
-
-        r = wait_end(&d, sigfd, orig_argv);
+        r = call_and_wait(&d, sigs, ELEMENTSOF(sigs), build_run, &(RunArgs) { &req, cmd, env }, orig_argv);
         if (r != 0)
                 return r;
         return run_outcome(d.record, d.run_id, d.got_signal, false, false);
+}
+
+/* ---- the exec ----------------------------------------------------------------------------------- */
+
+typedef struct ExecArgs {
+        const char *sandbox;
+        char **cmd, **env;
+} ExecArgs;
+
+static void put_u64(WireWriter *w, const char *key, uint64_t v) {
+        (void) put_key(w, key, 't', &v);
+}
+
+/* Exec(s sandbox, a{sv} options, as argv, h stdin, h stdout, h stderr), as run.c's exec_options_append() and
+ * append_stdio() make it. */
+static int build_exec(const void *userdata, const int stdio[3], WireWriter *w, uint8_t **ret, size_t *ret_len) {
+        const ExecArgs *a = userdata;
+
+        wire_append_basic(w, 's', a->sandbox);
+        wire_open(w, 'a', "{sv}");
+        if (arg_timeout > 0)
+                put_u64(w, "timeout_usec", arg_timeout);
+        if (arg_output_max > 0)
+                put_u64(w, "output_max", arg_output_max);
+        put_byte_strings(w, "argv_bytes", a->cmd);
+        if (a->env && a->env[0])
+                put_byte_strings(w, "environment", a->env);
+        wire_close(w);
+        wire_append_strv(w, NULL);
+        for (int i = 0; i < 3; i++)
+                wire_append_basic(w, 'h', &stdio[i]);
+        return wire_call_build(w, 1, 0, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Exec", ret, ret_len);
+}
+
+int exec_direct(int argc, char **argv, char **orig_argv) {
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH };
+        _cleanup_(direct_run_done) DirectRun d = { .conn = WIRE_CONN_INIT, .serial = 1, .exit_status = -1 };
+        _cleanup_strv_free_ char **env = NULL;
+        const char *e = getenv("SBX_DIRECT_SOCKET");
+        char **cmd;
+        int r;
+
+        /* what sbxctl-bus does: another machine, a terminal, no sandbox given (it says so), a name sd-bus
+         * would not send (it says so); and a machine without systemd (it says so) */
+        if (argc == 0 || streq(argv[0], "--") || !utf8_valid_dbus(argv[0], strlen(argv[0])) || arg_host || arg_machine ||
+            (e && streq(e, "0")) || access("/run/systemd/system/", F_OK) < 0)
+                return RUN_DIRECT_ELSEWHERE;
+        d.sandbox = argv[0];
+        r = exec_words(argc, argv, &cmd, &env);
+        if (r <= 0)
+                return -r;
+        if (arg_host || arg_machine || use_terminal())
+                return RUN_DIRECT_ELSEWHERE;
+
+        r = call_and_wait(&d, sigs, ELEMENTSOF(sigs), build_exec, &(ExecArgs) { d.sandbox, cmd, env }, orig_argv);
+        if (r != 0)
+                return r;
+        return d.exit_status >= 0 ? d.exit_status : failed("no result for the command");
 }

@@ -8,11 +8,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <json-c/json.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
-#include "client-error.h"
 #include "client-request.h"
 #include "command-line.h"
 #include "common.h"
@@ -719,40 +717,13 @@ typedef struct ExecState {
 
 static int on_exec_finished(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         ExecState *s = userdata;
-        const char *sb, *op, *json, *result;
-        json_object *o, *v;
-        int code = -1, sig = 0;
+        const char *sb, *op, *json;
 
         if (!s->op || !s->daemon || !streq_ptr(sd_bus_message_get_sender(msg), s->daemon))
                 return 0;
         if (sd_bus_message_read(msg, "sss", &sb, &op, &json) < 0 || !streq(op, s->op))
                 return 0;
-        o = json_tokener_parse(json);
-        if (!o || !json_object_object_get_ex(o, "result", &v) || !(result = json_object_get_string(v))) {
-                json_object_put(o);
-                s->exit_status = failed("sbxd sent an invalid exec result");
-                return sd_event_exit(s->event, 0);
-        }
-        if (json_object_object_get_ex(o, "exit_code", &v) && v)
-                code = json_object_get_int(v);
-        if (json_object_object_get_ex(o, "exit_signal", &v) && v)
-                sig = json_object_get_int(v);
-        if (streq(result, "exited"))
-                s->exit_status = code >= 0 ? code : SBX_EXIT_FAILURE;
-        else if (streq(result, "signal"))
-                s->exit_status = 128 + sig;
-        else {
-                _cleanup_free_ char *sentence = NULL;
-
-                /* timeout, output-limit, busy, lost, not-started: the sentence sbx-mcp gives too */
-                if (client_exec_result_sentence(result, s->sandbox, s->op, &sentence) < 0 || !sentence)
-                        s->exit_status = failed("out of memory");
-                else
-                        s->exit_status = complain(streq(result, "timeout") ? SBX_EXIT_TIMEOUT :
-                                                  streq(result, "output-limit") ? SBX_EXIT_OUTPUT_LIMIT :
-                                                  SBX_EXIT_FAILURE, "%s", sentence);
-        }
-        json_object_put(o);
+        s->exit_status = exec_outcome(json, s->sandbox, s->op);
         return sd_event_exit(s->event, 0);
 }
 
@@ -832,17 +803,10 @@ int verb_exec(int argc, char **argv) {
 
         if (argc == 0 || streq(argv[0], "--"))
                 return refused("exec: no sandbox given (usage: sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...])");
-        /* options may also follow the sandbox: "exec SB --timeout 5s -- cmd" */
         sandbox = s.sandbox = argv[0];
-        r = parse_argv_after_first(argc, argv);
+        r = exec_words(argc, argv, &cmd, &env);
         if (r <= 0)
                 return -r;
-        cmd = argv + optind;
-        if (*cmd && streq(*cmd, "--"))
-                cmd++;
-        r = command_start("exec", "sbxctl exec [OPTIONS] SANDBOX -- CMD [ARGS...]", cmd, &env);
-        if (r != 0)
-                return r;
         r = client_connect(&exec_hooks, NULL, &bus); /* Exec is on the system bus only */
         if (r != 0)
                 return r;

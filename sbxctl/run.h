@@ -38,6 +38,10 @@ int resolve_dir(const char *what, const char *arg, char **ret);
 /* run and exec: the command line (the options' environment checked with it, in *ret_env); with -H, sbxctl on
  * HOST runs it (over ssh: this returns only if ssh could not be started). 0, or sbxctl's exit status. */
 int command_start(const char *verb, const char *usage, char **cmd, char ***ret_env);
+/* exec's words from the sandbox (argv[0]) on: the options after it ("exec SB --timeout 5s -- cmd"), then
+ * the command (*ret_cmd, in argv) and its environment (command_start()). 1 to go on, else sbxctl's exit
+ * status negated (as parse_argv()). */
+int exec_words(int argc, char **argv, char ***ret_cmd, char ***ret_env);
 /* The plain keys of a Run (sandbox false) or CreateSandbox request from the options. */
 void run_request_init(ClientRequest *req, const char *workspace, const char *dataset, int export_fd, bool sandbox);
 /* Every string of the request (req, --cache-ro, --credential) goes as a D-Bus string, which must be UTF-8:
@@ -52,6 +56,9 @@ void take_signals(const int *sigs, size_t n);
 /* The end of a run: its lines (limits, egress, export) and sbxctl's exit status, from its record (NULL:
  * none came) and how the wait ended. */
 int run_outcome(const RunRecord *rec, const char *run_id, int got_signal, bool disconnected, bool daemon_gone);
+/* The end of an exec, from ExecFinished's json: the command's exit status (128 + a signal's number), or
+ * the sentence of a timeout, an output limit, a lost command and the like, said, and its exit status. */
+int exec_outcome(const char *json, const char *sandbox, const char *op);
 /* The bus and event loop of a client waiting for a run's (or sandbox's) end; with s->may_direct, sbxd's own
  * socket when it is there (s->direct). 0, or sbxctl's exit status. */
 int run_state_open(RunState *s, sd_bus **ret_bus, sd_event **ret_event);

@@ -375,6 +375,15 @@ static int method_get_run(sd_bus_message *msg, void *userdata, sd_bus_error *err
 #define RUN_PATH_SIGNALS                                                                                        \
         SD_BUS_SIGNAL_WITH_ARGS("Exited", SD_BUS_ARGS("s", run_id, "s", record_json), 0),                       \
         SD_BUS_SIGNAL_WITH_ARGS("Finished", SD_BUS_ARGS("s", run_id, "s", record_json), 0)
+#define EXEC_PATH_METHODS                                                                                       \
+        SD_BUS_METHOD_WITH_ARGS("Exec",                                                                         \
+                                SD_BUS_ARGS("s", sandbox, "a{sv}", options, "as", argv, "h", stdin_fd, "h", stdout_fd, \
+                                            "h", stderr_fd),                                                    \
+                                SD_BUS_RESULT("s", exec_id), sandbox_method_exec, SD_BUS_VTABLE_UNPRIVILEGED),  \
+        SD_BUS_METHOD_WITH_ARGS("SignalExec", SD_BUS_ARGS("s", sandbox, "s", exec_id, "i", signal), SD_BUS_NO_RESULT, \
+                                sandbox_method_signal_exec, SD_BUS_VTABLE_UNPRIVILEGED)
+#define EXEC_PATH_SIGNALS                                                                                       \
+        SD_BUS_SIGNAL_WITH_ARGS("ExecFinished", SD_BUS_ARGS("s", sandbox_id, "s", exec_id, "s", exec_json), 0)
 
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
@@ -397,12 +406,7 @@ static const sd_bus_vtable manager_vtable[] = {
                                 sandbox_method_get_object, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("CreateSandbox", SD_BUS_ARGS("a{sv}", request), SD_BUS_RESULT("s", sandbox_id),
                                 method_create_sandbox, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Exec",
-                                SD_BUS_ARGS("s", sandbox, "a{sv}", options, "as", argv, "h", stdin_fd, "h", stdout_fd,
-                                            "h", stderr_fd),
-                                SD_BUS_RESULT("s", exec_id), sandbox_method_exec, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("SignalExec", SD_BUS_ARGS("s", sandbox, "s", exec_id, "i", signal), SD_BUS_NO_RESULT,
-                                sandbox_method_signal_exec, SD_BUS_VTABLE_UNPRIVILEGED),
+        EXEC_PATH_METHODS,
         SD_BUS_METHOD_WITH_ARGS("RemoveSandbox", SD_BUS_ARGS("s", sandbox), SD_BUS_NO_RESULT, sandbox_method_remove,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("AddSecret", SD_BUS_ARGS("s", name, "h", value, "b", replace), SD_BUS_NO_RESULT,
@@ -430,17 +434,19 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("RemoveSecret", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT, secrets_method_remove,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         RUN_PATH_SIGNALS,
-        SD_BUS_SIGNAL_WITH_ARGS("ExecFinished", SD_BUS_ARGS("s", sandbox_id, "s", exec_id, "s", exec_json), 0),
+        EXEC_PATH_SIGNALS,
         SD_BUS_VTABLE_END,
 };
 
-/* On sbxd's own socket (direct.h): what is on a run's path, with the same arguments, errors and signals.
- * The rest of the interface (polkit's questions name a bus name; objects are watched by bus name) stays on
- * the system bus. */
+/* On sbxd's own socket (direct.h): what is on the path of a run and of a command in a sandbox, with the
+ * same arguments, errors and signals. The rest of the interface (polkit's questions name a bus name;
+ * objects are watched by bus name) stays on the system bus. */
 static const sd_bus_vtable direct_vtable[] = {
         SD_BUS_VTABLE_START(0),
         RUN_PATH_METHODS,
+        EXEC_PATH_METHODS,
         RUN_PATH_SIGNALS,
+        EXEC_PATH_SIGNALS,
         SD_BUS_VTABLE_END,
 };
 

@@ -15,6 +15,7 @@
 #include "macro.h"
 #include "run-core.h"
 #include "run.h"
+#include "sandbox.h"
 #include "util.h"
 
 typedef struct DirectPeer {
@@ -50,16 +51,18 @@ static unsigned peers_of_uid(DirectServer *s, uid_t uid) {
         return n;
 }
 
-/* Closes the connection; its runs lose their client (and stop) only when it ended by itself (ended). */
+/* Closes the connection; its runs lose their client (and stop), and its commands in sandboxes get SIGHUP,
+ * only when it ended by itself (ended). */
 static void peer_free(DirectPeer *p, bool ended) {
         DirectServer *s = p->server;
 
-        if (ended)
-                for (Run *run = s->manager->runs, *next; run; run = next) {
-                        next = run->next; /* run_stop() does not free it, but stay on the safe side */
-                        if (run->client_bus == p->bus)
-                                run_client_gone(run);
-                }
+        for (Run *run = s->manager->runs, *next; run; run = next) {
+                next = run->next; /* run_stop() does not free it, but stay on the safe side */
+                if (run->sandbox)
+                        sandbox_client_bus_gone(run->sandbox, p->bus, ended);
+                if (ended && run->client_bus == p->bus)
+                        run_client_gone(run);
+        }
         if (p->prev)
                 p->prev->next = p->next;
         else

@@ -23,6 +23,7 @@ static SandboxExec *exec_free(SandboxExec *e) {
         if (!e)
                 return NULL;
         sd_bus_slot_unref(e->slot_client);
+        sd_bus_unref(e->client_bus);
         free(e->client);
         free(e);
         return NULL;
@@ -79,19 +80,21 @@ static void send_exec_finished(Sandbox *s, const SandboxExec *x, const RunExec *
         _cleanup_free_ char *json = NULL;
         int r;
 
-        if (!x->client)
+        /* to the caller on the system bus, or on its connection to sbxd's own socket (no destination) */
+        sd_bus *bus = x->client_bus ?: s->run->manager->bus;
+
+        if (!x->client && !x->client_bus)
                 return;
         /* the exec's entry alone, in the record's shape */
         r = run_exec_to_json(e, &json);
         if (r >= 0)
-                r = sd_bus_message_new_signal(s->run->manager->bus, &sig, SBX_BUS_PATH, SBX_BUS_INTERFACE,
-                                              "ExecFinished");
-        if (r >= 0)
+                r = sd_bus_message_new_signal(bus, &sig, SBX_BUS_PATH, SBX_BUS_INTERFACE, "ExecFinished");
+        if (r >= 0 && !x->client_bus)
                 r = sd_bus_message_set_destination(sig, x->client);
         if (r >= 0)
                 r = sd_bus_message_append(sig, "sss", s->run->id, x->id, json);
         if (r >= 0)
-                r = sd_bus_send(s->run->manager->bus, sig, NULL);
+                r = sd_bus_send(bus, sig, NULL);
         if (r < 0)
                 log_warning_errno(r, "Sandbox %s: failed to send ExecFinished for %s, ignoring: %m", s->run->id, x->id);
 }
@@ -322,13 +325,27 @@ int sandbox_call(sd_bus_message *msg, Manager *m, int (*body)(Sandbox *, sd_bus_
 /* The caller of an exec is gone, or cannot be watched (then it still gets ExecFinished): like a terminal
  * hanging up, the command gets SIGHUP */
 static void exec_client_lost(SandboxExec *x, bool gone) {
-        if (gone)
-                x->client = mfree(x->client);
-        x->slot_client = sd_bus_slot_unref(x->slot_client);
         SbxMsgHeader h = { .type = SBX_MSG_SIGNAL, .arg = SIGHUP };
+
+        if (gone) {
+                x->client = mfree(x->client);
+                x->client_bus = sd_bus_unref(x->client_bus);
+        }
+        x->slot_client = sd_bus_slot_unref(x->slot_client);
 
         memcpy(h.op, x->id, SBX_OP_ID_LEN);
         (void) send(x->ctl, &h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void sandbox_client_bus_gone(Sandbox *s, sd_bus *bus, bool gone) {
+        for (SandboxExec *x = s->execs; x; x = x->next) {
+                if (x->client_bus != bus)
+                        continue;
+                if (gone)
+                        exec_client_lost(x, true);
+                else
+                        x->client_bus = sd_bus_unref(x->client_bus);
+        }
 }
 
 static int on_exec_client_gone(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
@@ -475,19 +492,24 @@ int sandbox_exec_call(Sandbox *s, sd_bus_message *msg, sd_bus_error *error) {
                 return -ENOMEM;
         memcpy(x->id, op, sizeof(x->id));
         x->ctl = s->ctl;
-        x->client = strdup(sd_bus_message_get_sender(msg));
-        if (!x->client || asprintf(&match,
-                                   "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                                   "member='NameOwnerChanged',arg0='%s'", x->client) < 0) {
-                exec_free(x);
-                return -ENOMEM;
-        }
-        /* not waited for: the reply below goes out on the same connection after it */
-        r = sd_bus_add_match_async(m->bus, &x->slot_client, match, on_exec_client_gone,
-                                   on_exec_client_match_installed, x);
-        if (r < 0) {
-                exec_free(x);
-                return r;
+        if (sd_bus_is_server(sd_bus_message_get_bus(msg)) > 0)
+                /* on sbxd's own socket the connection is the caller: its end is seen by direct.c */
+                x->client_bus = sd_bus_ref(sd_bus_message_get_bus(msg));
+        else {
+                x->client = strdup(sd_bus_message_get_sender(msg));
+                if (!x->client ||
+                    asprintf(&match, "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                             "member='NameOwnerChanged',arg0='%s'", x->client) < 0) {
+                        exec_free(x);
+                        return -ENOMEM;
+                }
+                /* not waited for: the reply below goes out on the same connection after it */
+                r = sd_bus_add_match_async(m->bus, &x->slot_client, match, on_exec_client_gone,
+                                           on_exec_client_match_installed, x);
+                if (r < 0) {
+                        exec_free(x);
+                        return r;
+                }
         }
         r = sandbox_send_exec(s->ctl, op, argv, o.env, fds, o.timeout_usec, o.output_max, &o.tty);
         if (r < 0) {

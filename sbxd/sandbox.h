@@ -22,6 +22,7 @@ typedef struct SandboxExec {
         char id[SBX_OP_ID_LEN + 1];
         char *client;                  /* the Exec caller: gets ExecFinished; its disconnection hangs it up */
         sd_bus_slot *slot_client;
+        sd_bus *client_bus;            /* or the caller's connection on sbxd's own socket (direct.h) */
         int ctl;                       /* the sandbox's control channel (borrowed) */
         bool listed;                   /* in the record's list (else only counted: RECORD_EXECS_MAX) */
         struct SandboxExec *next;
@@ -50,6 +51,10 @@ Sandbox *sandbox_free(Sandbox *s);
 /* The run is over: a CreateSandbox still waiting gets the failure, commands still running are
  * recorded as lost and their callers told. */
 void sandbox_run_ended(Sandbox *s);
+
+/* A connection on sbxd's own socket is closed: the commands it started get SIGHUP when it ended by
+ * itself (gone), as a bus client's do when it leaves the bus, and nothing is sent on it any more. */
+void sandbox_client_bus_gone(Sandbox *s, sd_bus *bus, bool gone);
 
 /* The bodies of the sandbox's methods once the sandbox is known: they read the call from the argument
  * after the sandbox on (the manager's methods name it first; its object's methods do not). */

@@ -399,20 +399,34 @@ int wire_message_parse(const uint8_t *buf, size_t len, WireMessage *ret) {
         return 0;
 }
 
-int wire_read_strings(const WireMessage *m, const char **a, const char **b) {
-        const char *want = b ? "ss" : "s";
+int wire_read_string_list(const WireMessage *m, unsigned n, const char **ret) {
+        char want[WIRE_STRINGS_MAX + 1];
         size_t i = 0;
 
+        if (n == 0 || n > WIRE_STRINGS_MAX)
+                return -EINVAL;
+        memset(want, 's', n);
+        want[n] = 0;
         if (!m->signature || strcmp(m->signature, want) != 0)
                 return -EBADMSG;
         /* offsets from the body's start, which is 8-aligned in the message */
-        *a = read_str(m->body, m->body_len, &i, 's');
-        if (!*a)
-                return -EBADMSG;
-        if (b) {
-                *b = read_str(m->body, m->body_len, &i, 's');
-                if (!*b)
+        for (unsigned k = 0; k < n; k++) {
+                ret[k] = read_str(m->body, m->body_len, &i, 's');
+                if (!ret[k])
                         return -EBADMSG;
         }
+        return 0;
+}
+
+int wire_read_strings(const WireMessage *m, const char **a, const char **b) {
+        const char *s[2];
+        int r;
+
+        r = wire_read_string_list(m, b ? 2 : 1, s);
+        if (r < 0)
+                return r;
+        *a = s[0];
+        if (b)
+                *b = s[1];
         return 0;
 }

@@ -80,3 +80,6 @@ int wire_message_parse(const uint8_t *buf, size_t len, WireMessage *ret);
 /* Its body's strings, when its signature is exactly as many "s" as given (1 or 2; b may be NULL for one).
  * 0, or -EBADMSG (another signature, a string out of bounds or without its NUL). */
 int wire_read_strings(const WireMessage *m, const char **a, const char **b);
+/* The same for n strings (1 to WIRE_STRINGS_MAX), into ret[0..n-1]. 0, -EBADMSG, -EINVAL (n out of range). */
+#define WIRE_STRINGS_MAX 8U
+int wire_read_string_list(const WireMessage *m, unsigned n, const char **ret);

@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         while ((r = wire_conn_next(&c, &m)) > 0) {
                 size_t len = (size_t) (m.body - c.msg) + m.body_len;
-                const char *a = NULL, *b = NULL;
+                const char *a = NULL, *b = NULL, *x[3];
 
                 fuzz_check(m.body >= c.msg && len <= size);
                 fuzz_check(inside(m.path, c.msg, len) && inside(m.interface, c.msg, len) &&
@@ -78,6 +78,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         fuzz_check(inside(a, m.body, m.body_len));
                 else
                         a = NULL;
+                /* an exec's end: three strings, each inside the body */
+                if (wire_read_string_list(&m, 3, x) == 0)
+                        for (int i = 0; i < 3; i++)
+                                fuzz_check(inside(x[i], m.body, m.body_len));
                 check_round_trip(&m, a, b);
         }
         fuzz_check(r == 0 || r == -EBADMSG || r == -ENOMEM);

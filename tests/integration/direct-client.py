@@ -4,6 +4,7 @@ by byte, so that it can put in them what sd-bus would not: a SENDER header namin
 to sbxd. Used by test-48 as an attacker.
 
     direct-client.py stop RUN_ID [SENDER]   Stop(RUN_ID), with a forged SENDER header if given
+    direct-client.py signalexec SB OP [SENDER]  SignalExec(SB, OP, SIGTERM), SENDER header as for stop
     direct-client.py call METHOD            METHOD() of org.sbx.Manager1, without arguments
     direct-client.py pipelined METHOD       the same, written in one piece with the handshake's BEGIN
                                             (sbxd must read a message that came with it)
@@ -36,11 +37,13 @@ def pad(buf, n):
 
 
 def put(buf, sig, value):
-    """buf with value of the basic type sig (y u s o g) appended, aligned as D-Bus says (little-endian)."""
+    """buf with value of the basic type sig (y u i s o g) appended, aligned as D-Bus says (little-endian)."""
     if sig == "y":
         return buf + bytes([value])
     if sig == "u":
         return pad(buf, 4) + struct.pack("<I", value)
+    if sig == "i":
+        return pad(buf, 4) + struct.pack("<i", value)
     if sig in "so":
         raw = value.encode()
         return pad(buf, 4) + struct.pack("<I", len(raw)) + raw + b"\0"
@@ -226,6 +229,10 @@ def main():
         return 2
     if what == "stop":
         s.sendall(call("Stop", 1, "s", [sys.argv[2]], sender=sys.argv[3] if len(sys.argv) > 3 else None))
+        print(answer(s, 1))
+    elif what == "signalexec":
+        s.sendall(call("SignalExec", 1, "ssi", [sys.argv[2], sys.argv[3], 15],
+                       sender=sys.argv[4] if len(sys.argv) > 4 else None))
         print(answer(s, 1))
     elif what == "badstring":
         s.sendmsg([bad_run(sys.argv[2])], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))])

@@ -9,6 +9,7 @@
 t_require_systemd || t_summary
 W=$(mktemp -d /var/tmp/sbxtest.XXXXXX); t_on_exit "rm -rf '$W'"
 SBS=()
+DIRECT=$(cd "$(dirname "$0")" && pwd)/direct-client.py
 t_on_exit 'for s in "${SBS[@]}"; do sbxctl rm "$s" >/dev/null 2>&1; done'
 
 sb_unit() { record_get "$1" .unit; }
@@ -65,6 +66,31 @@ kill -INT "$cpid"; wait "$cpid"; rc=$?
 assert_eq 42 "$rc" "exit status after SIGINT"
 assert_contains "$(cat "$W/int.out")" "got-int" "the command's INT handler"
 assert_eq active "$(systemctl is-active "$(sb_unit "$sb")")" "the sandbox after Ctrl-C of one exec"
+
+t_begin "exec on sbxd's own socket and over the system bus: the same stdio and exit status; the caller's end hangs the command up"
+for direct in 1 0; do
+  assert_rc 5 env SBX_DIRECT_SOCKET=$direct SBX_LOG_LEVEL=debug sbxctl exec "$sb" -- sh -c 'echo out-$0; exit 5' "$direct"
+  assert_contains "$T_OUT" "out-$direct" "the command's stdout (SBX_DIRECT_SOCKET=$direct)"
+  if [ "$direct" = 1 ]; then
+    assert_contains "$T_OUT" "connected to sbxd at /run/sbx/bus" "the way exec went"
+  else
+    assert_not_contains "$T_OUT" "connected to sbxd at /run/sbx/bus" "the way exec went (SBX_DIRECT_SOCKET=0)"
+  fi
+  # the caller killed (no word to sbxd): its connection's end is the command's SIGHUP
+  rm -f "$W/hup.out"
+  SBX_DIRECT_SOCKET=$direct sbxctl exec "$sb" -- sh -c 'trap "echo got-hup > hup-$0.txt; exit 0" HUP; echo ready; while :; do sleep 0.1; done' "$direct" > "$W/hup.out" 2>&1 &
+  cpid=$!
+  for i in $(seq 100); do grep -q ready "$W/hup.out" 2>/dev/null && break; sleep 0.1; done
+  kill -KILL "$cpid"; wait "$cpid" 2>/dev/null
+  got=
+  for i in $(seq 100); do
+    got=$(sbxctl exec "$sb" -- cat "hup-$direct.txt" 2>/dev/null) && break
+    sleep 0.1
+  done
+  assert_eq got-hup "$got" "the command after its caller was killed (SBX_DIRECT_SOCKET=$direct)"
+done
+assert_eq 0 "$(record_get "$sb" '[.sandbox.execs[] | select(.result == "running")] | length')" "execs still running"
+assert_eq active "$(systemctl is-active "$(sb_unit "$sb")")" "the sandbox after its callers went away"
 
 t_begin "concurrent execs run side by side within the sandbox's ceilings"
 # each says when it began and ended (inside): side by side when all four had begun before any ended
@@ -188,6 +214,11 @@ if id nobody >/dev/null 2>&1; then
   # a direct SignalExec for another tenant's sandbox: the same answer as for none
   t_run runuser -u nobody -- busctl call org.sbx.Manager1 /org/sbx/Manager1 org.sbx.Manager1 SignalExec ssi "$sb" 0123456789abcdef0123456789abcdef 2
   assert_contains "$T_OUT" "no sandbox"
+  # ... and on sbxd's own socket, whatever SENDER header it carries
+  for sender in "" org.freedesktop.DBus; do
+    assert_rc 0 runuser -u nobody -- python3 "$DIRECT" signalexec "$sb" 0123456789abcdef0123456789abcdef $sender
+    assert_eq "error org.sbx.Error.NoSuchSandbox" "$T_OUT" "nobody's SignalExec on the socket, SENDER '${sender:-none}'"
+  done
   # nobody's own sandbox works, under nobody's tenant
   assert_rc 0 runuser -u nobody -- sbxctl create --detach --name sbt-nb
   nb=$T_OUT

@@ -187,8 +187,8 @@ assert_eq 143 "$rc" "B's client, its run stopped"
 assert_eq cancelled "$(record_get "$BR" .stop_reason)" "B's run"
 assert_clean
 
-t_begin "sbxd's own socket: a run's calls only; the rest of the interface is on the system bus"
-for m in ListAll CollectGarbage List Attach Get CreateSandbox Exec AddSecret ImportImage; do
+t_begin "sbxd's own socket: a run's and an exec's calls only; the rest of the interface is on the system bus"
+for m in ListAll CollectGarbage List Attach Get CreateSandbox RemoveSandbox AddSecret ImportImage; do
   assert_rc 0 as_a $PY "$DIRECT" call "$m"
   assert_eq "error org.freedesktop.DBus.Error.UnknownMethod" "$T_OUT" "$m on sbxd's own socket"
 done

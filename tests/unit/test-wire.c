@@ -141,6 +141,9 @@ static int serve(int listener) {
         CHECK(sd_bus_reply_method_return(run, "s", RUN_ID) >= 0);
         CHECK(sd_bus_emit_signal(bus, "/org/sbx/Manager1", "org.sbx.Manager1", "Exited", "ss", RUN_ID,
                                  "{\"run_id\":\"" RUN_ID "\"}") >= 0);
+        /* an exec's end: three strings */
+        CHECK(sd_bus_emit_signal(bus, "/org/sbx/Manager1", "org.sbx.Manager1", "ExecFinished", "sss", RUN_ID, "0f",
+                                 "{\"result\":\"exited\"}") >= 0);
         /* Stop, with no reply wanted; then a call answered with an error */
         other = next_call(bus);
         CHECK(other && sd_bus_message_is_method_call(other, "org.sbx.Manager1", "Stop"));
@@ -189,7 +192,7 @@ static void test_with_sd_bus(void **state) {
         WireConn c = WIRE_CONN_INIT;
         WireWriter w = {};
         WireMessage m;
-        const char *a, *b;
+        const char *a, *b, *x[WIRE_STRINGS_MAX + 1];
         uint64_t mem = UINT64_C(68719476736);
         bool yes = true;
         int pipefd[2], status;
@@ -295,6 +298,16 @@ static void test_with_sd_bus(void **state) {
         assert_int_equal(wire_read_strings(&m, &a, &b), 0);
         assert_string_equal(a, RUN_ID);
         assert_string_equal(b, "{\"run_id\":\"" RUN_ID "\"}");
+        next_message(&c, &m);
+        assert_string_equal(m.member, "ExecFinished");
+        assert_int_equal(wire_read_string_list(&m, 3, x), 0);
+        assert_string_equal(x[0], RUN_ID);
+        assert_string_equal(x[1], "0f");
+        assert_string_equal(x[2], "{\"result\":\"exited\"}");
+        assert_int_equal(wire_read_strings(&m, &a, &b), -EBADMSG); /* "sss" is not "ss" */
+        assert_int_equal(wire_read_string_list(&m, 4, x), -EBADMSG);
+        assert_int_equal(wire_read_string_list(&m, 0, x), -EINVAL);
+        assert_int_equal(wire_read_string_list(&m, WIRE_STRINGS_MAX + 1, x), -EINVAL);
 
         wire_append_basic(&w, 's', RUN_ID);
         send_call(&c, &w, 2, WIRE_FLAG_NO_REPLY_EXPECTED, "Stop");

@@ -3,10 +3,11 @@
 #
 # Runs INSIDE a systemd testbed (or on a systemd host) as root, with sbx installed. Interleaves, N times:
 #   A  sbxctl run -- /bin/true                 (a cold run: a unit set up and torn down)
-#   B  sbxctl exec SANDBOX -- /bin/true        (a sandbox made once, before the loop)
+#   B  sbxctl exec SANDBOX -- /bin/true        (a sandbox made once, before the loop; on sbxd's own socket)
+#   E  B over the system bus                   (SBX_DIRECT_SOCKET=0: sbxctl-bus and dbus-daemon on its way)
 #   W  sbxctl run --wait-cleanup -- /bin/true  (A answered once its cleanup is done too, at Finished
 #                                               instead of Exited: docs/dbus.md)
-# and reports p50 and p99 of each and the ratio of the medians B/A (target <= 0.1), and B/W. Then C concurrent
+# and reports p50 and p99 of each and the ratio of the medians B/A (target <= 0.1), B/W and E/B. Then C concurrent
 # execs at once, R rounds: execs per second and p99/p50 of their latencies. Prints one "BENCH key
 # value" line per figure for scripts.
 #   bench/sandbox-exec.sh [N [C [R]]]      (defaults 20, 4, 5)
@@ -28,18 +29,23 @@ trap 'sbxctl rm "$SB" >/dev/null 2>&1' EXIT
 run_a() { sbxctl run -- /bin/true < /dev/null; }
 run_b() { sbxctl exec "$SB" -- /bin/true < /dev/null; }
 run_w() { sbxctl run --wait-cleanup -- /bin/true < /dev/null; }
+run_e() { SBX_DIRECT_SOCKET=0 sbxctl exec "$SB" -- /bin/true < /dev/null; }
 
-for f in run_a run_b run_w; do $f || { echo "bench: $f failed" >&2; exit 1; }; done   # warm up
-A=() B=() W=()
+for f in run_a run_b run_w run_e; do $f || { echo "bench: $f failed" >&2; exit 1; }; done   # warm up
+A=() B=() W=() E=()
 for _ in $(seq "$N"); do
-  for f in run_a run_b run_w; do
+  for f in run_a run_b run_w run_e; do
     settle; stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
-    case $f in run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;; run_w) W+=("$(ms "$t0" "$t1")") ;; esac
+    case $f in
+      run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;;
+      run_w) W+=("$(ms "$t0" "$t1")") ;; run_e) E+=("$(ms "$t0" "$t1")") ;;
+    esac
   done
 done
 a50=$(pct 50 "${A[@]}"); a99=$(pct 99 "${A[@]}"); b50=$(pct 50 "${B[@]}"); b99=$(pct 99 "${B[@]}")
-w50=$(pct 50 "${W[@]}"); w99=$(pct 99 "${W[@]}")
+w50=$(pct 50 "${W[@]}"); w99=$(pct 99 "${W[@]}"); e50=$(pct 50 "${E[@]}"); e99=$(pct 99 "${E[@]}")
 ratio=$(echo "scale=3; $b50 / $a50" | bc); ratio_w=$(echo "scale=3; $b50 / $w50" | bc)
+ratio_e=$(echo "scale=3; $e50 / $b50" | bc)
 
 # concurrent execs: C at once, R rounds; each one's latency, and the rounds' wall time
 D=$(mktemp -d); trap 'sbxctl rm "$SB" >/dev/null 2>&1; rm -rf "$D"' EXIT
@@ -64,6 +70,7 @@ echo "sbx sandbox exec (kernel $(uname -r), $(systemd-detect-virt 2>/dev/null ||
 printf '  A cold run    -- /bin/true   p50 %8.1f ms   p99 %8.1f ms\n' "$a50" "$a99"
 printf '  B exec        -- /bin/true   p50 %8.1f ms   p99 %8.1f ms   B/A %.3f (target <= 0.1)\n' "$b50" "$b99" "$ratio"
 printf '  W cold run, --wait-cleanup   p50 %8.1f ms   p99 %8.1f ms   B/W %.3f\n' "$w50" "$w99" "$ratio_w"
+printf '  E exec over the system bus   p50 %8.1f ms   p99 %8.1f ms   E/B %.3f\n' "$e50" "$e99" "$ratio_e"
 printf '  %d concurrent execs x %d rounds: %.1f execs/s, latency p50 %.1f ms p99 %.1f ms (p99/p50 %.2f)\n' \
   "$C" "$R" "$persec" "$c50" "$c99" "$cr"
 echo "BENCH p50_ms_run $a50"
@@ -74,5 +81,8 @@ echo "BENCH ratio_exec_vs_run $ratio"
 echo "BENCH p50_ms_run_wait_cleanup $w50"
 echo "BENCH p99_ms_run_wait_cleanup $w99"
 echo "BENCH ratio_exec_vs_run_wait_cleanup $ratio_w"
+echo "BENCH p50_ms_exec_system_bus $e50"
+echo "BENCH p99_ms_exec_system_bus $e99"
+echo "BENCH ratio_exec_system_bus_vs_socket $ratio_e"
 echo "BENCH concurrent_execs_per_sec $persec"
 echo "BENCH concurrent_p99_over_p50 $cr"

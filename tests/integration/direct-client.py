@@ -161,10 +161,12 @@ def connect(first=b""):
     s.sendall(b"\0AUTH EXTERNAL " + str(os.getuid()).encode().hex().encode() + b"\r\n")
     if not readline(s).startswith(b"OK "):
         raise EOFError
-    s.sendall(b"NEGOTIATE_UNIX_FD\r\n")
+    # NEGOTIATE_UNIX_FD and BEGIN in one piece, as sbxctl sends them, and AGREE_UNIX_FD read after: once it
+    # came, sbxd has read BEGIN too. A message with descriptors that reached sd-bus before it had read
+    # BEGIN would end the connection (descriptors during the handshake: EIO)
+    s.sendall(b"NEGOTIATE_UNIX_FD\r\nBEGIN\r\n" + first)
     if not readline(s).startswith(b"AGREE_UNIX_FD"):
         raise EOFError
-    s.sendall(b"BEGIN\r\n" + first)
     return s
 
 

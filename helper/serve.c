@@ -156,8 +156,10 @@ static Op *op_find(const char *id) {
 /* Receives one packet from sbxd: a SIGNAL (header only) or an EXEC (its command line and environment
  * read from its memfd, its three fds). Returns 1 when the channel closed, 0 with *h (and for EXEC *m,
  * *ret_argv, *ret_env, fds) set, -EAGAIN when there was nothing after all, -EBADMSG for a malformed packet
- * (its fds closed), another negative errno on failure. */
-static int recv_packet(int ctl, SbxMsgHeader *h, SbxExecMsg *m, char ***ret_argv, char ***ret_env, int fds[3]) {
+ * (its fds closed), another negative errno on failure. With ret_cmd, an EXEC's memfd is kept there (for
+ * the packet to go on to a spare supervisor, as it came) instead of closed. */
+static int recv_packet(int ctl, SbxMsgHeader *h, SbxExecMsg *m, char ***ret_argv, char ***ret_env, int fds[3],
+                       int *ret_cmd) {
         union {
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(SBX_EXEC_FDS * sizeof(int))];
@@ -219,7 +221,10 @@ static int recv_packet(int ctl, SbxMsgHeader *h, SbxExecMsg *m, char ***ret_argv
         r = command_fd_read(all[3], h->arg, m->envc, ret_argv, ret_env);
         if (r < 0)
                 goto fail;
-        (void) close(all[3]);
+        if (ret_cmd)
+                *ret_cmd = all[3];
+        else
+                (void) close(all[3]);
         memcpy(fds, all, 3 * sizeof(int));
         return 0;
 fail:
@@ -228,9 +233,104 @@ fail:
         return r;
 }
 
+/* ---- the spare supervisor ----
+ * A supervisor forked while the sandbox is idle, waiting for its EXEC on a socket pair of its own: the
+ * next command does not wait for the helper's fork (a page-table copy, then a copy of each page the new
+ * process writes). It is forked only when no command runs, so that it never holds one of the unit's
+ * tasks (TasksMax=) while a command might want it; the first command takes it, the others are forked
+ * as they come. The EXEC reaches it as it came from sbxd, and it checks and reads it the same way. */
+
+static pid_t spare_pid;
+static int spare_fd = -EBADF;    /* the helper's end of the spare's socket pair */
+
+_noreturn_ static void spare_main(int ctl, int fd, const ServeConfig *cfg) {
+        int fds[3];
+        char **argv = NULL, **env = NULL;
+        SbxExecMsg m;
+        SbxMsgHeader h;
+        sigset_t term;
+        int r;
+
+        /* while it waits, the unit's stop (SIGTERM) ends it; from its EXEC on, it is passed on to the
+         * command, as by any supervisor */
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        (void) sigprocmask(SIG_UNBLOCK, &term, NULL);
+        do
+                r = recv_packet(fd, &h, &m, &argv, &env, fds, NULL);
+        while (r == -EAGAIN);
+        (void) sigprocmask(SIG_BLOCK, &term, NULL);
+        /* the helper's end closed (it is gone, or dropped this spare), or no EXEC: nothing to do */
+        if (r != 0 || h.type != SBX_MSG_EXEC)
+                _exit(0);
+        (void) close(fd);
+        supervise_one(ctl, cfg, &m, argv, env, fds);
+}
+
+static void spare_drop(void) {
+        spare_fd = safe_close(spare_fd);
+        spare_pid = 0;
+}
+
+/* A spare, if there is none and no command runs. Without one, commands are forked as they come. */
+static void spare_start(int ctl, const ServeConfig *cfg) {
+        int pair[2];
+        pid_t pid;
+
+        if (spare_pid > 0)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(ops); i++)
+                if (ops[i].pid > 0)
+                        return;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+                return;
+        pid = fork();
+        if (pid < 0) {
+                safe_close(pair[0]);
+                safe_close(pair[1]);
+                return;
+        }
+        if (pid == 0) {
+                safe_close(pair[0]);
+                spare_main(ctl, pair[1], cfg);
+        }
+        safe_close(pair[1]);
+        spare_fd = pair[0];
+        spare_pid = pid;
+}
+
+/* The EXEC (its header m, command memfd cmd, fds) to the spare; its pid, or 0 when there is no spare or
+ * it could not take it (then it is dropped). */
+static pid_t spare_take(const SbxExecMsg *m, int cmd, const int fds[3]) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(SBX_EXEC_FDS * sizeof(int))];
+        } control = {};
+        struct iovec iov = { .iov_base = (void *) m, .iov_len = sizeof(*m) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
+        int all[SBX_EXEC_FDS] = { fds[0], fds[1], fds[2], cmd };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        pid_t pid = spare_pid;
+
+        if (pid <= 0)
+                return 0;
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(all));
+        memcpy(CMSG_DATA(c), all, sizeof(all));
+        if (sendmsg(spare_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) sizeof(*m)) {
+                /* gone (a command's kill -9 -1 reaches it too): reaped as an orphan; the EXEC is forked */
+                (void) kill(pid, SIGKILL);
+                spare_drop();
+                return 0;
+        }
+        spare_drop();
+        return pid;
+}
+
 /* One packet from sbxd. Returns 0 to go on, 1 when the channel closed, a negative errno on failure. */
 static int handle_packet(int ctl, const ServeConfig *cfg) {
-        int fds[3];
+        int fds[3], cmd = -EBADF;
         char **argv = NULL, **env = NULL;
         SbxExecMsg m;
         SbxMsgHeader h;
@@ -238,7 +338,7 @@ static int handle_packet(int ctl, const ServeConfig *cfg) {
         pid_t pid;
         int r;
 
-        r = recv_packet(ctl, &h, &m, &argv, &env, fds);
+        r = recv_packet(ctl, &h, &m, &argv, &env, fds, &cmd);
         if (r == -EAGAIN || r == -EBADMSG) /* a malformed packet is sbxd's bug, not the sandbox's end: dropped */
                 return 0;
         if (r != 0)
@@ -262,18 +362,22 @@ static int handle_packet(int ctl, const ServeConfig *cfg) {
                 r = send_done(ctl, &d);
                 goto out;
         }
-        pid = fork();
-        if (pid < 0) {
-                r = -errno;
-                goto out;
+        pid = spare_take(&m, cmd, fds);
+        if (pid == 0) {
+                pid = fork();
+                if (pid < 0) {
+                        r = -errno;
+                        goto out;
+                }
+                if (pid == 0)
+                        supervise_one(ctl, cfg, &m, argv, env, fds);
         }
-        if (pid == 0)
-                supervise_one(ctl, cfg, &m, argv, env, fds);
         strcpy(slot->id, h.op);
         slot->pid = pid;
 out:
         for (int i = 0; i < 3; i++)
                 (void) close(fds[i]);
+        safe_close(cmd);
         command_fd_free(argv, env);
         return r;
 }
@@ -285,8 +389,10 @@ static int reap(int ctl) {
         while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
                 Op *o = op_find_pid(pid);
 
+                if (pid == spare_pid)
+                        spare_drop(); /* killed while it waited: another is forked when all is idle */
                 if (!o)
-                        continue; /* an orphan of a command (we are a subreaper) */
+                        continue; /* an orphan of a command (we are a subreaper), or the spare */
                 if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                         SbxDoneMsg d;
 
@@ -330,6 +436,8 @@ int serve(int ctl, const ServeConfig *cfg) {
                 return sfd;
 
         for (;;) {
+                /* after READY (the sandbox's creator is answered first), and each time all is idle again */
+                spare_start(ctl, cfg);
                 struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
                 struct signalfd_siginfo si;
 
@@ -387,7 +495,7 @@ int serve_wait_one(int ctl, bool pooled, char ***ret_argv, char ***ret_env, int 
                                 return 0;
                         continue;
                 }
-                r = recv_packet(ctl, &h, &m, ret_argv, ret_env, fds);
+                r = recv_packet(ctl, &h, &m, ret_argv, ret_env, fds, NULL);
                 if (r == -EAGAIN)
                         continue;
                 if (r == 1)

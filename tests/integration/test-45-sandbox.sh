@@ -140,6 +140,50 @@ print('attach', r, ctypes.get_errno())"
   assert_not_contains "$T_OUT" "attach 0 " "PTRACE_ATTACH to the helper"
 fi
 
+t_begin "while idle, a spare supervisor waits for the next exec, out of the commands' sight; killed, another takes its place"
+# sb_helpers SB: the pids of the sandbox's sbx-exec processes (its helper, and a spare or supervisors)
+sb_helpers() {
+  local cg p
+  cg=/sys/fs/cgroup$(systemctl show -P ControlGroup "$(sb_unit "$1")")
+  for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do
+    [ "$(cat /proc/$p/comm 2>/dev/null)" = sbx-exec ] && echo "$p"
+  done
+}
+# sb_spare SB HELPER [NOT]: until the one spare beside the helper (other than NOT) is there; prints it
+sb_spare() {
+  local i s
+  for i in $(seq 100); do
+    s=$(sb_helpers "$1" | grep -vx "$2")
+    [ "$(printf '%s\n' "$s" | grep -c .)" = 1 ] && [ "$s" != "${3:-}" ] && { echo "$s"; return 0; }
+    sleep 0.1
+  done
+  return 1
+}
+assert_rc 0 sbxctl create --detach --name sbt-spare
+sp=$T_OUT; SBS+=("$sp")
+hp=$(systemctl show -P MainPID "$(sb_unit "$sp")")
+s1=$(sb_spare "$sp" "$hp") || _t_err "no spare beside the idle sandbox's helper: $(sb_helpers "$sp" | tr '\n' ' ')"
+assert_eq "$hp" "$(awk '/^PPid:/ {print $2}' "/proc/$s1/status")" "the spare's parent"
+# an exec takes it: while it runs there is no other (it never holds a task a command might want), and
+# none of them is in the command's sight
+sbxctl exec sbt-spare -- sh -c 'cat /proc/[0-9]*/comm 2>/dev/null | grep -c "^sbx-exec$"; sleep 2' > "$W/spare.out" 2>&1 &
+cpid=$!
+for i in $(seq 100); do [ -s "$W/spare.out" ] && break; sleep 0.05; done
+assert_eq "$hp $s1" "$(sb_helpers "$sp" | sort -n | tr '\n' ' ' | sed 's/ $//')" "the sandbox's sbx-exec processes while an exec runs (the spare is its supervisor)"
+wait "$cpid"
+assert_eq 0 "$(cat "$W/spare.out")" "sbx-exec processes the command sees"
+s2=$(sb_spare "$sp" "$hp" "$s1") || _t_err "no new spare after the exec"
+# a spare that dies while it waits (the OOM killer's choice, say) is replaced, and costs no exec
+kill -KILL "$s2"
+sb_spare "$sp" "$hp" "$s2" > /dev/null || _t_err "no spare after the last one was killed"
+assert_rc 6 sbxctl exec sbt-spare -- sh -c 'echo after; exit 6'
+assert_contains "$T_OUT" "after" "an exec after its spare was killed"
+assert_eq "$hp" "$(systemctl show -P MainPID "$(sb_unit "$sp")")" "the helper"
+assert_rc 0 sbxctl rm sbt-spare
+sb_wait_gone "$sp" || _t_err "the sandbox's record did not finish"
+assert_eq cancelled "$(record_get "$sp" .stop_reason)" "the sandbox with a spare, removed"
+assert_eq true "$(record_get "$sp" .cleanup.completed)" "its cleanup"
+
 t_begin "rm removes the sandbox; its record lists every exec with figures only, never a command line"
 assert_rc 0 sbxctl rm sbt-one
 sb_wait_gone "$sb" || _t_err "the sandbox's record did not finish"

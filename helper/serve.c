@@ -319,7 +319,7 @@ static pid_t spare_take(const SbxExecMsg *m, int cmd, const int fds[3]) {
         c->cmsg_len = CMSG_LEN(sizeof(all));
         memcpy(CMSG_DATA(c), all, sizeof(all));
         if (sendmsg(spare_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) sizeof(*m)) {
-                /* gone (a command's kill -9 -1 reaches it too): reaped as an orphan; the EXEC is forked */
+                /* gone while it waited, and not reaped yet (reap() will): the EXEC is forked instead */
                 (void) kill(pid, SIGKILL);
                 spare_drop();
                 return 0;

@@ -17,6 +17,7 @@
 #include "mcp-schemas.h"
 #include "mcp-tools.h"
 #include "policy.h"
+#include "utf8.h"
 
 /* ---- decoding ---------------------------------------------------------------------------------- */
 
@@ -320,9 +321,30 @@ static int check_command(const McpConfig *cfg, const McpArgs *a, char **ret_sent
         return 0;
 }
 
-int mcp_args_check(McpTool tool, const McpConfig *cfg, McpArgs *a, char **ret_sentence) {
-        int r = 0;
+/* The arguments that reach sbxd as D-Bus strings, which sd-bus takes in UTF-8 without noncharacters only
+ * (JSON lets "\ufffe" through): said by name, as sbxctl says it, rather than a call that cannot be built.
+ * (profile and workspace must be among the configured ones; a sandbox_id among this server's; the file
+ * tools' path goes as a command's argument, in bytes.) */
+static int check_strings(McpTool tool, const McpArgs *a, char **ret_sentence) {
+        const struct { const char *key, *value; } strings[] = {
+                { "name", a->name },
+                { "run_id", a->run_id },
+                { "path", tool == MCP_TOOL_EXPORT ? a->path : NULL },
+        };
 
+        for (size_t i = 0; i < ELEMENTSOF(strings); i++)
+                if (strings[i].value && !utf8_valid_dbus(strings[i].value, strlen(strings[i].value)))
+                        return refuse(ret_sentence, "%s: not valid UTF-8 (sbxd takes names and paths in UTF-8 only)",
+                                      strings[i].key);
+        return 0;
+}
+
+int mcp_args_check(McpTool tool, const McpConfig *cfg, McpArgs *a, char **ret_sentence) {
+        int r;
+
+        r = check_strings(tool, a, ret_sentence);
+        if (r < 0)
+                return r;
         switch (tool) {
         case MCP_TOOL_RUN:
         case MCP_TOOL_SANDBOX_CREATE:

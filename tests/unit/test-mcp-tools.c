@@ -184,6 +184,26 @@ static void test_check(void **state) {
         free(sentence);
         mcp_args_done(&a);
 
+        /* a string that goes to sbxd as a D-Bus string, which sd-bus refuses (a noncharacter, as JSON may
+         * carry), is said by its name; the file tools' path goes as a command's argument, in bytes */
+        static const struct { McpTool tool; const char *json, *sentence; } strings[] = {
+                { MCP_TOOL_SANDBOX_CREATE, "{\"name\":\"a\\ufffeb\"}", "name: not valid UTF-8" },
+                { MCP_TOOL_SHOW_RUN, "{\"run_id\":\"\\uffff\"}", "run_id: not valid UTF-8" },
+                { MCP_TOOL_EXPORT, "{\"sandbox_id\":\"sb\",\"path\":\"out\\ufdd0\"}", "path: not valid UTF-8" },
+                { MCP_TOOL_READ_FILE, "{\"sandbox_id\":\"sb\",\"path\":\"f\\ufffe\"}", NULL },
+                { MCP_TOOL_SHOW_RUN, "{\"run_id\":\"caf\\u00e9\"}", NULL },
+        };
+        for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+                assert_int_equal(decode(strings[i].tool, strings[i].json, &a, &sentence), 0);
+                if (strings[i].sentence) {
+                        assert_int_equal(mcp_args_check(strings[i].tool, &cfg, &a, &sentence), -EPERM);
+                        assert_non_null(strstr(sentence, strings[i].sentence));
+                        free(sentence);
+                } else
+                        assert_int_equal(mcp_args_check(strings[i].tool, &cfg, &a, &sentence), 0);
+                mcp_args_done(&a);
+        }
+
         assert_int_equal(unlink(link), 0);
         assert_int_equal(unlink(file), 0);
         assert_int_equal(rmdir(other), 0);

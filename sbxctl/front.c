@@ -2,9 +2,10 @@
 /* sbxctl: the program a person or an agent starts (sbxctl(1)). It maps libc and json-c alone: a run or an
  * exec on this machine without a terminal goes from here to sbxd's own socket (run-direct.c), which is the
  * path of nearly every run and command an agent makes, and is started in a third of the time a program
- * linking libsystemd's chain of libraries takes. Everything else (every other verb, -H, -M, a terminal, the system bus) is
- * sbxctl-bus's, in SBX_LIBEXECDIR: the same command line is passed to it unchanged, once its options were
- * read here without a word said (a wrong option is said here, as sbxctl-bus would say it). */
+ * linking libsystemd's chain of libraries takes. Everything else (every other verb, -H, -M, a terminal,
+ * the system bus) is sbxctl-bus's, in SBX_LIBEXECDIR: the same command line is passed to it unchanged,
+ * once its options were read here without a word said (a wrong option is said here, as sbxctl-bus would
+ * say it). */
 #include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>

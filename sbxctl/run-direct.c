@@ -116,43 +116,43 @@ static int run_call(const ClientRequest *req, char **cmd, char **env, const int 
         return wire_call_build(w, 1, 0, SBX_BUS_NAME, SBX_BUS_PATH, SBX_BUS_INTERFACE, "Run", ret, ret_len);
 }
 
-/* Stop(run), no answer wanted (as run.c's request_stop()) */
-static void request_stop(DirectRun *d) {
-        WireWriter w = {};
-        uint8_t *msg = NULL;
+/* The call member with the body in w, no answer wanted; w is emptied. 0 or -errno. */
+static int send_no_reply(DirectRun *d, WireWriter *w, const char *member) {
+        _cleanup_free_ uint8_t *msg = NULL;
         size_t len;
         int r;
 
-        wire_append_basic(&w, 's', d->run_id);
-        r = wire_call_build(&w, ++d->serial, WIRE_FLAG_NO_REPLY_EXPECTED, SBX_BUS_NAME, SBX_BUS_PATH,
-                            SBX_BUS_INTERFACE, "Stop", &msg, &len);
+        r = wire_call_build(w, ++d->serial, WIRE_FLAG_NO_REPLY_EXPECTED, SBX_BUS_NAME, SBX_BUS_PATH,
+                            SBX_BUS_INTERFACE, member, &msg, &len);
         if (r >= 0)
                 r = wire_conn_send(&d->conn, msg, len, NULL, 0);
-        if (r < 0)
-                log_error_errno(r, "Failed to ask sbxd to stop run %s: %m", d->run_id);
-        free(msg);
-        wire_writer_done(&w);
+        wire_writer_done(w);
+        return r;
 }
 
-/* SignalExec(sandbox, op, signal), no answer wanted (as run.c's on_exec_signal()) */
+/* Stop(run) (as run.c's request_stop()) */
+static void request_stop(DirectRun *d) {
+        WireWriter w = {};
+        int r;
+
+        wire_append_basic(&w, 's', d->run_id);
+        r = send_no_reply(d, &w, "Stop");
+        if (r < 0)
+                log_error_errno(r, "Failed to ask sbxd to stop run %s: %m", d->run_id);
+}
+
+/* SignalExec(sandbox, op, signal) (as run.c's on_exec_signal()) */
 static void signal_exec(DirectRun *d, int sig) {
         WireWriter w = {};
-        uint8_t *msg = NULL;
         int32_t v = sig;
-        size_t len;
         int r;
 
         wire_append_basic(&w, 's', d->sandbox);
         wire_append_basic(&w, 's', d->run_id);
         wire_append_basic(&w, 'i', &v);
-        r = wire_call_build(&w, ++d->serial, WIRE_FLAG_NO_REPLY_EXPECTED, SBX_BUS_NAME, SBX_BUS_PATH,
-                            SBX_BUS_INTERFACE, "SignalExec", &msg, &len);
-        if (r >= 0)
-                r = wire_conn_send(&d->conn, msg, len, NULL, 0);
+        r = send_no_reply(d, &w, "SignalExec");
         if (r < 0)
                 log_error_errno(r, "Failed to pass the signal on: %m");
-        free(msg);
-        wire_writer_done(&w);
 }
 
 /* A run is stopped; a command in a sandbox gets the signal itself (to its process group). */
@@ -352,6 +352,15 @@ static bool use_terminal(void) {
         return arg_tty > 0 || (arg_tty < 0 && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
 }
 
+/* Not what sbxctl-bus does: another machine (-H, -M), SBX_DIRECT_SOCKET=0, a terminal, a machine without
+ * systemd (it says so). */
+static bool direct_possible(void) {
+        const char *e = getenv("SBX_DIRECT_SOCKET");
+
+        return !arg_host && !arg_machine && !(e && streq(e, "0")) && !use_terminal() &&
+               access("/run/systemd/system/", F_OK) >= 0;
+}
+
 /* Connects (or RUN_DIRECT_ELSEWHERE, nothing said but in the debug log, when the socket is not usable),
  * sends the call with the caller's stdio, and waits for its end (wait_end()).
  * The signals in sigs are taken from the shell and passed on. */
@@ -415,15 +424,12 @@ int run_direct(int argc, char **argv, char **orig_argv) {
         _cleanup_(direct_run_done) DirectRun d = { .conn = WIRE_CONN_INIT, .serial = 1 };
         _cleanup_free_ char *workspace = NULL, *dataset = NULL;
         _cleanup_strv_free_ char **env = NULL;
-        const char *e = getenv("SBX_DIRECT_SOCKET");
         char **cmd = argv;
         ClientRequest req;
         int r;
 
-        /* what sbxctl-bus does: another machine, a terminal, the export's review, a credential from a file;
-         * and a machine without systemd (it says so) */
-        if (arg_host || arg_machine || (e && streq(e, "0")) || arg_export || arg_credential_files ||
-            use_terminal() || access("/run/systemd/system/", F_OK) < 0)
+        /* and what else sbxctl-bus does: the export's review, a credential from a file */
+        if (!direct_possible() || arg_export || arg_credential_files)
                 return RUN_DIRECT_ELSEWHERE;
 
         if (argc > 0 && streq(argv[0], "--"))
@@ -483,19 +489,17 @@ int exec_direct(int argc, char **argv, char **orig_argv) {
         static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH };
         _cleanup_(direct_run_done) DirectRun d = { .conn = WIRE_CONN_INIT, .serial = 1, .exit_status = -1 };
         _cleanup_strv_free_ char **env = NULL;
-        const char *e = getenv("SBX_DIRECT_SOCKET");
         char **cmd;
         int r;
 
-        /* what sbxctl-bus does: another machine, a terminal, no sandbox given (it says so), a name sd-bus
-         * would not send (it says so); and a machine without systemd (it says so) */
-        if (argc == 0 || streq(argv[0], "--") || !utf8_valid_dbus(argv[0], strlen(argv[0])) || arg_host || arg_machine ||
-            (e && streq(e, "0")) || access("/run/systemd/system/", F_OK) < 0)
+        /* and what else sbxctl-bus does: no sandbox given, a name sd-bus would not send (it says so) */
+        if (!direct_possible() || argc == 0 || streq(argv[0], "--") || !utf8_valid_dbus(argv[0], strlen(argv[0])))
                 return RUN_DIRECT_ELSEWHERE;
         d.sandbox = argv[0];
         r = exec_words(argc, argv, &cmd, &env);
         if (r <= 0)
                 return -r;
+        /* options after the sandbox: -H, -M, -t */
         if (arg_host || arg_machine || use_terminal())
                 return RUN_DIRECT_ELSEWHERE;
 

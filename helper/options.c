@@ -240,6 +240,7 @@ static const ExecOption exec_options[] = {
         { "workspace-mode", required_argument, option_mode, FIELD(workspace_mode) },
         /* decoded in main(), so that a bad one is refused */
         { "seccomp-filter", required_argument, option_string, FIELD(seccomp_filter) },
+        { "spawn-shared", no_argument, option_flag, FIELD(spawn_shared) },
         { "output-max", required_argument, option_output, 0 },
         { "landlock", required_argument, option_landlock, FIELD(landlock) },
         { "landlock-ro", required_argument, option_list, FIELD(landlock_ro), .check = landlock_path_is_valid },

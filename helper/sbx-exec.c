@@ -40,6 +40,7 @@
 #include "sd-protocols.h"
 #include "serve.h"
 #include "space.h"
+#include "spawn.h"
 #include "supervise.h"
 
 static ExecOptions arg = EXEC_OPTIONS_INIT;
@@ -436,30 +437,29 @@ static int link_caches(void) {
         return 0;
 }
 
-_noreturn_ static void child(char **argv, char **env, Supervisor *sup) {
-        sigset_t all;
+/* The command's side of spawn_child() (spawn.h: it may share our memory until its execve(), so it changes
+ * nothing of ours but environ, which spawn_child() sets back). envp: its whole environment
+ * (spawn_environ(): the caller's entries, sbxd checked them against the profile, bytes set as given). */
+_noreturn_ static void child(char **argv, char **envp, Supervisor *sup) {
+        sigset_t none;
 
-        /* A clean start for the command: default handlers, nothing blocked, no notify socket. */
+        /* A clean start for the command: default handlers, then nothing blocked. */
         for (int s = 1; s < _NSIG; s++)
                 (void) signal(s, SIG_DFL);
-        sigemptyset(&all);
-        (void) sigprocmask(SIG_SETMASK, &all, NULL);
-        (void) unsetenv("NOTIFY_SOCKET");
-        (void) unsetenv("SBX_PROFILE_DIGEST");
-        /* the caller's (command.h: sbxd checked them against the profile): bytes, set as given */
-        STRV_FOREACH(e, env)
-                if (putenv(*e) < 0)
-                        _exit(SBX_EXIT_FAILURE);
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        environ = envp; /* execvp() looks up PATH in it, as the command will */
         if (supervisor_child_output(sup) < 0)
                 _exit(SBX_EXIT_FAILURE);
         /* The file-system wall's second half (helper/landlock.h), built and checked before: it cannot fail
          * but for a kernel bug; if it does, the command does not run. */
         if (landlock_fd >= 0 && landlock_enforce(landlock_fd) < 0) {
-                fprintf(stderr, "sbx: the Landlock ruleset cannot be enforced: %m\n");
+                fprintf(stderr, "sbx: the Landlock ruleset cannot be enforced: %s\n", strerrordesc_np(errno) ?: "?");
                 _exit(SBX_EXIT_FAILURE);
         }
         /* The last step before execve(): from here on the profile's syscall rules hold. If they cannot,
-         * the command does not run (the parent refuses the run). */
+         * the command does not run (the parent refuses the run). What follows is execve(), and where it
+         * fails write() and exit_group(): calls a rule must not catch where memory is shared (spawn.h). */
         if (supervisor_child_seal(sup) < 0)
                 _exit(SBX_EXIT_FAILURE);
 
@@ -468,8 +468,24 @@ _noreturn_ static void child(char **argv, char **env, Supervisor *sup) {
                 fprintf(stderr, "sbx: %s: command not found\n", argv[0]);
                 _exit(SBX_EXIT_NOT_FOUND);
         }
-        fprintf(stderr, "sbx: %s: %s\n", argv[0], strerror(errno));
+        fprintf(stderr, "sbx: %s: %s\n", argv[0], strerrordesc_np(errno) ?: "?");
         _exit(SBX_EXIT_CANNOT_EXEC);
+}
+
+typedef struct RunChild {
+        char **argv, **envp;
+        Supervisor *sup;
+} RunChild;
+
+static void run_child(void *userdata) {
+        RunChild *c = userdata;
+
+        child(c->argv, c->envp, c->sup);
+}
+
+/* Whether the command's child may share our memory until its execve() (spawn.h). */
+static bool spawn_shared(void) {
+        return !arg.seccomp_filter || arg.spawn_shared;
 }
 
 static void end_leftovers(const char *cg) {
@@ -850,7 +866,7 @@ static int set_up(char **ret_cg) {
 /* A sandbox: no command of its own, sbxd's come on the control channel (serve.h). */
 static int run_sandbox(const char *cg) {
         ServeConfig cfg = { .seccomp_hex = arg.seccomp_filter, .output_max = arg.output_max,
-                            .output_cut = arg.output_cut, .exec_child = child };
+                            .output_cut = arg.output_cut, .spawn_shared = spawn_shared(), .exec_child = child };
         _cleanup_close_ int ctl = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3), null = -EBADF;
         int r;
 
@@ -914,6 +930,7 @@ static int supervise_command(Supervisor *sup, const char *cg, char **argv, char 
         _cleanup_(gvisor_done) Gvisor gv = GVISOR_INIT;
         _cleanup_free_ char *error = NULL, *extra = NULL;
         _cleanup_strv_free_ char **gv_env = NULL;
+        _cleanup_free_ char **envp = NULL; /* the strings are environ's and env's */
         uint64_t output_max = arg.output_max;
         pid_t pid;
         int r, status;
@@ -955,11 +972,12 @@ static int supervise_command(Supervisor *sup, const char *cg, char **argv, char 
         if (output_max > 0)
                 (void) supervisor_offer_capture(sup);
 
-        pid = fork();
+        envp = spawn_environ(env);
+        if (!envp)
+                return refuse("out of memory");
+        pid = spawn_child(spawn_shared(), run_child, &(RunChild) { .argv = argv, .envp = envp, .sup = sup });
         if (pid < 0)
-                return refuse("fork failed: %m");
-        if (pid == 0)
-                child(argv, env, sup);
+                return refuse("cannot start the command's process: %s", strerror(-pid));
 
         r = supervisor_start(sup, pid, &error);
         if (r < 0) {

@@ -18,6 +18,7 @@
 #include "sandbox-proto.h"
 #include "sd-protocols.h"
 #include "serve.h"
+#include "spawn.h"
 #include "util.h"
 
 typedef struct Op {
@@ -49,12 +50,28 @@ static bool valid_op(const char *op) {
         return true;
 }
 
+typedef struct ServeChild {
+        const ServeConfig *cfg;
+        char **argv, **envp;
+        Supervisor *sup;
+} ServeChild;
+
+/* the command's side of spawn_child(): a session of its own, then as a run's */
+static void serve_child(void *userdata) {
+        ServeChild *c = userdata;
+
+        (void) setsid();
+        c->cfg->exec_child(c->argv, c->envp, c->sup);
+}
+
 /* The supervisor of one command: a child of the serving helper, which has blocked every signal it
- * passes on. It owns the command's fds, forks the command into a session of its own, and sends DONE. */
+ * passes on. It owns the command's fds, starts the command in a session of its own (spawn.h), and sends
+ * DONE. */
 _noreturn_ static void supervise_one(int ctl, const ServeConfig *cfg, const SbxExecMsg *m, char **argv, char **env,
                                      int fds[3]) {
         Supervisor sup = SUPERVISOR_INIT;
         _cleanup_free_ char *error = NULL;
+        _cleanup_free_ char **envp = NULL;
         SbxDoneMsg d;
         sigset_t pass;
         uint64_t t0 = now_monotonic(), output_max;
@@ -95,14 +112,13 @@ _noreturn_ static void supervise_one(int ctl, const ServeConfig *cfg, const SbxE
         if (m->timeout_usec > 0)
                 sup.deadline = t0 + m->timeout_usec;
 
-        pid = fork();
+        envp = spawn_environ(env);
+        if (!envp)
+                goto fail;
+        pid = spawn_child(cfg->spawn_shared, serve_child,
+                          &(ServeChild) { .cfg = cfg, .argv = argv, .envp = envp, .sup = &sup });
         if (pid < 0)
                 goto fail;
-        if (pid == 0) {
-                (void) setsid();
-                cfg->exec_child(argv, env, &sup);
-                _exit(SBX_EXIT_FAILURE);
-        }
         sup.group = pid;
         r = supervisor_start(&sup, pid, &error);
         if (r < 0) {

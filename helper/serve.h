@@ -14,9 +14,10 @@ typedef struct ServeConfig {
         const char *seccomp_hex;      /* the profile's syscall rules (--seccomp-filter=), or NULL */
         uint64_t output_max;          /* the profile's output ceiling per command; 0: none */
         bool output_cut;              /* past it: drop the rest, the command goes on (else it is ended) */
-        /* the command's side of the fork: sets the command up (env: "NAME=VALUE" entries on top of the
-         * unit's) and execs it; never returns */
-        void (*exec_child)(char **argv, char **env, Supervisor *sup);
+        bool spawn_shared;            /* the command's child may share the supervisor's memory (spawn.h) */
+        /* the command's side of spawn_child(): sets the command up (envp: its whole environment,
+         * spawn_environ()) and execs it; never returns */
+        void (*exec_child)(char **argv, char **envp, Supervisor *sup);
 } ServeConfig;
 
 /* ctl: the control channel. Returns 0 when the channel closed, a negative errno on failure. */

@@ -204,13 +204,11 @@ int supervisor_child_seal(Supervisor *s) {
                 return 0;
         fd = seccomp_install_with_listener(&s->prog);
         /* from here on the rules are in force: sendmsg() is the one call left before execve() that no
-         * rule may catch (seccomp_rules_compile() refuses rules on it) */
+         * rule may catch (seccomp_rules_compile() refuses rules on it). The listener and our end of the
+         * socket are close-on-exec: nothing is closed here, where close() could be caught, and nothing
+         * of s changes (the child may share the helper's memory: spawn.h). */
         r = seccomp_listener_send(s->sock[1], fd);
-        if (fd < 0)
-                return fd;
-        safe_close(fd);
-        s->sock[1] = safe_close(s->sock[1]);
-        return r;
+        return fd < 0 ? fd : r;
 }
 
 /* Ends and reaps the child that was to hand over the listener; how it ended: " (killed by SIGKILL)",

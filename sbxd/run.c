@@ -158,7 +158,11 @@ int run_add_seccomp(RunPlan *plan, char **ret_why) {
                 return r;
         if (asprintf(&opt, "--seccomp-filter=%s", hex) < 0)
                 return -ENOMEM;
-        return run_plan_add_exec_option(plan, opt);
+        r = run_plan_add_exec_option(plan, opt);
+        /* the command's child may share the helper's memory until its execve() (helper/spawn.h) */
+        if (r >= 0 && !seccomp_rules_catch_child_calls(plan->rules, plan->n_rules))
+                r = run_plan_add_exec_option(plan, "--spawn-shared");
+        return r;
 }
 
 int run_init_space(Run *run, const RunPlan *plan) {

@@ -258,3 +258,14 @@ int seccomp_syscall_name(int nr, char **ret) {
         *ret = name;
         return 0;
 }
+
+bool seccomp_rules_catch_child_calls(const SyscallRule *rules, size_t n) {
+        static const int child_calls[] = { SCMP_SYS(execve), SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(exit),
+                                           SCMP_SYS(exit_group) };
+
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < sizeof(child_calls) / sizeof(child_calls[0]); j++)
+                        if (rules[i].nr == child_calls[j])
+                                return true;
+        return false;
+}

@@ -7,6 +7,7 @@
  * the kernel is not probed (sbxd runs under a syscall filter that forbids seccomp()). The exec helper
  * installs the program right before the command starts (seccomp-notify.h). */
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "profile.h"
@@ -29,6 +30,13 @@
  * Returns the program (the raw struct sock_filter array) as lower-case hex in *ret_hex. On failure
  * returns a negative errno; -EINVAL comes with a one-line message naming the rule in *ret_error. */
 int seccomp_rules_compile(const SyscallRule *rules, size_t n, char **ret_hex, char **ret_error);
+
+/* Whether a rule names a call the exec helper's child makes once the program is in force and before the
+ * command runs, or when it cannot run: execve() (execvp()'s), write() and writev() (the line saying why
+ * it cannot), exit() and exit_group(). Such a call waits for the helper's answer, so that the child may
+ * then not share the helper's memory, which suspends the helper until the child's execve()
+ * (helper/spawn.h: sbxd passes --spawn-shared only where this is false). */
+bool seccomp_rules_catch_child_calls(const SyscallRule *rules, size_t n);
 
 /* The name of a syscall number of the native architecture; -ENOENT if there is none. */
 int seccomp_syscall_name(int nr, char **ret);

@@ -103,6 +103,42 @@ run=$(last_run_id)
 assert_eq 2 "$(record_get "$run" '.denied_syscalls.getpriority')" "denied_syscalls.getpriority"
 assert_eq null "$(record_get "$run" '.denied_syscalls.ioctl')" "denied_syscalls.ioctl"
 
+t_begin "a rule on a call the helper's child makes after the program is in force: answered, the run does not hang"
+# The command's child shares the helper's memory until its execve() only where no rule can catch a call it
+# makes from the program's installation on (helper/spawn.h): the helper, suspended meanwhile, could not
+# answer it. A rule on execve catches the command's own start: it must end as a refused exec (126), at once.
+t_add_profile sbxtest_execve <<'EOF'
+{
+  "version": 1,
+  "description": "sbx test: a rule on execve",
+  "process": { "syscall_rules": [ { "syscall": "execve" } ] },
+  "network": { "mode": "none" },
+  "resources": { "memory": "512M", "tasks": 64, "wall_time": "20s" }
+}
+EOF
+assert_rc 0 sbxctl profile reload
+SECONDS=0
+assert_rc 126 sbxctl run -p sbxtest_execve -- /bin/true
+assert_contains "$T_OUT" "/bin/true: Operation not permitted" "the child's own line"
+[ "$SECONDS" -lt 15 ] || _t_err "took ${SECONDS}s: the run waited for its wall time"
+assert_eq 1 "$(record_get "$(last_run_id)" '.denied_syscalls.execve')" "denied_syscalls.execve"
+
+t_begin "sbxd lets the child share the helper's memory only where no rule catches its calls"
+sb=$(sbxctl create --detach -p sbxtest_execve) || t_fail "create with a rule on execve"
+sb_shared=$(sbxctl create --detach -p sbxtest_rules) || t_fail "create with a rule on getpriority"
+for s in "$sb" "$sb_shared"; do
+  unit=$(sbxctl show "$s" | sed -n 's/^Unit: *//p')
+  exec_start=$(systemctl show -P ExecStart "$unit")
+  if [ "$s" = "$sb" ]; then
+    assert_not_contains "$exec_start" "--spawn-shared" "$unit's helper (a rule on execve)"
+  else
+    assert_contains "$exec_start" "--spawn-shared" "$unit's helper (a rule on getpriority)"
+  fi
+done
+assert_rc 0 sbxctl exec "$sb_shared" -- /bin/true
+assert_rc 126 sbxctl exec "$sb" -- /bin/true
+sbxctl rm "$sb" "$sb_shared" >/dev/null 2>&1
+
 # ---- fail closed: driving the helper directly through systemd-run (as test-50 does) ----------------
 NOSECCOMP=(-p DynamicUser=yes -p NoNewPrivileges=yes -p CapabilityBoundingSet= -p SystemCallFilter=@system-service
            -p "SystemCallFilter=~io_uring_setup" -p SystemCallErrorNumber=EPERM

@@ -42,6 +42,10 @@ assert_eq "$(printf '%s|from file|flag' "$val" | hex)" "$(printf '%s' "$out" | h
 CI_OWN=mine assert_rc 0 sbxctl run --quiet "${P[@]}" -E CI_OWN -E LANG=C.UTF-8 -- sh -c 'echo "$CI_OWN $LANG"'
 assert_eq "mine C.UTF-8" "$T_OUT" "-E NAME takes sbxctl's own value; the profile allows CI_* and LANG"
 
+t_begin "-E replaces a variable the unit sets: one entry, the caller's value; sbx's own are not there"
+assert_rc 0 sbxctl run --quiet "${P[@]}" -E LANG=C -- sh -c 'env | grep -c "^LANG="; echo "$LANG"; env | grep -c "^NOTIFY_SOCKET=\|^SBX_PROFILE_DIGEST="; exit 0'
+assert_eq "$(printf '1\nC\n0')" "$T_OUT" "LANG's entries, its value, NOTIFY_SOCKET and SBX_PROFILE_DIGEST"
+
 t_begin "a name the profile refuses: a clear error, exit 125, nothing started"
 before=$(record_count)
 assert_rc 125 sbxctl run -E LD_PRELOAD=/tmp/x.so -- true

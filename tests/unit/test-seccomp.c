@@ -687,6 +687,32 @@ static void test_notify_target_gone(void **state) {
 
 /* ---- names ---- */
 
+/* Which rules keep the exec helper's child from sharing its memory (helper/spawn.h): those on a call the
+ * child makes once the program is in force, whatever their arguments. */
+static void test_catch_child_calls(void **state) {
+        static const char *const caught[] = { "execve", "write", "writev", "exit", "exit_group" };
+        SyscallRule rules[2] = {
+                { .syscall = (char *) "ioctl", .nr = SCMP_SYS(ioctl), .has_arg = true, .arg = 1, .value = 0x5412 },
+        };
+
+        assert_false(seccomp_rules_catch_child_calls(NULL, 0));
+        assert_false(seccomp_rules_catch_child_calls(baseline, ELEMENTSOF(baseline)));
+        assert_false(seccomp_rules_catch_child_calls(rules, 1));
+        for (size_t i = 0; i < ELEMENTSOF(caught); i++) {
+                int nr = seccomp_syscall_resolve_name(caught[i]);
+
+                assert_true(nr >= 0);
+                rules[1] = (SyscallRule) { .syscall = (char *) caught[i], .nr = nr, .has_arg = true, .arg = 0, .value = 7 };
+                assert_true(seccomp_rules_catch_child_calls(rules, 2));
+                assert_true(seccomp_rules_catch_child_calls(rules + 1, 1));
+        }
+        /* calls made before the program is in force, or by the command only */
+        rules[1] = (SyscallRule) { .syscall = (char *) "close", .nr = SCMP_SYS(close) };
+        assert_false(seccomp_rules_catch_child_calls(rules, 2));
+        rules[1] = (SyscallRule) { .syscall = (char *) "execveat", .nr = SCMP_SYS(execveat) };
+        assert_false(seccomp_rules_catch_child_calls(rules, 2));
+}
+
 static void test_denials_format(void **state) {
         SeccompDenials d = {};
         _cleanup_free_ char *empty = NULL, *list = NULL;
@@ -754,6 +780,7 @@ int main(void) {
                 cmocka_unit_test(test_program_from_hex),
                 cmocka_unit_test(test_listener_handover_errors),
                 cmocka_unit_test(test_notify_target_gone),
+                cmocka_unit_test(test_catch_child_calls),
                 cmocka_unit_test(test_denials_format),
                 cmocka_unit_test(test_syscall_name),
                 cmocka_unit_test(test_syscall_groups),

@@ -36,7 +36,7 @@ typedef struct ExecOptions {
         char **expect_denied;               /* addresses a datagram to must fail with EPERM */
         char **expect_dirs;                 /* "PATH:DEV:INO": PATH must be the directory sbxd checked */
         const char *seccomp_filter;         /* hex of the program for the profile's syscall rules */
-        bool spawn_shared;                  /* no rule catches a call of the command's child (spawn.h) */
+        bool spawn_shared;                  /* no rule catches a call of the command's child (spawn-child.h) */
         uint64_t output_max;                /* bytes of stdout+stderr; 0: not limited */
         bool output_cut;                    /* past it: drop the rest and go on (else end the command) */
         bool serve;                         /* a sandbox: no command; serve sbxd's on stdin (serve.h) */

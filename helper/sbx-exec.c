@@ -40,7 +40,7 @@
 #include "sd-protocols.h"
 #include "serve.h"
 #include "space.h"
-#include "spawn.h"
+#include "spawn-child.h"
 #include "supervise.h"
 
 static ExecOptions arg = EXEC_OPTIONS_INIT;
@@ -437,7 +437,7 @@ static int link_caches(void) {
         return 0;
 }
 
-/* The command's side of spawn_child() (spawn.h: it may share our memory until its execve(), so it changes
+/* The command's side of spawn_child() (spawn-child.h: it may share our memory until its execve(), so it changes
  * nothing of ours but environ, which spawn_child() sets back). envp: its whole environment
  * (spawn_environ(): the caller's entries, sbxd checked them against the profile, bytes set as given). */
 _noreturn_ static void child(char **argv, char **envp, Supervisor *sup) {
@@ -459,7 +459,7 @@ _noreturn_ static void child(char **argv, char **envp, Supervisor *sup) {
         }
         /* The last step before execve(): from here on the profile's syscall rules hold. If they cannot,
          * the command does not run (the parent refuses the run). What follows is execve(), and where it
-         * fails write() and exit_group(): calls a rule must not catch where memory is shared (spawn.h). */
+         * fails write() and exit_group(): calls a rule must not catch where memory is shared (spawn-child.h). */
         if (supervisor_child_seal(sup) < 0)
                 _exit(SBX_EXIT_FAILURE);
 
@@ -483,7 +483,7 @@ static void run_child(void *userdata) {
         child(c->argv, c->envp, c->sup);
 }
 
-/* Whether the command's child may share our memory until its execve() (spawn.h). */
+/* Whether the command's child may share our memory until its execve() (spawn-child.h). */
 static bool spawn_shared(void) {
         return !arg.seccomp_filter || arg.spawn_shared;
 }

@@ -18,7 +18,7 @@
 #include "sandbox-proto.h"
 #include "sd-protocols.h"
 #include "serve.h"
-#include "spawn.h"
+#include "spawn-child.h"
 #include "util.h"
 
 typedef struct Op {
@@ -65,7 +65,7 @@ static void serve_child(void *userdata) {
 }
 
 /* The supervisor of one command: a child of the serving helper, which has blocked every signal it
- * passes on. It owns the command's fds, starts the command in a session of its own (spawn.h), and sends
+ * passes on. It owns the command's fds, starts the command in a session of its own (spawn-child.h), and sends
  * DONE. */
 _noreturn_ static void supervise_one(int ctl, const ServeConfig *cfg, const SbxExecMsg *m, char **argv, char **env,
                                      int fds[3]) {

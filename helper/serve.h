@@ -14,7 +14,7 @@ typedef struct ServeConfig {
         const char *seccomp_hex;      /* the profile's syscall rules (--seccomp-filter=), or NULL */
         uint64_t output_max;          /* the profile's output ceiling per command; 0: none */
         bool output_cut;              /* past it: drop the rest, the command goes on (else it is ended) */
-        bool spawn_shared;            /* the command's child may share the supervisor's memory (spawn.h) */
+        bool spawn_shared;            /* the command's child may share the supervisor's memory (spawn-child.h) */
         /* the command's side of spawn_child(): sets the command up (envp: its whole environment,
          * spawn_environ()) and execs it; never returns */
         void (*exec_child)(char **argv, char **envp, Supervisor *sup);

@@ -206,7 +206,7 @@ int supervisor_child_seal(Supervisor *s) {
         /* from here on the rules are in force: sendmsg() is the one call left before execve() that no
          * rule may catch (seccomp_rules_compile() refuses rules on it). The listener and our end of the
          * socket are close-on-exec: nothing is closed here, where close() could be caught, and nothing
-         * of s changes (the child may share the helper's memory: spawn.h). */
+         * of s changes (the child may share the helper's memory: spawn-child.h). */
         r = seccomp_listener_send(s->sock[1], fd);
         return fd < 0 ? fd : r;
 }

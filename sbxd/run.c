@@ -159,7 +159,7 @@ int run_add_seccomp(RunPlan *plan, char **ret_why) {
         if (asprintf(&opt, "--seccomp-filter=%s", hex) < 0)
                 return -ENOMEM;
         r = run_plan_add_exec_option(plan, opt);
-        /* the command's child may share the helper's memory until its execve() (helper/spawn.h) */
+        /* the command's child may share the helper's memory until its execve() (helper/spawn-child.h) */
         if (r >= 0 && !seccomp_rules_catch_child_calls(plan->rules, plan->n_rules))
                 r = run_plan_add_exec_option(plan, "--spawn-shared");
         return r;

@@ -35,7 +35,7 @@ int seccomp_rules_compile(const SyscallRule *rules, size_t n, char **ret_hex, ch
  * command runs, or when it cannot run: execve() (execvp()'s), write() and writev() (the line saying why
  * it cannot), exit() and exit_group(). Such a call waits for the helper's answer, so that the child may
  * then not share the helper's memory, which suspends the helper until the child's execve()
- * (helper/spawn.h: sbxd passes --spawn-shared only where this is false). */
+ * (helper/spawn-child.h: sbxd passes --spawn-shared only where this is false). */
 bool seccomp_rules_catch_child_calls(const SyscallRule *rules, size_t n);
 
 /* The name of a syscall number of the native architecture; -ENOENT if there is none. */

@@ -105,7 +105,7 @@ assert_eq null "$(record_get "$run" '.denied_syscalls.ioctl')" "denied_syscalls.
 
 t_begin "a rule on a call the helper's child makes after the program is in force: answered, the run does not hang"
 # The command's child shares the helper's memory until its execve() only where no rule can catch a call it
-# makes from the program's installation on (helper/spawn.h): the helper, suspended meanwhile, could not
+# makes from the program's installation on (helper/spawn-child.h): the helper, suspended meanwhile, could not
 # answer it. A rule on execve catches the command's own start: it must end as a refused exec (126), at once.
 t_add_profile sbxtest_execve <<'EOF'
 {

@@ -687,7 +687,7 @@ static void test_notify_target_gone(void **state) {
 
 /* ---- names ---- */
 
-/* Which rules keep the exec helper's child from sharing its memory (helper/spawn.h): those on a call the
+/* Which rules keep the exec helper's child from sharing its memory (helper/spawn-child.h): those on a call the
  * child makes once the program is in force, whatever their arguments. */
 static void test_catch_child_calls(void **state) {
         static const char *const caught[] = { "execve", "write", "writev", "exit", "exit_group" };

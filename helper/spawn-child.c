@@ -9,7 +9,7 @@
 
 #include "exit-codes.h"
 #include "macro.h"
-#include "spawn.h"
+#include "spawn-child.h"
 
 /* the child's stack when memory is shared: what it runs before execve() (execvp()'s path on the stack,
  * Landlock, the syscall program's hand-over, an error line) needs a few KiB */

@@ -15,10 +15,9 @@
  * Landlock, the syscall program's hand-over, an error line) needs a few KiB */
 #define SPAWN_STACK_SIZE (256 * 1024)
 
+/* a: "NAME=VALUE"; whether b sets the same NAME */
 static bool same_name(const char *a, const char *b) {
-        size_t n = strcspn(a, "=");
-
-        return strncmp(a, b, n) == 0 && b[n] == '=' && a[n] == '=';
+        return strncmp(a, b, strcspn(a, "=") + 1) == 0;
 }
 
 char **spawn_environ(char **extra) {

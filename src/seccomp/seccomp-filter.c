@@ -264,7 +264,7 @@ bool seccomp_rules_catch_child_calls(const SyscallRule *rules, size_t n) {
                                            SCMP_SYS(exit_group) };
 
         for (size_t i = 0; i < n; i++)
-                for (size_t j = 0; j < sizeof(child_calls) / sizeof(child_calls[0]); j++)
+                for (size_t j = 0; j < ELEMENTSOF(child_calls); j++)
                         if (rules[i].nr == child_calls[j])
                                 return true;
         return false;

@@ -18,7 +18,9 @@
 #      (target >= 0.9)
 # Prints one "BENCH key value" line per figure for scripts.
 #   bench/egress-run.sh [N [Q [M]]]      (defaults 20, 200 and 256)
-# Times come from bench/lib.sh's stamp (bash's EPOCHREALTIME, no process started).
+# Times come from bench/lib.sh's clock: bench/spawn-time where the build has it (the command alone, from
+# its posix_spawn() to its reaping), else stamps around the command (bash's EPOCHREALTIME, its fork
+# included). The report says which.
 set -uo pipefail
 N=${1:-20}
 Q=${2:-200}
@@ -42,16 +44,17 @@ testnet_sbxd_upstream || { echo "bench: cannot point sbxd at the test DNS server
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
-run_a() { sbxctl run --profile browser --network none -- /bin/true < /dev/null; }
-run_b() { sbxctl run --profile browser -- /bin/true < /dev/null; }
+run_a() { "${T[@]}" sbxctl run --profile browser --network none -- /bin/true < /dev/null; }
+run_b() { "${T[@]}" sbxctl run --profile browser -- /bin/true < /dev/null; }
 
 # ---- 1. run start-up
 for f in run_a run_b; do $f || { echo "bench: $f failed" >&2; exit 1; }; done   # warm up both paths
+rm -f "$TOOK_FILE"
 A=() B=()
 for _ in $(seq "$N"); do
   for f in run_a run_b; do
     stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
-    case $f in run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;; esac
+    case $f in run_a) A+=("$(took "$t0" "$t1")") ;; run_b) B+=("$(took "$t0" "$t1")") ;; esac
   done
 done
 mA=$(median "${A[@]}"); mB=$(median "${B[@]}")
@@ -142,7 +145,7 @@ mTH=$(median "${TH[@]}"); mTR=$(median "${TR[@]}")
 rT=$(echo "scale=3; $mTR / $mTH" | bc)
 
 echo "sbx egress overhead (kernel $(uname -r), $(systemd-detect-virt --vm 2>/dev/null || echo no VM))"
-echo "  run start-up, $N interleaved cold runs each, median wall time of /bin/true"
+echo "  run start-up, $N interleaved cold runs each, median wall time of /bin/true (clock: $CLOCK)"
 printf '    A browser --network none          %9.1f ms\n' "$mA"
 printf '    B browser (egress, own namespace) %9.1f ms   B/A %.3f (target <= 1.2)\n' "$mB" "$rBA"
 echo "  DNS, $ROUNDS alternating rounds of $Q queries (a new name each), median round trip"

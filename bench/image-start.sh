@@ -11,7 +11,9 @@
 # Reports the medians and the ratios I/H (target <= 1.2) and C/H, and removes the profiles and the image.
 # Prints one "BENCH key value" line per figure for scripts.
 #   bench/image-start.sh [N [COLD]]      (default 20 3)
-# Times come from bench/lib.sh's stamp (bash's EPOCHREALTIME, no process started).
+# Times come from bench/lib.sh's clock: bench/spawn-time where the build has it (the command alone, from
+# its posix_spawn() to its reaping), else stamps around the command (bash's EPOCHREALTIME, its fork
+# included). The report says which.
 set -uo pipefail
 N=${1:-20}
 COLD=${2:-3}
@@ -51,15 +53,16 @@ sbxctl profile reload >/dev/null || { echo "bench: profile reload failed" >&2; e
 
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
-run_h() { sbxctl run -p sbxbench_host -- /bin/true < /dev/null; }
-run_i() { sbxctl run -p sbxbench_image -- /bin/true < /dev/null; }
+run_h() { "${T[@]}" sbxctl run -p sbxbench_host -- /bin/true < /dev/null; }
+run_i() { "${T[@]}" sbxctl run -p sbxbench_image -- /bin/true < /dev/null; }
 for f in run_h run_i; do $f || { echo "bench: $f failed" >&2; exit 1; }; done
+rm -f "$TOOK_FILE"
 
 H=() I=()
 for i in $(seq "$N"); do
   for f in run_h run_i; do
     stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
-    case $f in run_h) H+=("$(ms "$t0" "$t1")") ;; run_i) I+=("$(ms "$t0" "$t1")") ;; esac
+    case $f in run_h) H+=("$(took "$t0" "$t1")") ;; run_i) I+=("$(took "$t0" "$t1")") ;; esac
   done
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
@@ -73,12 +76,12 @@ C=()
 for i in $(seq "$COLD"); do
   unmount_image
   stamp t0; run_i || { echo "bench: cold run_i failed" >&2; exit 1; }; stamp t1
-  C+=("$(ms "$t0" "$t1")")
+  C+=("$(took "$t0" "$t1")")
 done
 mH=$(median "${H[@]}"); mI=$(median "${I[@]}")
 rIH=$(echo "scale=3; $mI / $mH" | bc)
 mC=$(median "${C[@]}"); rCH=$(echo "scale=3; $mC / $mH" | bc)
-echo "run start on a base image, $N interleaved runs each, median wall time of sbxctl run -- /bin/true (kernel $(uname -r), $(systemd-detect-virt --vm 2>/dev/null || echo no VM))"
+echo "run start on a base image, $N interleaved runs each, median wall time of sbxctl run -- /bin/true (kernel $(uname -r), $(systemd-detect-virt --vm 2>/dev/null || echo no VM)); clock: $CLOCK"
 printf '  H the host OS                 %9.1f ms\n' "$mH"
 printf '  I a base image (dm-verity)    %9.1f ms   I/H %.3f (target <= 1.2)\n' "$mI" "$rIH"
 printf '  C the same, mount made first  %9.1f ms   C/H %.3f (%s runs)\n' "$mC" "$rCH" "$COLD"

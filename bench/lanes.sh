@@ -20,7 +20,8 @@
 # /proc/PID/cgroup and refuses a host with hybrid cgroups, as nspawn on this machine is, by design) and
 # image-start (this machine's kernel has no device-mapper, which dm-verity needs).
 # Each bench's output: build/bench-lanes/LANE/BENCH.txt. Sizes: SBX_BENCH_SCALE=1 (default; a few minutes
-# a lane), 2 doubles the samples.
+# a lane), 2 doubles the samples. The clock: bench/spawn-time (bench/lib.sh); SBX_BENCH_CLOCK=bash for
+# stamps around each command as bash starts it, as the figures before spawn-time were taken.
 set -uo pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/../scripts/common.sh"
@@ -97,13 +98,13 @@ run_lane() {   # LANE: builds, boots, runs the payload; output in $OUT/LANE
   case $lane in
     native)
       build_testbed > "$OUT/native/build.txt" 2>&1 || { echo "bench/lanes.sh: the testbed build failed"; return 1; }
-      SBX_TESTBED_KIND=nspawn BUILD=$BUILD_TESTBED SBX_PASS_ENV="SBX_BENCHES SBX_BENCH_OUT SBX_REPO" \
+      SBX_TESTBED_KIND=nspawn BUILD=$BUILD_TESTBED SBX_PASS_ENV="SBX_BENCHES SBX_BENCH_OUT SBX_REPO SBX_BENCH_CLOCK" \
         run_payload "$PAYLOAD" 3600
       rc=$? ;;
     vm)
       build > "$OUT/vm/build.txt" 2>&1 || { echo "bench/lanes.sh: the build failed"; return 1; }
       testbed/vm.sh setup > "$OUT/vm/setup.txt" 2>&1 || { echo "bench/lanes.sh: testbed/vm.sh setup failed"; return 1; }
-      SBX_TESTBED_KIND=vm SBX_PASS_ENV="SBX_BENCHES SBX_BENCH_OUT SBX_REPO" run_payload "$PAYLOAD" 3600
+      SBX_TESTBED_KIND=vm SBX_PASS_ENV="SBX_BENCHES SBX_BENCH_OUT SBX_REPO SBX_BENCH_CLOCK" run_payload "$PAYLOAD" 3600
       rc=$? ;;
   esac
   return "$rc"

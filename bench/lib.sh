@@ -9,6 +9,27 @@ stamp() { printf -v "$1" '%s000' "${EPOCHREALTIME//[.,]/}"; }
 # ms T0 T1: the milliseconds between two stamps
 ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
 
+# T: what a sample puts before the command it times ("${T[@]}" sbxctl run ...), and took T0 T1 the
+# sample's milliseconds after it. With the build's bench/spawn-time (SBX_BUILD: the lanes and the tests
+# set it), the command is started by posix_spawn() and timed from its start to its reaping, without the
+# fork of bash itself: a copy of the shell's page tables and then of each page either side writes, the
+# same ~3 ms natively here on both sides of every ratio, which pulls a short command's ratio to a long
+# one towards 1 (bench/spawn-time.c). Without it (a bench run by hand without a build), T is empty and
+# took gives the stamps' difference, bash's fork included; CLOCK says which. SBX_BENCH_CLOCK=bash asks
+# for the stamps anyway (to compare with figures taken before spawn-time).
+TOOK_FILE=${TMPDIR:-/tmp}/sbx-bench-took.$$
+# shellcheck disable=SC2034 # CLOCK: for the benches' reports
+if [ -x "${SBX_BUILD:-}/bench/spawn-time" ] && [ "${SBX_BENCH_CLOCK:-}" != bash ]; then
+  T=("$SBX_BUILD/bench/spawn-time" "$TOOK_FILE") CLOCK="posix_spawn (bench/spawn-time)"
+else
+  T=() CLOCK="bash (stamps around the command, its fork included)"
+fi
+rm -f "$TOOK_FILE"
+# took T0 T1: the milliseconds of the sample just taken (spawn-time's figure, read once, else the stamps')
+took() {
+  if [ ${#T[@]} -gt 0 ] && [ -s "$TOOK_FILE" ]; then cat "$TOOK_FILE"; rm -f "$TOOK_FILE"; else ms "$1" "$2"; fi
+}
+
 # pct P VALUES...: the P-th percentile of VALUES (nearest rank)
 pct() {
   local p=$1; shift

@@ -18,7 +18,9 @@
 # memory their cgroups hold. Then K cold runs at once, R rounds: runs per second and p99/p50. Prints one
 # "BENCH key value" line per figure for scripts.
 #   bench/pool-run.sh [N [P [K [R]]]]     (defaults 20, 2, 4, 3)
-# Times come from bench/lib.sh's stamp (bash's EPOCHREALTIME, no process started).
+# Times come from bench/lib.sh's clock: bench/spawn-time where the build has it (the command alone, from
+# its posix_spawn() to its reaping), else stamps around the command (bash's EPOCHREALTIME, its fork
+# included); the concurrent runs are timed by stamps. The report's first line says which.
 set -uo pipefail
 N=${1:-20}
 P=${2:-2}
@@ -57,14 +59,15 @@ wait_pool() {   # until P units wait (max 120 s)
 
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
-run_a() { sbxctl run -p sbxbench_pool -- /bin/true < /dev/null; }
-run_b() { sbxctl run -p sbxbench_cold -- /bin/true < /dev/null; }
-run_c() { bwrap --unshare-all --ro-bind / / -- /bin/true < /dev/null; }
-run_d() { sbxctl run --wait-cleanup -p sbxbench_pool -- /bin/true < /dev/null; }
-run_e() { SBX_DIRECT_SOCKET=0 sbxctl run -p sbxbench_pool -- /bin/true < /dev/null; }
+run_a() { "${T[@]}" sbxctl run -p sbxbench_pool -- /bin/true < /dev/null; }
+run_b() { "${T[@]}" sbxctl run -p sbxbench_cold -- /bin/true < /dev/null; }
+run_c() { "${T[@]}" bwrap --unshare-all --ro-bind / / -- /bin/true < /dev/null; }
+run_d() { "${T[@]}" sbxctl run --wait-cleanup -p sbxbench_pool -- /bin/true < /dev/null; }
+run_e() { SBX_DIRECT_SOCKET=0 "${T[@]}" sbxctl run -p sbxbench_pool -- /bin/true < /dev/null; }
 
 wait_pool
 for f in run_b run_c; do $f || { echo "bench: $f failed" >&2; exit 1; }; done   # warm up
+rm -f "$TOOK_FILE"
 # the pool's idle cost, with every unit waiting
 wait_pool
 idle_units=0 idle_mem=0
@@ -80,13 +83,13 @@ for _ in $(seq "$N"); do
     case $f in run_a|run_d|run_e) wait_pool ;; esac
     settle; stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
     case $f in
-      run_a) A+=("$(ms "$t0" "$t1")")
+      run_a) A+=("$(took "$t0" "$t1")")
              id=$(sbxctl list --no-legend | tail -n 1 | awk '{print $1}')
              [ "$(sbxctl show --json "$id" | jq -r .start)" = pool ] && pooled=$((pooled + 1)) ;;
-      run_b) B+=("$(ms "$t0" "$t1")") ;;
-      run_c) C+=("$(ms "$t0" "$t1")") ;;
-      run_d) D+=("$(ms "$t0" "$t1")") ;;
-      run_e) E+=("$(ms "$t0" "$t1")") ;;
+      run_b) B+=("$(took "$t0" "$t1")") ;;
+      run_c) C+=("$(took "$t0" "$t1")") ;;
+      run_d) D+=("$(took "$t0" "$t1")") ;;
+      run_e) E+=("$(took "$t0" "$t1")") ;;
     esac
   done
 done
@@ -97,7 +100,7 @@ d50=$(pct 50 "${D[@]}"); d99=$(pct 99 "${D[@]}")
 e50=$(pct 50 "${E[@]}"); e99=$(pct 99 "${E[@]}")
 da=$(echo "scale=2; $d50 / $a50" | bc); ea=$(echo "scale=2; $e50 / $a50" | bc)
 ac=$(echo "scale=2; $a50 / $c50" | bc); bc_=$(echo "scale=2; $b50 / $c50" | bc); ab=$(echo "scale=3; $a50 / $b50" | bc)
-printf 'pool-run: %d samples each, kernel %s\n' "$N" "$(uname -r)"
+printf 'pool-run: %d samples each, kernel %s; clock: %s\n' "$N" "$(uname -r)" "$CLOCK"
 printf '  A pooled run   p50 %8.1f ms  p99 %8.1f ms   (%d of %d served by the pool)\n' "$a50" "$a99" "$pooled" "$N"
 printf '  B cold run     p50 %8.1f ms  p99 %8.1f ms\n' "$b50" "$b99"
 printf '  C bwrap        p50 %8.1f ms  p99 %8.1f ms\n' "$c50" "$c99"
@@ -129,7 +132,7 @@ D=$(mktemp -d); L=()
 stamp t_all
 for _ in $(seq "$R"); do
   for k in $(seq "$K"); do
-    ( stamp t0; run_b || touch "$D/fail"; stamp t1; ms "$t0" "$t1" > "$D/$k" ) &
+    ( T=(); stamp t0; run_b || touch "$D/fail"; stamp t1; ms "$t0" "$t1" > "$D/$k" ) &
   done
   wait
   for k in $(seq "$K"); do L+=("$(cat "$D/$k")"); done

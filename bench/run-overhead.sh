@@ -19,7 +19,9 @@
 # then sbxd's idle resident memory (target < 8 MiB). Prints one "BENCH key value"
 # line per figure for scripts.
 #   bench/run-overhead.sh [N]      (default 20)
-# Times come from bench/lib.sh's stamp (bash's EPOCHREALTIME, no process started).
+# Times come from bench/lib.sh's clock: bench/spawn-time where the build has it (the command alone, from
+# its posix_spawn() to its reaping), else stamps around the command (bash's EPOCHREALTIME, its fork
+# included). The report's first line says which.
 set -uo pipefail
 N=${1:-20}
 EXEC=${SBX_EXEC:-/usr/libexec/sbx/sbx-exec}
@@ -69,24 +71,25 @@ tidy() { rm -rf "/run/sbx/space/$ID" "/var/lib/sbx/figures/sbx-offline-$ID.servi
 # through helper-cmd.py, which gives the unit's helper /bin/true as its command
 srun() {
   if [ -n "${HELPER:-}" ]; then
-    /usr/bin/python3 "$HCMD" /bin/true -- \
+    "${T[@]}" /usr/bin/python3 "$HCMD" /bin/true -- \
       systemd-run --quiet --wait --pipe --unit="sbx-offline-$ID.service" --slice=sbx-offline.slice "${ARGS[@]}" "$@"
   else
-    systemd-run --quiet --wait --pipe --unit="sbx-offline-$ID.service" --slice=sbx-offline.slice "${ARGS[@]}" "$@" < /dev/null
+    "${T[@]}" systemd-run --quiet --wait --pipe --unit="sbx-offline-$ID.service" --slice=sbx-offline.slice "${ARGS[@]}" "$@" < /dev/null
   fi
 }
 run_a() { srun /bin/true; }
 run_b() { HELPER=1 srun "${helper[@]}"; }
-run_c() { sbxctl run -- /bin/true < /dev/null; }
+run_c() { "${T[@]}" sbxctl run -- /bin/true < /dev/null; }
 run_d() { HELPER=1 srun -p PermissionsStartOnly=yes -p "ExecStopPost=-$EXEC --figures=/var/lib/sbx/figures" \
             "${helper[@]}"; }
 run_e() { HELPER=1 srun -p PermissionsStartOnly=yes -p "ExecStopPost=-/bin/true" "${helper[@]}"; }
-run_h() { systemd-run --quiet --wait --pipe -p DynamicUser=yes -p ProtectSystem=strict -p PrivateTmp=yes \
+run_h() { "${T[@]}" systemd-run --quiet --wait --pipe -p DynamicUser=yes -p ProtectSystem=strict -p PrivateTmp=yes \
             -p PrivateDevices=yes -p PrivateNetwork=yes -p SystemCallFilter=@system-service -p "MemoryMax=$mem" \
             -p "TasksMax=$tasks" -p RuntimeMaxSec=3600 /bin/true < /dev/null; }
 
 # warm up every path (first D-Bus activation of sbxd, page cache)
 for f in run_a run_b run_d run_e run_h run_c; do prep && $f || { echo "bench: $f failed" >&2; exit 1; }; tidy; done
+rm -f "$TOOK_FILE"
 
 A=() B=() C=() D=() E=() H=()
 for i in $(seq "$N"); do
@@ -95,9 +98,9 @@ for i in $(seq "$N"); do
     settle; stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
     tidy
     case $f in
-      run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;;
-      run_c) C+=("$(ms "$t0" "$t1")") ;; run_d) D+=("$(ms "$t0" "$t1")") ;;
-      run_e) E+=("$(ms "$t0" "$t1")") ;; run_h) H+=("$(ms "$t0" "$t1")") ;;
+      run_a) A+=("$(took "$t0" "$t1")") ;; run_b) B+=("$(took "$t0" "$t1")") ;;
+      run_c) C+=("$(took "$t0" "$t1")") ;; run_d) D+=("$(took "$t0" "$t1")") ;;
+      run_e) E+=("$(took "$t0" "$t1")") ;; run_h) H+=("$(took "$t0" "$t1")") ;;
     esac
   done
 done
@@ -113,7 +116,7 @@ pid=$(systemctl show -p MainPID --value sbxd.service)
 rss_kb=$(awk '/^VmRSS:/{print $2}' "/proc/$pid/status")
 pss_kb=$(awk '/^Pss:/{print $2}' "/proc/$pid/smaps_rollup" 2>/dev/null)
 
-echo "sbx run overhead, $N interleaved runs each, median wall time of /bin/true (kernel $(uname -r), $(systemd-detect-virt --vm 2>/dev/null || echo no VM))"
+echo "sbx run overhead, $N interleaved runs each, median wall time of /bin/true (kernel $(uname -r), $(systemd-detect-virt --vm 2>/dev/null || echo no VM)); clock: $CLOCK"
 printf '  A systemd-run, same properties        %9.1f ms\n' "$mA"
 printf '  B systemd-run, same properties+helper %9.1f ms   (and a Python start-up: helper-cmd.py)\n' "$mB"
 printf '  D B + the figures reader             %9.1f ms   D/B %.3f (target < 1.05)\n' "$mD" "$rDB"

@@ -11,7 +11,9 @@
 # execs at once, R rounds: execs per second and p99/p50 of their latencies. Prints one "BENCH key
 # value" line per figure for scripts.
 #   bench/sandbox-exec.sh [N [C [R]]]      (defaults 20, 4, 5)
-# Times come from bench/lib.sh's stamp (bash's EPOCHREALTIME, no process started).
+# Times come from bench/lib.sh's clock: bench/spawn-time where the build has it (the command alone, from
+# its posix_spawn() to its reaping), else stamps around the command (bash's EPOCHREALTIME, its fork
+# included); the concurrent execs are timed by stamps. The report's first line says which.
 set -uo pipefail
 N=${1:-20}
 C=${2:-4}
@@ -26,19 +28,20 @@ trap 'sbxctl rm "$SB" >/dev/null 2>&1' EXIT
 
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
-run_a() { sbxctl run -- /bin/true < /dev/null; }
-run_b() { sbxctl exec "$SB" -- /bin/true < /dev/null; }
-run_w() { sbxctl run --wait-cleanup -- /bin/true < /dev/null; }
-run_e() { SBX_DIRECT_SOCKET=0 sbxctl exec "$SB" -- /bin/true < /dev/null; }
+run_a() { "${T[@]}" sbxctl run -- /bin/true < /dev/null; }
+run_b() { "${T[@]}" sbxctl exec "$SB" -- /bin/true < /dev/null; }
+run_w() { "${T[@]}" sbxctl run --wait-cleanup -- /bin/true < /dev/null; }
+run_e() { SBX_DIRECT_SOCKET=0 "${T[@]}" sbxctl exec "$SB" -- /bin/true < /dev/null; }
 
 for f in run_a run_b run_w run_e; do $f || { echo "bench: $f failed" >&2; exit 1; }; done   # warm up
+rm -f "$TOOK_FILE"
 A=() B=() W=() E=()
 for _ in $(seq "$N"); do
   for f in run_a run_b run_w run_e; do
     settle; stamp t0; $f || { echo "bench: $f failed" >&2; exit 1; }; stamp t1
     case $f in
-      run_a) A+=("$(ms "$t0" "$t1")") ;; run_b) B+=("$(ms "$t0" "$t1")") ;;
-      run_w) W+=("$(ms "$t0" "$t1")") ;; run_e) E+=("$(ms "$t0" "$t1")") ;;
+      run_a) A+=("$(took "$t0" "$t1")") ;; run_b) B+=("$(took "$t0" "$t1")") ;;
+      run_w) W+=("$(took "$t0" "$t1")") ;; run_e) E+=("$(took "$t0" "$t1")") ;;
     esac
   done
 done
@@ -66,7 +69,7 @@ persec=$(echo "scale=1; $total * 1000 / $(ms "$T0" "$T1")" | bc)   # (seconds at
 c50=$(pct 50 "${L[@]}"); c99=$(pct 99 "${L[@]}")
 cr=$(echo "scale=2; $c99 / $c50" | bc)
 
-echo "sbx sandbox exec (kernel $(uname -r), $(systemd-detect-virt 2>/dev/null || echo bare metal)); $N interleaved rounds"
+echo "sbx sandbox exec (kernel $(uname -r), $(systemd-detect-virt 2>/dev/null || echo bare metal)); $N interleaved rounds; clock: $CLOCK"
 printf '  A cold run    -- /bin/true   p50 %8.1f ms   p99 %8.1f ms\n' "$a50" "$a99"
 printf '  B exec        -- /bin/true   p50 %8.1f ms   p99 %8.1f ms   B/A %.3f (target <= 0.1)\n' "$b50" "$b99" "$ratio"
 printf '  W cold run, --wait-cleanup   p50 %8.1f ms   p99 %8.1f ms   B/W %.3f\n' "$w50" "$w99" "$ratio_w"

@@ -21,7 +21,9 @@
 # H+GROUP minus H), and A against H with A's read-only mounts (H+mounts). Prints one "BENCH key value"
 # line per figure for scripts.
 #   bench/unit-properties.sh [N]      (default 15 rounds)
-# Times come from bench/lib.sh's stamp (bash's EPOCHREALTIME, no process started).
+# Times come from bench/lib.sh's clock: bench/spawn-time where the build has it (the command alone, from
+# its posix_spawn() to its reaping), else stamps around the command (bash's EPOCHREALTIME, its fork
+# included). The report says which.
 set -uo pipefail
 N=${1:-15}
 export LC_ALL=C SYSTEMD_COLORS=0
@@ -73,7 +75,7 @@ prep() {   # prep VARIANT: a fresh ID, its unit, its space's directories, ARGS (
   done < <(props "$1")
 }
 tidy() { rm -rf "/run/sbx/space/$ID"; }
-srun() { systemd-run --quiet --wait --pipe --unit="$UNIT" --slice=sbx-offline.slice "${ARGS[@]}" /bin/true < /dev/null; }
+srun() { "${T[@]}" systemd-run --quiet --wait --pipe --unit="$UNIT" --slice=sbx-offline.slice "${ARGS[@]}" /bin/true < /dev/null; }
 
 VARIANTS=(A H)
 for g in "${GROUPS_ORDER[@]}"; do VARIANTS+=("A-$g" "H+$g"); done
@@ -89,14 +91,14 @@ for ((i = 1; i <= N; i++)); do
     stamp t0; srun; rc=$?; stamp t1
     tidy
     [ "$rc" = 0 ] || { echo "bench: variant $v failed ($rc)" >&2; exit 1; }
-    S[$v]+="$(ms "$t0" "$t1") "
+    S[$v]+="$(took "$t0" "$t1") "
   done
 done
 
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 declare -A M=()
 echo "unit start-up by property, $N interleaved rounds, median (p90) of systemd-run --wait --pipe /bin/true"
-echo "(kernel $(uname -r), $(systemctl --version | head -n 1))"
+echo "(kernel $(uname -r), $(systemctl --version | head -n 1); clock: $CLOCK)"
 for v in "${VARIANTS[@]}"; do
   # shellcheck disable=SC2086
   M[$v]=$(median ${S[$v]}); p90=$(pct 90 ${S[$v]})

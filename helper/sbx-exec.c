@@ -443,9 +443,8 @@ static int link_caches(void) {
 _noreturn_ static void child(char **argv, char **envp, Supervisor *sup) {
         sigset_t none;
 
-        /* A clean start for the command: default handlers, then nothing blocked. */
-        for (int s = 1; s < _NSIG; s++)
-                (void) signal(s, SIG_DFL);
+        /* A clean start for the command: default handlers (spawn_child() reset ours), then nothing
+         * blocked. */
         sigemptyset(&none);
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         environ = envp; /* execvp() looks up PATH in it, as the command will */
@@ -894,6 +893,8 @@ static int take_command(Supervisor *sup, char ***ret_argv, char ***ret_env) {
 
         if (ctl < 0)
                 return refuse("cannot take the unit's control channel: %m");
+        if (arg.pool) /* while it waits: the page faults its command's path would take (spawn-child.h) */
+                spawn_prepare(spawn_shared());
         r = serve_wait_one(ctl, arg.pool, &cmd_argv, &cmd_env, fds, sup);
         if ((r == 0 || r == -ECANCELED) && arg.pool) /* sbxd let it go: never used */
                 return 0;

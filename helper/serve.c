@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,7 +147,12 @@ _noreturn_ static void supervise_one(int ctl, const ServeConfig *cfg, const SbxE
         d.output_bytes = sup.output_read;
         for (size_t i = 0; i < sup.denials.n; i++)
                 d.denied += (uint32_t) sup.denials.entries[i].count;
-        _exit(send_done(ctl, &d) < 0 ? SBX_EXIT_FAILURE : 0);
+        r = send_done(ctl, &d);
+        /* What is left of us is our exit (our memory given back), after the answer: it must not hold a CPU
+         * the answer's way on (sbxd, the caller) would be woken on. A CPU that runs only SCHED_IDLE tasks
+         * counts as idle to the scheduler, and such a task gives way to any other at once. Best-effort. */
+        (void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param) {});
+        _exit(r < 0 ? SBX_EXIT_FAILURE : 0);
 
 fail:
         d.flags |= SBX_DONE_NOT_STARTED;
@@ -272,6 +278,8 @@ _noreturn_ static void spare_main(int ctl, int fd, const ServeConfig *cfg) {
         sigemptyset(&term);
         sigaddset(&term, SIGTERM);
         (void) sigprocmask(SIG_UNBLOCK, &term, NULL);
+        /* the page faults of a fresh fork, taken now rather than on the command's path */
+        spawn_prepare(cfg->spawn_shared);
         do
                 r = recv_packet(fd, &h, &m, &argv, &env, fds, NULL);
         while (r == -EAGAIN);

@@ -22,7 +22,18 @@
  * the same name. The array is new (free() it), its strings are the helper's and extra's. NULL on ENOMEM. */
 char **spawn_environ(char **extra);
 
+/* What spawn_child() needs, done before it is needed, by a process that waits for its command (a
+ * sandbox's spare supervisor, a pooled run's helper). Notes which signals have a handler or are ignored
+ * (the child resets those: the helper sets no handler after this but SIGCHLD's, which is always reset),
+ * sets up the child's stack where memory will be shared, and takes in the pages this process will touch
+ * again: its own copies of the pages it writes (each copy-on-write since a fork()) and its mappings of
+ * the code it runs (which a new or forked process faults in as it goes). So the page faults come here,
+ * while nothing waits, not on the command's path. Costs the copies of the process's written pages (a
+ * few hundred KiB). */
+void spawn_prepare(bool share_memory);
+
 /* Starts fn(userdata) in a new process, which must end in execve() or _exit() and never return; with
  * share_memory as described above, else by fork(). Signals are blocked in the child until fn unblocks
- * them (it resets every handler first). Returns its pid, or a negative errno. */
+ * them; each signal with a handler or ignored (at spawn_prepare(), or a handler for SIGCHLD set since) is
+ * reset to its default first. Returns its pid, or a negative errno. */
 pid_t spawn_child(bool share_memory, void (*fn)(void *userdata), void *userdata);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <linux/magic.h>
@@ -1807,6 +1808,10 @@ static void run_release_unit(Run *run) {
 
 /* ---- exited: the answer before the cleanup ------------------------------------------------------ */
 
+void run_yield_to_caller(void) {
+        (void) sched_yield();
+}
+
 /* The command has ended, its output is drained (the exec helper, which relays it, has exited) and the
  * unit's outcome is read: the record says so ("exited", its cleanup not yet completed) and the client
  * has its answer now (Exited), while the unit, its space and the rest are removed. Finished follows with
@@ -1828,8 +1833,10 @@ static void run_exited(Run *run) {
                 run->ws_back = stat(run->workspace, &st) >= 0 && !uid_is_dynamic(st.st_uid);
         }
         run->record->exited = true;
-        if (!hold)
+        if (!hold) {
                 run_send_record(run, "Exited");
+                run_yield_to_caller();
+        }
         /* after the signal, off the answer's path: sbxd answers no Get before this is written */
         r = store_write(&run->manager->store, run->record);
         if (r < 0)

@@ -198,3 +198,7 @@ uint64_t cgroup_text_figure(const char *text, const char *key);
 int run_object_path(const Run *run, char **ret);
 /* Sends the run's changing properties (those marked to emit a change) to its client and subscribers. */
 void run_object_changed(Run *run);
+/* Right after an answer (Exited, ExecFinished) went out: the CPU to its caller first, once. A socket's
+ * reader is woken as if the writer were about to sleep, on the writer's CPU, so the caller would wait
+ * there for what sbxd does next (the record, the run's cleanup), with the other CPUs idle. */
+void run_yield_to_caller(void);

@@ -107,6 +107,7 @@ static void exec_finish(Sandbox *s, SandboxExec *x, const RunExec *e) {
         if (r < 0)
                 log_warning_errno(r, "Sandbox %s: cannot record exec %s: %m", s->run->id, x->id);
         send_exec_finished(s, x, e);
+        run_yield_to_caller();
         sandbox_unlink_exec(s, x);
         run_object_changed(s->run);
         exec_free(x);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A command runs in sbx as it would outside: any argv execve() takes (count, size, bytes that are not
 # UTF-8), environment variables by request (-E/--setenv, --env-file; names the profile refuses refused),
-# and an output cap that ends the run (stop reason output-limit, exit status 122).
+# no signal ignored, blocked or caught at its start, and an output cap that ends the run (stop reason
+# output-limit, exit status 122).
 # lane: native
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
@@ -128,6 +129,23 @@ assert_rc 0 busctl --json=short call org.sbx.Manager1 /org/sbx/Manager1 org.sbx.
 assert_eq output-limit "$(printf '%s' "$T_OUT" | jq -r '.data[0]' | jq -r .stop_reason)" "Get over D-Bus"
 assert_contains "$(journalctl -q -b -o cat SBX_RUN_ID="$run" 2>/dev/null)" "output-limit" "the journal's end-of-run event"
 assert_clean
+
+t_begin "the command starts with no signal ignored, blocked or caught: a run, an exec from the spare, one forked"
+# The unit's helper has SIGPIPE ignored (systemd's IgnoreSIGPIPE=), SIGCHLD caught and signals blocked;
+# none of it may reach the command (helper/spawn-child.c resets what it noted, the rest is the default).
+# cat catches nothing itself (grep would: GNU grep handles SIGSEGV for its stack).
+zero="SigBlk:	0000000000000000 SigIgn:	0000000000000000 SigCgt:	0000000000000000"
+sigs() { grep -E '^Sig(Blk|Ign|Cgt):' | tr '\n' ' ' | sed 's/ $//'; }
+assert_eq "$zero" "$(sbxctl run --quiet -- cat /proc/self/status | sigs)" "a run's command"
+sid=$(sbxctl create --detach "${P[@]}") || _t_err "create: $sid"
+assert_eq "$zero" "$(sbxctl exec "$sid" -- cat /proc/self/status | sigs)" "an exec (the spare's)"
+sbxctl exec "$sid" -- sleep 20 > /dev/null 2>&1 &
+long=$!
+for _ in $(seq 100); do [ "$(record_get "$sid" '[.sandbox.execs[] | select(.result == "running")] | length')" = 1 ] && break; sleep 0.1; done
+assert_eq "$zero" "$(sbxctl exec "$sid" -- cat /proc/self/status | sigs)" "an exec while another runs (forked)"
+kill "$long" 2>/dev/null; wait "$long" 2>/dev/null
+assert_rc 0 sbxctl rm "$sid"
+sb_gone "$sid"
 
 t_begin "a sandbox's exec: -E bytes arrive, the output cap ends the command (exit 122)"
 sid=$(sbxctl create --detach "${P[@]}") || _t_err "create: $sid"

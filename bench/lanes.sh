@@ -15,10 +15,9 @@
 # with 10,000 rules), egress-run (start-up with a network, DNS through a run's resolver, bulk TCP),
 # load-run (concurrent cold runs), unit-properties (a run's unit's start-up by group of properties),
 # broker-latency, image-start, mcp-exec (sandbox_exec through sbx-mcp vs sbxctl exec), gvisor-tier (the
-# same workloads under the kernel and the gVisor tier). Two cannot run
-# natively here, and say so in the table: broker-latency (the broker identifies its caller by
-# /proc/PID/cgroup and refuses a host with hybrid cgroups, as nspawn on this machine is, by design) and
-# image-start (this machine's kernel has no device-mapper, which dm-verity needs).
+# same workloads under the kernel and the gVisor tier). One cannot run
+# natively here, and says so in the table: image-start (this machine's kernel has no device-mapper, which
+# dm-verity needs).
 # Each bench's output: build/bench-lanes/LANE/BENCH.txt. Sizes: SBX_BENCH_SCALE=1 (default; a few minutes
 # a lane), 2 doubles the samples. The clock: bench/spawn-time (bench/lib.sh); SBX_BENCH_CLOCK=bash for
 # stamps around each command as bash starts it, as the figures before spawn-time were taken.
@@ -54,7 +53,6 @@ args() {
 # why a bench does not run in a lane ("" when it does)
 not_here() {
   case $1:$2 in
-    native:broker-latency) echo "the broker refuses hybrid cgroup hosts (this machine's nspawn): by design" ;;
     native:image-start) echo "no device-mapper in this machine's kernel (dm-verity)" ;;
   esac
 }

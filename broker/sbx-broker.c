@@ -32,6 +32,7 @@
 
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/magic.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -43,6 +44,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
@@ -66,6 +68,10 @@
 #define CGROUP_ROOT "/sys/fs/cgroup"
 
 static BrokerConf arg_conf;
+/* The service manager runs the unified cgroup hierarchy (cgroup2 at CGROUP_ROOT): a peer's place is the
+ * last line of its /proc/PID/cgroup even where v1 hierarchies are mounted too (grant_cgroup_unified_line()).
+ * Otherwise only a /proc/PID/cgroup of that one line identifies a peer. */
+static bool cgroup_unified;
 static const char *arg_config = BROKER_CONF_PATH;
 static const char *arg_listen;
 
@@ -248,6 +254,12 @@ static int pidfd_open_pid(pid_t pid) {
         return fd < 0 ? negative_errno() : (int) fd;
 }
 
+/* Its place in the unified hierarchy, the line grant_cgroup_from_proc() and grant_cgroup_matches() take;
+ * NULL where it has none that counts. */
+static const char *unified_place(const char *proc_text) {
+        return cgroup_unified ? grant_cgroup_unified_line(proc_text) : proc_text;
+}
+
 /* The peer's /proc/PID/cgroup; -ESRCH if the process pinned at accept is gone: then the PID might be
  * another process's already, and what was read is not the peer's. */
 static int peer_cgroup(const Conn *c, char **ret) {
@@ -320,7 +332,7 @@ static int identify(Request *x) {
                 log_debug_errno(r, "Cannot read the cgroup of PID %d: %m", (int) x->conn->pid);
                 return refuse(x, GRANT_REASON_NO_RUN, "the broker cannot identify this process");
         }
-        r = grant_cgroup_from_proc(before, &path);
+        r = grant_cgroup_from_proc(unified_place(before), &path);
         if (r == -ENOMEM)
                 return refuse(x, GRANT_REASON_INTERNAL, "out of memory");
         if (r < 0 || grant_cgroup_run_id(path, x->run) < 0)
@@ -334,7 +346,7 @@ static int identify(Request *x) {
         r = load_grant_file(x);
         if (r < 0)
                 return r;
-        if (!grant_cgroup_matches(after, x->grants->cgroup))
+        if (!grant_cgroup_matches(unified_place(after), x->grants->cgroup))
                 return refuse(x, GRANT_REASON_NO_RUN, "this process is not in run %s", x->run);
         if (asprintf(&dir, CGROUP_ROOT "%s", x->grants->cgroup) < 0)
                 return refuse(x, GRANT_REASON_INTERNAL, "out of memory");
@@ -802,6 +814,7 @@ static int parse_argv(int argc, char *argv[]) {
 
 int main(int argc, char *argv[]) {
         _cleanup_close_ int fd = -EBADF;
+        struct statfs sfs;
         int r;
 
         /* no core dumps, no ptrace by other root processes without CAP_SYS_PTRACE: it holds secrets */
@@ -819,6 +832,7 @@ int main(int argc, char *argv[]) {
 
         if (load_config() < 0)
                 return 1;
+        cgroup_unified = statfs(CGROUP_ROOT, &sfs) >= 0 && (uint64_t) sfs.f_type == CGROUP2_SUPER_MAGIC;
         if (upstream_global_init() < 0)
                 return 1;
         fd = listen_socket();

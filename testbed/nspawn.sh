@@ -51,10 +51,13 @@ inner() {   # runs in a private mount namespace (unshare -m): everything mounted
   #   BPFProgram=). --system-call-filter=bpf is essential: without it nspawn's seccomp filter gives
   #   PID 1 EPERM on bpf() and systemd silently disables IPAddressAllow/Deny.
   #   The Landlock calls: nspawn's own filter (systemd 252) denies them, and sbx's profiles require Landlock.
+  #   @memlock: nspawn's filter denies mlock() to a container without CAP_IPC_LOCK (EPERM, whatever
+  #   RLIMIT_MEMLOCK says), where a host allows it up to the limit; sbx-broker holds secrets in mlock()ed
+  #   memory.
   # --console=read-only: 'passive' lets PID 1 block forever on a full console pty.
   SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn --quiet --directory="$D" --machine="$NAME" \
      --register=no --keep-unit --private-network --console=read-only \
-     --capability=CAP_BPF,CAP_PERFMON --system-call-filter="bpf $LANDLOCK_CALLS" --setenv=SBX_TESTBED=nspawn \
+     --capability=CAP_BPF,CAP_PERFMON --system-call-filter="bpf @memlock $LANDLOCK_CALLS" --setenv=SBX_TESTBED=nspawn \
      "${binds[@]}" -b systemd.firstboot=off systemd.unit=multi-user.target &
   echo $! > "$STATE/nspawn.pid"
   wait $!; rc=$?

@@ -858,6 +858,27 @@ int grant_cgroup_from_proc(const char *text, char **ret_path) {
         return 0;
 }
 
+const char *grant_cgroup_unified_line(const char *text) {
+        const char *line = text;
+
+        if (!text)
+                return NULL;
+        for (;;) {
+                const char *nl = strchr(line, '\n');
+
+                /* the last line (a final newline aside): the unified hierarchy's */
+                if (!nl || nl[1] == 0)
+                        return strneq(line, "0::", 3) ? line : NULL;
+                /* every line before it a v1 hierarchy's: "N:", N > 0 */
+                if (line[0] < '1' || line[0] > '9')
+                        return NULL;
+                line += strspn(line, "0123456789");
+                if (*line != ':')
+                        return NULL;
+                line = nl + 1;
+        }
+}
+
 bool grant_cgroup_matches(const char *proc_text, const char *run_cgroup) {
         _cleanup_free_ char *path = NULL;
         size_t n;

@@ -230,6 +230,17 @@ const Grant *grant_file_find(const GrantFile *f, const char *name);
  * " (deleted)" for a removed cgroup). */
 int grant_cgroup_from_proc(const char *text, char **ret_path);
 
+/* On a host whose service manager runs the unified hierarchy alone (cgroup2 at /sys/fs/cgroup) while cgroup
+ * v1 hierarchies are mounted beside it by something else (a container's host: this project's nspawn
+ * testbed), /proc/PID/cgroup lists the process's place in each v1 hierarchy first ("N:CONTROLLERS:PATH",
+ * N > 0) and its place in the unified one last ("0::PATH"), the only one the service manager, and so a
+ * run's unit, knows. Returns that last line (to the end of text), for grant_cgroup_from_proc() and
+ * grant_cgroup_matches(); NULL unless every line before it starts "N:" with N > 0 and it starts "0::". A
+ * path that holds a newline cannot forge it: its rest is a line after the real "0::" line, which is then
+ * not the last. Only for such a host: on one whose service manager uses the v1 hierarchies (hybrid mode),
+ * a unit's place is not the "0::" line. */
+const char *grant_cgroup_unified_line(const char *text);
+
 /* Whether /proc/PID/cgroup's text (as above) puts the process in run_cgroup or below it: the path equal
  * to run_cgroup or starting with run_cgroup + "/". False for anything grant_cgroup_from_proc() refuses. */
 bool grant_cgroup_matches(const char *proc_text, const char *run_cgroup);

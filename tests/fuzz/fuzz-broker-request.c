@@ -117,6 +117,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         fuzz_check(run_id_is_valid(run));
         }
         (void) grant_cgroup_matches(in, "/sbx.slice/sbx-dev.slice/sbx-dev-" RUN ".service");
+        {
+                const char *u = grant_cgroup_unified_line(in);
+
+                /* the last line, starting "0::" */
+                fuzz_check(!u || (strneq(u, "0::", 3) && (!strchr(u, '\n') || strchr(u, '\n')[1] == 0)));
+                (void) grant_cgroup_matches(u, "/sbx.slice/sbx-dev.slice/sbx-dev-" RUN ".service");
+        }
 
         if (grant_file_parse((const char *) data, size, "fuzz.json", &f, &err) >= 0)
                 fuzz_check(f->cgroup && run_id_is_valid(f->run));

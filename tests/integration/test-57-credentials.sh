@@ -3,8 +3,10 @@
 # run only as a file of its credentials directory, gone with the run; and the broker, which performs
 # HTTPS requests for a run with a secret the run never holds, checking every request against the run's
 # grants. The HTTPS servers live in a network namespace of this test's own (192.0.2.10 the grant's host,
-# 192.0.2.20 another one), with a test CA the broker is configured to trust.
-# lane: vm
+# 192.0.2.20 another one), with a test CA the broker is configured to trust. In both lanes: the VM has the
+# packages and a pure cgroup v2 host; the native lane a host with cgroup v1 hierarchies mounted beside the
+# unified one (the broker then identifies a caller by the last line of its /proc/PID/cgroup).
+# lane: both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sbx.sh"
 t_require_systemd || t_summary

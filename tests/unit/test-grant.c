@@ -515,6 +515,27 @@ static void test_cgroup(void **state) {
         assert_int_equal(grant_cgroup_from_proc("0::/a/b\n", &p), 0);
         assert_string_equal(p, "/a/b");
 
+        /* the unified hierarchy's line beside v1 hierarchies (a unified host inside a hybrid one) */
+        assert_string_equal(grant_cgroup_unified_line("0::" CGROUP "\n"), "0::" CGROUP "\n");
+        assert_string_equal(grant_cgroup_unified_line("0::" CGROUP), "0::" CGROUP);
+        assert_string_equal(grant_cgroup_unified_line("12:pids:/x\n1:name=systemd:/../..\n0::" CGROUP "\n"),
+                            "0::" CGROUP "\n");
+        assert_true(grant_cgroup_matches(grant_cgroup_unified_line("9:name=systemd:/\n1:cpu:/a:b\n0::" CGROUP "\n"),
+                                         CGROUP));
+        assert_null(grant_cgroup_unified_line("12:pids:/x\n"));                   /* no unified line */
+        assert_null(grant_cgroup_unified_line("0::/other\n0::" CGROUP "\n"));      /* two */
+        assert_null(grant_cgroup_unified_line("0::/a/x\n0::" CGROUP "\n"));        /* a path with a newline */
+        assert_null(grant_cgroup_unified_line("1:cpu:/\n0::/a/x\n5:cpu:/\n"));    /* the unified one not last */
+        assert_null(grant_cgroup_unified_line("01:cpu:/\n0::" CGROUP "\n"));
+        assert_null(grant_cgroup_unified_line("x:cpu:/\n0::" CGROUP "\n"));
+        assert_null(grant_cgroup_unified_line("12pids:/x\n0::" CGROUP "\n"));
+        assert_null(grant_cgroup_unified_line("\n0::" CGROUP "\n"));
+        assert_null(grant_cgroup_unified_line("12:pids:/x\n0:" CGROUP "\n"));
+        assert_null(grant_cgroup_unified_line(""));
+        assert_null(grant_cgroup_unified_line(NULL));
+        /* what it returns still meets grant_cgroup_from_proc()'s checks */
+        assert_false(grant_cgroup_matches(grant_cgroup_unified_line("1:cpu:/\n0::" CGROUP " (deleted)\n"), CGROUP));
+
         assert_int_equal(grant_cgroup_run_id(CGROUP, id), 0);
         assert_string_equal(id, RUN);
         assert_int_equal(grant_cgroup_run_id(CGROUP "/payload", id), 0);

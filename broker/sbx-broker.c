@@ -32,13 +32,13 @@
 
 #include <fcntl.h>
 #include <getopt.h>
-#include <linux/magic.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <linux/magic.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -68,12 +68,12 @@
 #define CGROUP_ROOT "/sys/fs/cgroup"
 
 static BrokerConf arg_conf;
+static const char *arg_config = BROKER_CONF_PATH;
+static const char *arg_listen;
 /* The service manager runs the unified cgroup hierarchy (cgroup2 at CGROUP_ROOT): a peer's place is the
  * last line of its /proc/PID/cgroup even where v1 hierarchies are mounted too (grant_cgroup_unified_line()).
  * Otherwise only a /proc/PID/cgroup of that one line identifies a peer. */
 static bool cgroup_unified;
-static const char *arg_config = BROKER_CONF_PATH;
-static const char *arg_listen;
 
 static atomic_uint n_connections;
 static pthread_mutex_t ops_lock = PTHREAD_MUTEX_INITIALIZER;

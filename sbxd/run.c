@@ -1833,14 +1833,15 @@ static void run_exited(Run *run) {
                 run->ws_back = stat(run->workspace, &st) >= 0 && !uid_is_dynamic(st.st_uid);
         }
         run->record->exited = true;
-        if (!hold) {
+        if (!hold)
                 run_send_record(run, "Exited");
-                run_yield_to_caller();
-        }
         /* after the signal, off the answer's path: sbxd answers no Get before this is written */
         r = store_write(&run->manager->store, run->record);
         if (r < 0)
                 log_warning_errno(r, "Failed to write the interim record of run %s, ignoring: %m", run->id);
+        /* not before it: whoever reads the store's file once the answer came finds the run "exited" */
+        if (!hold)
+                run_yield_to_caller();
         run_object_changed(run);
 }
 

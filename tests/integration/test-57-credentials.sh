@@ -144,6 +144,7 @@ assert_contains "$T_OUT" "file=$SECRET" "the stored secret as a file"
 assert_contains "$T_OUT" "inline=$INLINE" "the value given by file descriptor"
 assert_not_contains "$T_OUT" "IN-ENVIRON" "not in the environment"
 run=$(last_run_id)
+record_final "$run"   # sbxctl returned at Exited: the cleanup's facts come with the final record
 rec=$(sbxctl show --json "$run")
 assert_eq '["inline","tok"]' "$(jq -c .credentials.files <<<"$rec")" "the record names them"
 assert_eq true "$(jq -r .cleanup.credentials_gone <<<"$rec")" "credentials_gone"
@@ -194,6 +195,7 @@ assert_not_contains "$T_OUT" "Set-Cookie" "Set-Cookie is stripped"
 assert_not_contains "$T_OUT" "X-Echo-Auth" "a header echoing the secret is dropped"
 assert_eq 1 "$(server_saw $SRV:8443)" "the server got the secret once, in Authorization"
 run=$(last_run_id)
+record_final "$run"   # sbxctl returned at Exited: the cleanup's facts come with the final record
 rec=$(sbxctl show --json "$run")
 assert_eq '["repo-read","repo-write"]' "$(jq -c .credentials.grants <<<"$rec")" "the record names the grants"
 assert_eq 1 "$(jq '.credentials.brokered | length' <<<"$rec")" "one operation in the record"

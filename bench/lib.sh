@@ -10,8 +10,8 @@ stamp() { printf -v "$1" '%s000' "${EPOCHREALTIME//[.,]/}"; }
 ms() { echo "scale=3; ($2 - $1) / 1000000" | bc; }
 
 # T: what a sample puts before the command it times ("${T[@]}" sbxctl run ...), and took T0 T1 the
-# sample's milliseconds after it. With the build's bench/spawn-time (SBX_BUILD: the lanes and the tests
-# set it), the command is started by posix_spawn() and timed from its start to its reaping, without the
+# sample's milliseconds after it. With the build's bench/spawn-time (SBX_BUILD: the testbed payload
+# bench/lanes.sh runs sets it), the command is started by posix_spawn() and timed from its start to its reaping, without the
 # fork of bash itself: a copy of the shell's page tables and then of each page either side writes, the
 # same ~3 ms natively here on both sides of every ratio, which pulls a short command's ratio to a long
 # one towards 1 (bench/spawn-time.c). Without it (a bench run by hand without a build), T is empty and
